@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Configures and builds the project. Usage: hack/build.sh [build-dir] [extra cmake args...]
+# Environment: KCM_SANITIZE=address|thread builds with sanitizers.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+dir=${1:-build}
+shift || true
+export CCACHE_DIR=${CCACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/kcm-ccache}
+cmake -S . -B "$dir" -G Ninja -DKCM_SANITIZE="${KCM_SANITIZE:-}" "$@" >/dev/null
+cmake --build "$dir" -j "${KCM_JOBS:-$(nproc)}"

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Runs the test suite: installs missing packages, builds, and runs every test with ctest.
+# Integration tests need a control plane; they start one from hack/testbed themselves
+# (binaries built once by hack/build-control-plane.sh and cached outside the repo).
+# Usage: hack/test.sh [ctest args...]   e.g. hack/test.sh -L unit
+set -euo pipefail
+cd "$(dirname "$0")/.."
+hack/install-deps.sh
+hack/build.sh build
+if [ -x hack/build-control-plane.sh ]; then
+  hack/build-control-plane.sh
+fi
+cd build
+ctest --output-on-failure --timeout 900 -j "${KCM_TEST_JOBS:-2}" "$@"
