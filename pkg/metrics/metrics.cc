@@ -48,7 +48,9 @@ void Gauge::Inc(double v) const {
 void Gauge::Dec(double v) const {
   if (impl_) static_cast<prometheus::Gauge*>(impl_)->Decrement(v);
 }
-double Gauge::Value() const { return impl_ ? static_cast<prometheus::Gauge*>(impl_)->Value() : 0; }
+double Gauge::Value() const {
+  return impl_ ? static_cast<prometheus::Gauge*>(impl_)->Value() : 0;
+}
 
 void Histogram::Observe(double v) const {
   if (impl_) static_cast<prometheus::Histogram*>(impl_)->Observe(v);

@@ -27,7 +27,7 @@ struct Error {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(T value) : v_(std::move(value)) {}      // NOLINT(google-explicit-constructor)
   Result(Error error) : v_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
 
   bool ok() const { return v_.index() == 0; }
@@ -63,6 +63,8 @@ class [[nodiscard]] Result<void> {
 
 using Status = Result<void>;
 
-inline Status OkStatus() { return Status(); }
+inline Status OkStatus() {
+  return Status();
+}
 
 }  // namespace kcm
