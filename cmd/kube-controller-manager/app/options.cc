@@ -1,0 +1,117 @@
+#include "cmd/kube-controller-manager/app/options.h"
+
+#include <algorithm>
+
+namespace kcm::app {
+namespace {
+
+Error FlagError(const std::string& flag, const std::string& message) {
+  return Error::Local("InvalidFlag", "--" + flag + ": " + message);
+}
+
+// Maps an accepted spelling to its canonical controller name, or "" if unknown.
+std::string Canonical(std::string name) {
+  const std::string suffix = "-controller";
+  if (name.size() > suffix.size() && name.ends_with(suffix)) {
+    name.resize(name.size() - suffix.size());
+  }
+  const auto& known = KnownControllers();
+  return std::find(known.begin(), known.end(), name) != known.end() ? name : "";
+}
+
+}  // namespace
+
+const std::vector<std::string>& KnownControllers() {
+  static const std::vector<std::string> known = {"deployment", "replicaset"};
+  return known;
+}
+
+std::vector<std::string> SplitList(const std::string& value) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= value.size()) {
+    size_t end = value.find(',', start);
+    if (end == std::string::npos) end = value.size();
+    std::string item = value.substr(start, end - start);
+    item.erase(0, item.find_first_not_of(" \t"));
+    item.erase(item.find_last_not_of(" \t") + 1);
+    if (!item.empty()) out.push_back(item);
+    start = end + 1;
+  }
+  return out;
+}
+
+bool IsControllerEnabled(const std::string& name, const std::vector<std::string>& controllers) {
+  for (const std::string& entry : controllers) {
+    if (entry == "*") return true;  // Both controllers are on by default upstream.
+    bool off = !entry.empty() && entry[0] == '-';
+    if (Canonical(off ? entry.substr(1) : entry) == name) return !off;
+  }
+  return false;
+}
+
+Status Validate(const Options& o) {
+  for (const std::string& entry : o.controllers) {
+    if (entry == "*") continue;
+    std::string bare = entry[0] == '-' ? entry.substr(1) : entry;
+    if (Canonical(bare).empty()) {
+      return FlagError("controllers", "\"" + bare +
+                                          "\" is not in the list of known controllers "
+                                          "(deployment, replicaset)");
+    }
+  }
+  if (o.concurrent_deployment_syncs < 1) {
+    return FlagError("concurrent-deployment-syncs",
+                     "must be at least 1, got " + std::to_string(o.concurrent_deployment_syncs));
+  }
+  if (o.concurrent_replicaset_syncs < 1) {
+    return FlagError("concurrent-replicaset-syncs",
+                     "must be at least 1, got " + std::to_string(o.concurrent_replicaset_syncs));
+  }
+  if (o.min_resync_period <= std::chrono::nanoseconds(0)) {
+    return FlagError("min-resync-period", "must be positive");
+  }
+  // Negative QPS means "no client-side limit", as in client-go; zero would block every request.
+  if (o.kube_api_qps == 0) return FlagError("kube-api-qps", "must not be 0 (negative = no limit)");
+  if (o.kube_api_burst < 1 && o.kube_api_qps > 0) {
+    return FlagError("kube-api-burst", "must be positive, got " + std::to_string(o.kube_api_burst));
+  }
+  if (o.kube_api_content_type != "application/json" &&
+      o.kube_api_content_type != "application/vnd.kubernetes.protobuf") {
+    return FlagError("kube-api-content-type",
+                     "must be application/json or application/vnd.kubernetes.protobuf");
+  }
+  const auto& le = o.leader_election;
+  if (le.leader_elect) {
+    if (le.resource_lock != "leases") {
+      return FlagError("leader-elect-resource-lock", "only \"leases\" is supported");
+    }
+    if (le.retry_period <= std::chrono::nanoseconds(0)) {
+      return FlagError("leader-elect-retry-period", "must be positive");
+    }
+    // Same rules as client-go's leader elector: lease > renew > 1.2 x retry.
+    if (le.lease_duration <= le.renew_deadline) {
+      return FlagError("leader-elect-lease-duration",
+                       "must be greater than --leader-elect-renew-deadline");
+    }
+    if (le.renew_deadline.count() <= 1.2 * le.retry_period.count()) {
+      return FlagError("leader-elect-renew-deadline",
+                       "must be greater than 1.2 x --leader-elect-retry-period");
+    }
+    if (le.resource_name.empty()) return FlagError("leader-elect-resource-name", "is empty");
+    if (le.resource_namespace.empty()) {
+      return FlagError("leader-elect-resource-namespace", "is empty");
+    }
+  }
+  if (o.secure_port < 0 || o.secure_port > 65535) {
+    return FlagError("secure-port",
+                     "must be 0 (off) or a port 1-65535, got " + std::to_string(o.secure_port));
+  }
+  if (o.tls_cert_file.empty() != o.tls_private_key_file.empty()) {
+    return FlagError("tls-cert-file", "--tls-cert-file and --tls-private-key-file go together");
+  }
+  if (o.verbosity < 0) return FlagError("v", "must not be negative");
+  return OkStatus();
+}
+
+}  // namespace kcm::app

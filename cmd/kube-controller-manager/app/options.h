@@ -1,0 +1,59 @@
+// Options: the daemon's configuration, with upstream kube-controller-manager flag names and
+// defaults (spec/daemon.md "Flags"). Built once at start from the command line, validated, then
+// read-only. Thread-compatible.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "pkg/util/result.h"
+
+namespace kcm::app {
+
+struct LeaderElectionOptions {
+  bool leader_elect = true;
+  std::chrono::nanoseconds lease_duration = std::chrono::seconds(15);
+  std::chrono::nanoseconds renew_deadline = std::chrono::seconds(10);
+  std::chrono::nanoseconds retry_period = std::chrono::seconds(2);
+  std::string resource_lock = "leases";
+  std::string resource_name = "kube-controller-manager";
+  std::string resource_namespace = "kube-system";
+};
+
+struct Options {
+  std::string kubeconfig;
+  std::string master;
+  std::vector<std::string> controllers = {"*"};
+  int concurrent_deployment_syncs = 5;
+  int concurrent_replicaset_syncs = 5;
+  std::chrono::nanoseconds min_resync_period = std::chrono::hours(12);
+  double kube_api_qps = 20;
+  int kube_api_burst = 30;
+  std::string kube_api_content_type = "application/vnd.kubernetes.protobuf";
+  LeaderElectionOptions leader_election;
+  std::string bind_address = "0.0.0.0";
+  int secure_port = 10257;
+  std::string tls_cert_file;
+  std::string tls_private_key_file;
+  std::string authentication_kubeconfig;
+  std::string authorization_kubeconfig;
+  std::vector<std::string> authorization_always_allow_paths = {"/healthz", "/readyz", "/livez"};
+  int verbosity = 0;
+};
+
+// Every error names the flag it is about, e.g. "--kube-api-burst: must be positive, got 0".
+Status Validate(const Options& options);
+
+// The controllers this binary knows, with their aliases (spec/daemon.md --controllers).
+const std::vector<std::string>& KnownControllers();  // {"deployment", "replicaset"}
+
+// Whether `name` (a canonical controller name) is on under the --controllers list: the list is
+// scanned in order and the first match wins: "name" on, "-name" off, "*" = every controller that
+// is on by default (both of ours are). Aliases "<name>-controller" are accepted.
+bool IsControllerEnabled(const std::string& name, const std::vector<std::string>& controllers);
+
+// Splits a comma-separated flag value, dropping empty entries and surrounding spaces.
+std::vector<std::string> SplitList(const std::string& value);
+
+}  // namespace kcm::app

@@ -1,0 +1,93 @@
+#include "cmd/kube-controller-manager/app/options.h"
+
+#include <gtest/gtest.h>
+
+namespace kcm::app {
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST(OptionsTest, DefaultsAreUpstreamsAndValid) {
+  Options o;
+  EXPECT_EQ(o.concurrent_deployment_syncs, 5);
+  EXPECT_EQ(o.concurrent_replicaset_syncs, 5);
+  EXPECT_EQ(o.min_resync_period, 12h);
+  EXPECT_EQ(o.kube_api_qps, 20);
+  EXPECT_EQ(o.kube_api_burst, 30);
+  EXPECT_TRUE(o.leader_election.leader_elect);
+  EXPECT_EQ(o.leader_election.lease_duration, 15s);
+  EXPECT_EQ(o.leader_election.renew_deadline, 10s);
+  EXPECT_EQ(o.leader_election.retry_period, 2s);
+  EXPECT_EQ(o.secure_port, 10257);
+  EXPECT_TRUE(Validate(o).ok());
+}
+
+// daemon.md --controllers: scanned in order, first match wins.
+TEST(OptionsTest, ControllersListFirstMatchWins) {
+  EXPECT_TRUE(IsControllerEnabled("deployment", {"*"}));
+  EXPECT_TRUE(IsControllerEnabled("replicaset", {"*"}));
+  EXPECT_FALSE(IsControllerEnabled("deployment", {"-deployment", "*"}));
+  EXPECT_TRUE(IsControllerEnabled("replicaset", {"-deployment", "*"}));
+  EXPECT_TRUE(IsControllerEnabled("deployment", {"deployment", "-deployment"}));
+  EXPECT_FALSE(IsControllerEnabled("replicaset", {"deployment"}));
+  EXPECT_TRUE(IsControllerEnabled("replicaset", {"replicaset-controller"}));
+  EXPECT_FALSE(IsControllerEnabled("deployment", {"-deployment-controller", "*"}));
+  EXPECT_FALSE(IsControllerEnabled("deployment", {}));
+}
+
+TEST(OptionsTest, UnknownControllerNamesTheFlag) {
+  Options o;
+  o.controllers = {"deployment", "-cronjob"};
+  Status s = Validate(o);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message.find("--controllers"), std::string::npos);
+  EXPECT_NE(s.error().message.find("cronjob"), std::string::npos);
+}
+
+TEST(OptionsTest, InvalidValuesNameTheirFlag) {
+  struct Case {
+    void (*mutate)(Options&);
+    const char* flag;
+  };
+  const Case cases[] = {
+      {[](Options& o) { o.concurrent_deployment_syncs = 0; }, "--concurrent-deployment-syncs"},
+      {[](Options& o) { o.concurrent_replicaset_syncs = -1; }, "--concurrent-replicaset-syncs"},
+      {[](Options& o) { o.kube_api_qps = 0; }, "--kube-api-qps"},
+      {[](Options& o) { o.kube_api_burst = 0; }, "--kube-api-burst"},
+      {[](Options& o) { o.min_resync_period = 0s; }, "--min-resync-period"},
+      {[](Options& o) { o.leader_election.renew_deadline = 20s; }, "--leader-elect-lease-duration"},
+      {[](Options& o) { o.leader_election.retry_period = 9s; }, "--leader-elect-renew-deadline"},
+      {[](Options& o) { o.secure_port = 70000; }, "--secure-port"},
+      {[](Options& o) { o.tls_cert_file = "/x.crt"; }, "--tls-cert-file"},
+      {[](Options& o) { o.kube_api_content_type = "text/plain"; }, "--kube-api-content-type"},
+  };
+  for (const Case& c : cases) {
+    Options o;
+    c.mutate(o);
+    Status s = Validate(o);
+    ASSERT_FALSE(s.ok()) << c.flag;
+    EXPECT_EQ(s.error().message.rfind(std::string(c.flag) + ":", 0), 0u) << s.error().message;
+  }
+}
+
+TEST(OptionsTest, NegativeQpsDisablesLimiterAndIsValid) {
+  Options o;
+  o.kube_api_qps = -1;
+  o.kube_api_burst = 0;
+  EXPECT_TRUE(Validate(o).ok());
+}
+
+TEST(OptionsTest, LeaderElectionTimingOnlyCheckedWhenEnabled) {
+  Options o;
+  o.leader_election.leader_elect = false;
+  o.leader_election.renew_deadline = 1h;
+  EXPECT_TRUE(Validate(o).ok());
+}
+
+TEST(OptionsTest, SplitListTrimsAndDropsEmpty) {
+  EXPECT_EQ(SplitList(" a, b ,,c"), (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_TRUE(SplitList("").empty());
+}
+
+}  // namespace
+}  // namespace kcm::app
