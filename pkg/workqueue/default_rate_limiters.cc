@@ -1,0 +1,106 @@
+#include "pkg/workqueue/default_rate_limiters.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace kcm::workqueue {
+
+ItemExponentialFailureRateLimiter::ItemExponentialFailureRateLimiter(Clock::duration base_delay,
+                                                                     Clock::duration max_delay)
+    : base_delay_(base_delay), max_delay_(max_delay) {}
+
+Clock::duration ItemExponentialFailureRateLimiter::When(const std::string& key) {
+  int exp;
+  {
+    std::lock_guard lock(mu_);
+    exp = failures_[key]++;
+  }
+  // In floating point so a long failure streak saturates at max_delay instead of overflowing.
+  double backoff = static_cast<double>(base_delay_.count()) * std::pow(2.0, exp);
+  if (backoff >= static_cast<double>(max_delay_.count())) return max_delay_;
+  return Clock::duration(static_cast<Clock::duration::rep>(backoff));
+}
+
+void ItemExponentialFailureRateLimiter::Forget(const std::string& key) {
+  std::lock_guard lock(mu_);
+  failures_.erase(key);
+}
+
+int ItemExponentialFailureRateLimiter::NumRequeues(const std::string& key) const {
+  std::lock_guard lock(mu_);
+  auto it = failures_.find(key);
+  return it == failures_.end() ? 0 : it->second;
+}
+
+ItemFastSlowRateLimiter::ItemFastSlowRateLimiter(Clock::duration fast_delay,
+                                                 Clock::duration slow_delay, int max_fast_attempts)
+    : fast_delay_(fast_delay), slow_delay_(slow_delay), max_fast_attempts_(max_fast_attempts) {}
+
+Clock::duration ItemFastSlowRateLimiter::When(const std::string& key) {
+  std::lock_guard lock(mu_);
+  return ++failures_[key] <= max_fast_attempts_ ? fast_delay_ : slow_delay_;
+}
+
+void ItemFastSlowRateLimiter::Forget(const std::string& key) {
+  std::lock_guard lock(mu_);
+  failures_.erase(key);
+}
+
+int ItemFastSlowRateLimiter::NumRequeues(const std::string& key) const {
+  std::lock_guard lock(mu_);
+  auto it = failures_.find(key);
+  return it == failures_.end() ? 0 : it->second;
+}
+
+BucketRateLimiter::BucketRateLimiter(Clock& clock, double qps, int burst)
+    : clock_(clock), qps_(qps), burst_(burst), tokens_(burst), last_(clock.Now()) {}
+
+Clock::duration BucketRateLimiter::When(const std::string& /*key*/) {
+  std::lock_guard lock(mu_);
+  Clock::time_point now = clock_.Now();
+  if (now > last_) {
+    double elapsed = std::chrono::duration<double>(now - last_).count();
+    tokens_ = std::min(burst_, tokens_ + elapsed * qps_);
+    last_ = now;
+  }
+  tokens_ -= 1;
+  if (tokens_ >= 0) return Clock::duration::zero();
+  return std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double>(-tokens_ / qps_));
+}
+
+void BucketRateLimiter::Forget(const std::string& /*key*/) {}
+
+int BucketRateLimiter::NumRequeues(const std::string& /*key*/) const {
+  return 0;
+}
+
+MaxOfRateLimiter::MaxOfRateLimiter(std::vector<std::unique_ptr<RateLimiter>> limiters)
+    : limiters_(std::move(limiters)) {}
+
+Clock::duration MaxOfRateLimiter::When(const std::string& key) {
+  Clock::duration longest = Clock::duration::zero();
+  // Every limiter is asked, so each records the failure (and the bucket spends its token).
+  for (const auto& limiter : limiters_) longest = std::max(longest, limiter->When(key));
+  return longest;
+}
+
+void MaxOfRateLimiter::Forget(const std::string& key) {
+  for (const auto& limiter : limiters_) limiter->Forget(key);
+}
+
+int MaxOfRateLimiter::NumRequeues(const std::string& key) const {
+  int most = 0;
+  for (const auto& limiter : limiters_) most = std::max(most, limiter->NumRequeues(key));
+  return most;
+}
+
+std::unique_ptr<RateLimiter> DefaultControllerRateLimiter(Clock& clock) {
+  std::vector<std::unique_ptr<RateLimiter>> limiters;
+  limiters.push_back(std::make_unique<ItemExponentialFailureRateLimiter>(
+      std::chrono::milliseconds(5), std::chrono::seconds(1000)));
+  limiters.push_back(std::make_unique<BucketRateLimiter>(clock, 10.0, 100));
+  return std::make_unique<MaxOfRateLimiter>(std::move(limiters));
+}
+
+}  // namespace kcm::workqueue

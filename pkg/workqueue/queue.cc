@@ -1,0 +1,102 @@
+#include "pkg/workqueue/queue.h"
+
+namespace kcm::workqueue {
+
+Queue::Queue(QueueConfig config)
+    : name_(std::move(config.name)),
+      clock_(config.clock != nullptr ? *config.clock : RealClock::Get()),
+      metrics_(name_, clock_) {
+  // An unnamed queue has nothing to report, so it does not pay for the thread (as upstream).
+  if (metrics_.enabled()) {
+    metrics_updater_ =
+        std::jthread([this](std::stop_token stop) { UpdateUnfinishedWorkLoop(stop); });
+  }
+}
+
+Queue::~Queue() {
+  Queue::ShutDown();
+  if (metrics_updater_.joinable()) metrics_updater_.join();
+}
+
+void Queue::Add(const std::string& key) {
+  std::lock_guard lock(mu_);
+  if (shutting_down_) return;
+  if (!dirty_.insert(key).second) return;
+  // Counted even when a worker holds the key: depth is the number of keys that need processing.
+  metrics_.Add(key);
+  if (processing_.contains(key)) return;  // Done will queue it.
+  queue_.push_back(key);
+  cv_.notify_one();
+}
+
+int Queue::Len() const {
+  std::lock_guard lock(mu_);
+  return static_cast<int>(queue_.size());
+}
+
+std::optional<std::string> Queue::Get() {
+  std::unique_lock lock(mu_);
+  cv_.wait(lock, [this] { return !queue_.empty() || shutting_down_; });
+  if (queue_.empty()) return std::nullopt;
+  std::string key = std::move(queue_.front());
+  queue_.pop_front();
+  metrics_.Get(key);
+  processing_.insert(key);
+  dirty_.erase(key);
+  return key;
+}
+
+void Queue::Done(const std::string& key) {
+  std::lock_guard lock(mu_);
+  if (processing_.erase(key) == 0) return;
+  metrics_.Done(key);
+  if (dirty_.contains(key)) {
+    // Added while it was being processed: hand it out again (even during shutdown, so the drain
+    // sees the latest state of the key).
+    queue_.push_back(key);
+    cv_.notify_one();
+  } else if (processing_.empty()) {
+    drained_cv_.notify_all();
+  }
+}
+
+void Queue::ShutDown() {
+  {
+    std::lock_guard lock(mu_);
+    drain_ = false;
+    shutting_down_ = true;
+  }
+  cv_.notify_all();
+  drained_cv_.notify_all();
+  metrics_updater_.request_stop();
+}
+
+void Queue::ShutDownWithDrain() {
+  std::unique_lock lock(mu_);
+  drain_ = true;
+  shutting_down_ = true;
+  cv_.notify_all();
+  metrics_updater_.request_stop();
+  drained_cv_.wait(lock, [this] { return processing_.empty() || !drain_; });
+}
+
+bool Queue::ShuttingDown() const {
+  std::lock_guard lock(mu_);
+  return shutting_down_;
+}
+
+void Queue::UpdateUnfinishedWorkLoop(std::stop_token stop) {
+  Clock::time_point next = clock_.Now() + kUnfinishedWorkUpdatePeriod;
+  while (clock_.SleepUntil(next, stop)) {
+    {
+      std::lock_guard lock(mu_);
+      if (shutting_down_) return;
+      metrics_.UpdateUnfinishedWork();
+    }
+    // Ticker semantics: keep the phase, but skip ticks missed while the clock jumped ahead.
+    next += kUnfinishedWorkUpdatePeriod;
+    if (Clock::time_point now = clock_.Now(); next <= now) next = now + kUnfinishedWorkUpdatePeriod;
+  }
+}
+
+}  // namespace kcm::workqueue

@@ -1,0 +1,77 @@
+// Queue (upstream workqueue.Type): a deduplicating FIFO of string keys with the dirty/processing
+// sets that keep one key from being processed by two workers at once. Thread-safe: any number of
+// producers and workers may call it concurrently.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <unordered_set>
+
+#include "pkg/util/clock.h"
+#include "pkg/workqueue/metrics.h"
+
+namespace kcm::workqueue {
+
+struct QueueConfig {
+  // Value of the `name` metric label; empty records no metrics (as upstream).
+  std::string name;
+  // Not owned; must outlive the queue. Null means RealClock::Get().
+  Clock* clock = nullptr;
+};
+
+class Queue {
+ public:
+  explicit Queue(QueueConfig config = {});
+  // Shuts down and joins the queue's threads. Workers blocked in Get must be joined first.
+  virtual ~Queue();
+  Queue(const Queue&) = delete;
+  Queue& operator=(const Queue&) = delete;
+
+  // Marks key as needing processing. A no-op when the key is already waiting; when a worker holds
+  // the key it is queued again only once that worker calls Done. Ignored after shutdown.
+  void Add(const std::string& key);
+  // Keys waiting to be handed out (excludes keys held by workers).
+  int Len() const;
+  // Blocks until a key is available and hands it to the caller, who must call Done(key) when
+  // finished. Returns nullopt once the queue is shut down and drained of waiting keys.
+  std::optional<std::string> Get();
+  // Ends processing of key; if it was added meanwhile it is queued again. A key not held by a
+  // worker is ignored.
+  void Done(const std::string& key);
+  // Stops accepting adds and releases blocked Get calls once the waiting keys are handed out.
+  virtual void ShutDown();
+  // ShutDown, then blocks until every key handed out has been marked Done. A concurrent ShutDown
+  // releases the wait.
+  virtual void ShutDownWithDrain();
+  bool ShuttingDown() const;
+
+ protected:
+  Clock& clock() const { return clock_; }
+  const std::string& name() const { return name_; }
+
+ private:
+  void UpdateUnfinishedWorkLoop(std::stop_token stop);
+
+  const std::string name_;
+  Clock& clock_;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;                  // A key became available, or shutdown.
+  std::condition_variable drained_cv_;          // processing_ became empty, or drain was cancelled.
+  std::deque<std::string> queue_;               // Keys in hand-out order; each also in dirty_.
+  std::unordered_set<std::string> dirty_;       // Keys that need processing.
+  std::unordered_set<std::string> processing_;  // Keys held by a worker.
+  bool shutting_down_ = false;
+  bool drain_ = false;
+  QueueMetrics metrics_;
+
+  // Refreshes the unfinished-work gauges; runs only for a named queue. Declared last so it stops
+  // before the state it reads is destroyed.
+  std::jthread metrics_updater_;
+};
+
+}  // namespace kcm::workqueue
