@@ -7,7 +7,7 @@ packages=(
   build-essential cmake ninja-build ccache clang-format pkg-config
   libcurl4-openssl-dev libsimdjson-dev libgflags-dev libgoogle-glog-dev prometheus-cpp-dev
   libgtest-dev libgmock-dev libbenchmark-dev libyaml-cpp-dev
-  openssl curl ca-certificates procps iproute2
+  libssl-dev openssl curl ca-certificates procps iproute2
 )
 
 missing=()
