@@ -1,0 +1,50 @@
+// Store interfaces: what a Reflector writes to (ReflectorStore), what a DeltaFIFO reads known
+// objects from (KeyListerGetter), and the keyed object cache (Store). Implementations document
+// their own thread-safety; the ones in this package are safe for concurrent use.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "pkg/api/object.h"
+#include "pkg/cache/keys.h"
+#include "pkg/util/result.h"
+
+namespace kcm::cache {
+
+// The write side a Reflector needs: a DeltaFIFO in an informer, a plain Store elsewhere.
+class ReflectorStore {
+ public:
+  virtual ~ReflectorStore() = default;
+  virtual Status Add(api::ObjectPtr obj) = 0;
+  virtual Status Update(api::ObjectPtr obj) = 0;
+  virtual Status Delete(api::ObjectPtr obj) = 0;
+  // Replaces the whole content with items, listed at resource_version.
+  virtual Status Replace(std::vector<api::ObjectPtr> items,
+                         const std::string& resource_version) = 0;
+  // Periodic resync hook (spec 2.6); meaningless for a plain store.
+  virtual Status Resync() = 0;
+};
+
+// Read access by key: the "known objects" a DeltaFIFO consults (spec 3.3, 3.4, 3.6).
+class KeyListerGetter {
+ public:
+  virtual ~KeyListerGetter() = default;
+  virtual std::vector<std::string> ListKeys() const = 0;
+  // nullptr if absent.
+  virtual api::ObjectPtr GetByKey(const std::string& key) const = 0;
+};
+
+// A keyed cache of immutable objects.
+class Store : public ReflectorStore, public KeyListerGetter {
+ public:
+  virtual std::vector<api::ObjectPtr> List() const = 0;
+  // The stored object with the same key as obj; nullptr if absent.
+  virtual api::ObjectPtr Get(const api::Object& obj) const = 0;
+};
+
+// A Store without indexes, keyed by key_func.
+std::shared_ptr<Store> NewStore(KeyFunc key_func);
+
+}  // namespace kcm::cache

@@ -1,0 +1,210 @@
+#include "pkg/cache/thread_safe_store.h"
+
+#include <algorithm>
+#include <mutex>
+#include <set>
+
+namespace kcm::cache {
+namespace {
+
+Error IndexNotFound(const std::string& name) {
+  return Error::Local("IndexNotFound", "index with name \"" + name + "\" does not exist");
+}
+
+}  // namespace
+
+ThreadSafeStore::ThreadSafeStore(Indexers indexers) : indexers_(std::move(indexers)) {}
+
+void ThreadSafeStore::Add(const std::string& key, api::ObjectPtr obj) {
+  Update(key, std::move(obj));
+}
+
+void ThreadSafeStore::Update(const std::string& key, api::ObjectPtr obj) {
+  std::unique_lock lock(mu_);
+  auto [it, inserted] = items_.try_emplace(key, obj);
+  // Hold the old object until re-indexing is done; its index values are computed from it.
+  api::ObjectPtr old = inserted ? nullptr : std::exchange(it->second, obj);
+  UpdateIndicesLocked(old.get(), obj.get(), key);
+}
+
+void ThreadSafeStore::Delete(const std::string& key) {
+  std::unique_lock lock(mu_);
+  auto it = items_.find(key);
+  if (it == items_.end()) {
+    return;
+  }
+  UpdateIndicesLocked(it->second.get(), nullptr, key);
+  items_.erase(it);
+}
+
+api::ObjectPtr ThreadSafeStore::Get(const std::string& key) const {
+  std::shared_lock lock(mu_);
+  auto it = items_.find(key);
+  return it == items_.end() ? nullptr : it->second;
+}
+
+std::vector<api::ObjectPtr> ThreadSafeStore::List() const {
+  std::shared_lock lock(mu_);
+  std::vector<api::ObjectPtr> out;
+  out.reserve(items_.size());
+  for (const auto& [key, obj] : items_) {
+    out.push_back(obj);
+  }
+  return out;
+}
+
+std::vector<std::string> ThreadSafeStore::ListKeys() const {
+  std::shared_lock lock(mu_);
+  std::vector<std::string> out;
+  out.reserve(items_.size());
+  for (const auto& [key, obj] : items_) {
+    out.push_back(key);
+  }
+  return out;
+}
+
+void ThreadSafeStore::Replace(std::unordered_map<std::string, api::ObjectPtr> items) {
+  std::unique_lock lock(mu_);
+  items_ = std::move(items);
+  indices_.clear();
+  for (const auto& [key, obj] : items_) {
+    UpdateIndicesLocked(nullptr, obj.get(), key);
+  }
+}
+
+Result<std::vector<api::ObjectPtr>> ThreadSafeStore::Index(const std::string& index_name,
+                                                           const api::Object& obj) const {
+  std::shared_lock lock(mu_);
+  auto fn = indexers_.find(index_name);
+  if (fn == indexers_.end()) {
+    return IndexNotFound(index_name);
+  }
+  std::set<std::string> keys;
+  auto index = indices_.find(index_name);
+  if (index != indices_.end()) {
+    for (const std::string& value : fn->second(obj)) {
+      auto set = index->second.find(value);
+      if (set != index->second.end()) {
+        keys.insert(set->second.begin(), set->second.end());
+      }
+    }
+  }
+  return ObjectsForKeysLocked(keys);
+}
+
+Result<std::vector<std::string>> ThreadSafeStore::IndexKeys(const std::string& index_name,
+                                                            const std::string& value) const {
+  std::shared_lock lock(mu_);
+  if (!indexers_.contains(index_name)) {
+    return IndexNotFound(index_name);
+  }
+  std::vector<std::string> out;
+  auto index = indices_.find(index_name);
+  if (index != indices_.end()) {
+    auto set = index->second.find(value);
+    if (set != index->second.end()) {
+      out.assign(set->second.begin(), set->second.end());
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> ThreadSafeStore::ListIndexFuncValues(const std::string& index_name) const {
+  std::shared_lock lock(mu_);
+  std::vector<std::string> out;
+  auto index = indices_.find(index_name);
+  if (index != indices_.end()) {
+    for (const auto& [value, keys] : index->second) {
+      out.push_back(value);
+    }
+  }
+  return out;
+}
+
+Result<std::vector<api::ObjectPtr>> ThreadSafeStore::ByIndex(const std::string& index_name,
+                                                             const std::string& value) const {
+  std::shared_lock lock(mu_);
+  if (!indexers_.contains(index_name)) {
+    return IndexNotFound(index_name);
+  }
+  auto index = indices_.find(index_name);
+  if (index == indices_.end()) {
+    return std::vector<api::ObjectPtr>{};
+  }
+  auto set = index->second.find(value);
+  if (set == index->second.end()) {
+    return std::vector<api::ObjectPtr>{};
+  }
+  return ObjectsForKeysLocked(set->second);
+}
+
+Indexers ThreadSafeStore::GetIndexers() const {
+  std::shared_lock lock(mu_);
+  return indexers_;
+}
+
+Status ThreadSafeStore::AddIndexers(const Indexers& new_indexers) {
+  std::unique_lock lock(mu_);
+  for (const auto& [name, fn] : new_indexers) {
+    if (indexers_.contains(name)) {
+      return Error::Local("IndexConflict", "indexer conflict: \"" + name + "\" already exists");
+    }
+  }
+  for (const auto& [name, fn] : new_indexers) {
+    indexers_.emplace(name, fn);
+    // Existing items must be findable through the new index at once.
+    cache::Index& index = indices_[name];
+    for (const auto& [key, obj] : items_) {
+      UpdateOneIndex(index, {}, fn(*obj), key);
+    }
+  }
+  return OkStatus();
+}
+
+void ThreadSafeStore::UpdateIndicesLocked(const api::Object* old_obj, const api::Object* new_obj,
+                                          const std::string& key) {
+  for (const auto& [name, fn] : indexers_) {
+    std::vector<std::string> old_values = old_obj ? fn(*old_obj) : std::vector<std::string>{};
+    std::vector<std::string> new_values = new_obj ? fn(*new_obj) : std::vector<std::string>{};
+    // Most updates (status changes) keep every index value; skip the map work for them.
+    if (old_values == new_values && old_obj != nullptr && new_obj != nullptr) {
+      continue;
+    }
+    UpdateOneIndex(indices_[name], old_values, new_values, key);
+  }
+}
+
+void ThreadSafeStore::UpdateOneIndex(cache::Index& index,
+                                     const std::vector<std::string>& old_values,
+                                     const std::vector<std::string>& new_values,
+                                     const std::string& key) {
+  for (const std::string& value : old_values) {
+    auto set = index.find(value);
+    if (set == index.end()) {
+      continue;
+    }
+    set->second.erase(key);
+    // Empty sets are dropped so that values of deleted objects do not accumulate (spec 5.2).
+    if (set->second.empty()) {
+      index.erase(set);
+    }
+  }
+  for (const std::string& value : new_values) {
+    index[value].insert(key);
+  }
+}
+
+std::vector<api::ObjectPtr> ThreadSafeStore::ObjectsForKeysLocked(
+    const std::set<std::string>& keys) const {
+  std::vector<api::ObjectPtr> out;
+  out.reserve(keys.size());
+  for (const std::string& key : keys) {
+    auto it = items_.find(key);
+    if (it != items_.end()) {
+      out.push_back(it->second);
+    }
+  }
+  return out;
+}
+
+}  // namespace kcm::cache

@@ -1,0 +1,154 @@
+#include "pkg/cache/thread_safe_store.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "pkg/cache/indexer.h"
+#include "test/unit/cache/fakes.h"
+
+namespace kcm::cache {
+namespace {
+
+using ::kcm::cache::testing::MakeObj;
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+using ::testing::UnorderedElementsAre;
+
+std::vector<std::string> Names(const std::vector<api::ObjectPtr>& objs) {
+  std::vector<std::string> out;
+  for (const auto& o : objs) out.push_back(o->Meta().name);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// Indexes an object by each label value of "app" (several values separated by ',').
+std::vector<std::string> ByAppLabel(const api::Object& obj) {
+  auto it = obj.Meta().labels.find("app");
+  if (it == obj.Meta().labels.end()) return {};
+  std::vector<std::string> out;
+  std::string value = it->second;
+  size_t start = 0;
+  while (true) {
+    size_t comma = value.find(',', start);
+    out.push_back(value.substr(start, comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+api::ObjectPtr WithApp(std::string ns, std::string name, std::string app) {
+  api::ObjectMeta meta;
+  meta.namespace_ = std::move(ns);
+  meta.name = std::move(name);
+  meta.labels["app"] = std::move(app);
+  return std::make_shared<testing::FakeObject>(std::move(meta));
+}
+
+// 5.1
+TEST(KeysTest, NamespacedClusterScopedAndTombstoneKeys) {
+  EXPECT_EQ(MetaNamespaceKeyFunc(*MakeObj("ns", "a")), "ns/a");
+  EXPECT_EQ(MetaNamespaceKeyFunc(*MakeObj("", "node-1")), "node-1");
+  DeletedFinalStateUnknown tombstone("stored/key", MakeObj("ns", "a"));
+  EXPECT_EQ(DeletionHandlingMetaNamespaceKeyFunc(tombstone), "stored/key");
+  EXPECT_EQ(DeletionHandlingMetaNamespaceKeyFunc(*MakeObj("ns", "a")), "ns/a");
+  ASSERT_NE(AsTombstone(tombstone), nullptr);
+  EXPECT_EQ(AsTombstone(*MakeObj("ns", "a")), nullptr);
+
+  auto split = SplitMetaNamespaceKey("ns/a");
+  ASSERT_TRUE(split.ok());
+  EXPECT_EQ(split->first, "ns");
+  EXPECT_EQ(split->second, "a");
+  EXPECT_EQ(SplitMetaNamespaceKey("node-1")->first, "");
+  EXPECT_FALSE(SplitMetaNamespaceKey("a/b/c").ok());
+  EXPECT_FALSE(SplitMetaNamespaceKey("/b").ok());
+}
+
+// 5.1
+TEST(ThreadSafeStoreTest, ItemsByKeyAddUpdateDeleteReplace) {
+  auto store = NewIndexer(DeletionHandlingMetaNamespaceKeyFunc, {});
+  ASSERT_TRUE(store->Add(MakeObj("ns", "a", "1")).ok());
+  ASSERT_TRUE(store->Add(MakeObj("", "b", "1")).ok());
+  EXPECT_THAT(store->ListKeys(), UnorderedElementsAre("ns/a", "b"));
+  ASSERT_TRUE(store->Update(MakeObj("ns", "a", "2")).ok());
+  EXPECT_EQ(store->GetByKey("ns/a")->Meta().resource_version, "2");
+  EXPECT_EQ(store->Get(*MakeObj("ns", "a"))->Meta().resource_version, "2");
+  ASSERT_TRUE(store->Delete(MakeObj("ns", "a")).ok());
+  EXPECT_EQ(store->GetByKey("ns/a"), nullptr);
+  // A tombstone deletes by its stored key even if its object's own key differs.
+  ASSERT_TRUE(store->Delete(std::make_shared<DeletedFinalStateUnknown>("b", nullptr)).ok());
+  EXPECT_THAT(store->List(), IsEmpty());
+
+  ASSERT_TRUE(store->Add(MakeObj("ns", "old")).ok());
+  ASSERT_TRUE(store->Replace({MakeObj("ns", "x"), MakeObj("ns", "y")}, "10").ok());
+  EXPECT_THAT(Names(store->List()), ElementsAre("x", "y"));
+  EXPECT_TRUE(store->Resync().ok());
+}
+
+// 5.2
+TEST(ThreadSafeStoreTest, UpdateReindexesAndEmptySetsAreRemoved) {
+  ThreadSafeStore store({{"app", ByAppLabel}});
+  store.Add("ns/a", WithApp("ns", "a", "web,db"));
+  store.Add("ns/b", WithApp("ns", "b", "web"));
+  EXPECT_THAT(store.ListIndexFuncValues("app"), UnorderedElementsAre("web", "db"));
+  EXPECT_THAT(*store.IndexKeys("app", "web"), ElementsAre("ns/a", "ns/b"));
+
+  store.Update("ns/a", WithApp("ns", "a", "cache"));
+  EXPECT_THAT(*store.IndexKeys("app", "web"), ElementsAre("ns/b"));
+  EXPECT_THAT(*store.IndexKeys("app", "cache"), ElementsAre("ns/a"));
+  // "db" had only ns/a; its empty set must be gone, not left behind as an empty value.
+  EXPECT_THAT(store.ListIndexFuncValues("app"), UnorderedElementsAre("web", "cache"));
+
+  store.Delete("ns/b");
+  EXPECT_THAT(store.ListIndexFuncValues("app"), UnorderedElementsAre("cache"));
+  store.Replace({{"ns/z", WithApp("ns", "z", "web")}});
+  EXPECT_THAT(store.ListIndexFuncValues("app"), UnorderedElementsAre("web"));
+}
+
+// 5.3
+TEST(ThreadSafeStoreTest, IndexQueriesAndUnknownIndexIsAnError) {
+  auto indexer = NewIndexer(MetaNamespaceKeyFunc, {{"app", ByAppLabel}});
+  ASSERT_TRUE(indexer->Add(WithApp("ns", "a", "web,db")).ok());
+  ASSERT_TRUE(indexer->Add(WithApp("ns", "b", "web")).ok());
+  ASSERT_TRUE(indexer->Add(WithApp("ns", "c", "db")).ok());
+  ASSERT_TRUE(indexer->Add(WithApp("ns", "d", "other")).ok());
+
+  // Index: union over every value of the probe object.
+  auto shared = indexer->Index("app", *WithApp("x", "probe", "web,db"));
+  ASSERT_TRUE(shared.ok());
+  EXPECT_THAT(Names(*shared), ElementsAre("a", "b", "c"));
+  EXPECT_THAT(Names(*indexer->ByIndex("app", "db")), ElementsAre("a", "c"));
+  EXPECT_THAT(*indexer->IndexKeys("app", "none"), IsEmpty());
+  EXPECT_THAT(*indexer->ByIndex("app", "none"), IsEmpty());
+
+  EXPECT_FALSE(indexer->Index("nope", *WithApp("x", "p", "web")).ok());
+  EXPECT_FALSE(indexer->ByIndex("nope", "web").ok());
+  auto err = indexer->IndexKeys("nope", "web");
+  ASSERT_FALSE(err.ok());
+  EXPECT_EQ(err.error().reason, "IndexNotFound");
+  EXPECT_THAT(indexer->ListIndexFuncValues("nope"), IsEmpty());
+
+  // A second indexer of the same name is refused; a new one indexes existing items.
+  EXPECT_FALSE(indexer->AddIndexers({{"app", ByAppLabel}}).ok());
+  ASSERT_TRUE(indexer->AddIndexers({{kNamespaceIndex, MetaNamespaceIndexFunc}}).ok());
+  EXPECT_EQ(indexer->ByIndex(kNamespaceIndex, "ns")->size(), 4u);
+  EXPECT_EQ(indexer->GetIndexers().size(), 2u);
+}
+
+// 5.4
+TEST(ThreadSafeStoreTest, StandardNamespaceIndex) {
+  auto indexer = NewIndexer(MetaNamespaceKeyFunc, {{kNamespaceIndex, MetaNamespaceIndexFunc}});
+  ASSERT_TRUE(indexer->Add(MakeObj("a", "x")).ok());
+  ASSERT_TRUE(indexer->Add(MakeObj("a", "y")).ok());
+  ASSERT_TRUE(indexer->Add(MakeObj("b", "x")).ok());
+  ASSERT_TRUE(indexer->Add(MakeObj("", "cluster")).ok());
+  EXPECT_THAT(*indexer->IndexKeys(kNamespaceIndex, "a"), ElementsAre("a/x", "a/y"));
+  EXPECT_THAT(*indexer->IndexKeys(kNamespaceIndex, "b"), ElementsAre("b/x"));
+  EXPECT_THAT(*indexer->IndexKeys(kNamespaceIndex, ""), ElementsAre("cluster"));
+  EXPECT_THAT(indexer->ListIndexFuncValues(kNamespaceIndex), UnorderedElementsAre("a", "b", ""));
+}
+
+}  // namespace
+}  // namespace kcm::cache
