@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "pkg/metrics/metrics.h"
+#include "pkg/metrics/process.h"
 #include "pkg/server/self_signed_cert.h"
 
 namespace kcm::server {
@@ -199,6 +200,7 @@ struct SecureServer::Impl {
     }
     bool verbose = req.query.find("verbose") != std::string::npos;
     if (req.path == "/metrics") {
+      metrics::UpdateProcessMetrics();
       return {200, "text/plain; version=0.0.4; charset=utf-8", metrics::SerializeText()};
     }
     if (req.path == "/healthz" || req.path == "/livez") {

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "pkg/metrics/process.h"
+
 namespace kcm::metrics {
 namespace {
 
@@ -38,6 +40,28 @@ TEST(MetricsTest, HistogramAndGaugeAppearInTextFormat) {
 TEST(MetricsTest, WrongLabelCountThrows) {
   CounterVec vec("kcm_test_labels_total", "labels", {"a", "b"});
   EXPECT_THROW(vec.With({"only-one"}), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace kcm::metrics
+
+namespace kcm::metrics {
+namespace {
+
+// M4: process metrics carry Go's names and real values.
+TEST(ProcessMetricsTest, ReportsResidentMemoryCpuAndFds) {
+  UpdateProcessMetrics();
+  std::string text = SerializeText();
+  for (const char* name : {"process_resident_memory_bytes ", "process_cpu_seconds_total ",
+                           "process_start_time_seconds ", "process_open_fds ", "process_max_fds ",
+                           "process_virtual_memory_bytes "}) {
+    EXPECT_NE(text.find(std::string("\n") + name), std::string::npos) << name;
+  }
+  GaugeVec rss("process_resident_memory_bytes", "Resident memory size in bytes.", {});
+  EXPECT_GT(rss.With(std::vector<std::string>{}).Value(), 1e6);  // A test binary is > 1 MB.
+  GaugeVec start("process_start_time_seconds",
+                 "Start time of the process since unix epoch in seconds.", {});
+  EXPECT_GT(start.With(std::vector<std::string>{}).Value(), 1.6e9);
 }
 
 }  // namespace

@@ -1,0 +1,91 @@
+#include "pkg/metrics/process.h"
+
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <string>
+
+#include "pkg/metrics/metrics.h"
+
+namespace kcm::metrics {
+namespace {
+
+struct ProcessMetrics {
+  Gauge resident = GaugeVec("process_resident_memory_bytes", "Resident memory size in bytes.", {})
+                       .With(std::vector<std::string>{});
+  Gauge virtual_mem = GaugeVec("process_virtual_memory_bytes", "Virtual memory size in bytes.", {})
+                          .With(std::vector<std::string>{});
+  Counter cpu = CounterVec("process_cpu_seconds_total",
+                           "Total user and system CPU time spent in seconds.", {})
+                    .With(std::vector<std::string>{});
+  Gauge start = GaugeVec("process_start_time_seconds",
+                         "Start time of the process since unix epoch in seconds.", {})
+                    .With(std::vector<std::string>{});
+  Gauge open_fds = GaugeVec("process_open_fds", "Number of open file descriptors.", {})
+                       .With(std::vector<std::string>{});
+  Gauge max_fds = GaugeVec("process_max_fds", "Maximum number of open file descriptors.", {})
+                      .With(std::vector<std::string>{});
+  double cpu_reported = 0;  // What the counter holds; it only moves forward by the delta.
+  std::mutex mu;
+};
+
+ProcessMetrics& Get() {
+  static ProcessMetrics m;
+  return m;
+}
+
+double BootTimeSeconds() {
+  std::ifstream in("/proc/stat");
+  std::string key;
+  double value = 0;
+  while (in >> key) {
+    if (key == "btime") {
+      in >> value;
+      return value;
+    }
+    in.ignore(1 << 20, '\n');
+  }
+  return 0;
+}
+
+}  // namespace
+
+void UpdateProcessMetrics() {
+  ProcessMetrics& m = Get();
+  std::lock_guard lock(m.mu);
+  std::ifstream stat_file("/proc/self/stat");
+  std::string stat((std::istreambuf_iterator<char>(stat_file)), {});
+  // Fields after the command name (which may hold spaces) start after the last ')'.
+  size_t close = stat.rfind(')');
+  if (close != std::string::npos) {
+    std::istringstream fields(stat.substr(close + 2));
+    std::string f[24];
+    for (auto& x : f) fields >> x;
+    // f[0] is field 3 (state); utime=14, stime=15, starttime=22, vsize=23, rss=24.
+    const double ticks = static_cast<double>(sysconf(_SC_CLK_TCK));
+    const double page = static_cast<double>(sysconf(_SC_PAGESIZE));
+    double cpu = (std::stod(f[11]) + std::stod(f[12])) / ticks;
+    if (cpu > m.cpu_reported) {
+      m.cpu.Inc(cpu - m.cpu_reported);
+      m.cpu_reported = cpu;
+    }
+    m.start.Set(BootTimeSeconds() + std::stod(f[19]) / ticks);
+    m.virtual_mem.Set(std::stod(f[20]));
+    m.resident.Set(std::stod(f[21]) * page);
+  }
+  std::error_code ec;
+  size_t fds = 0;
+  for (auto it = std::filesystem::directory_iterator("/proc/self/fd", ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    ++fds;
+  }
+  m.open_fds.Set(static_cast<double>(fds));
+  rlimit lim{};
+  if (getrlimit(RLIMIT_NOFILE, &lim) == 0) m.max_fds.Set(static_cast<double>(lim.rlim_cur));
+}
+
+}  // namespace kcm::metrics
