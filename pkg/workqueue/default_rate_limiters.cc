@@ -65,8 +65,8 @@ Clock::duration BucketRateLimiter::When(const std::string& /*key*/) {
   }
   tokens_ -= 1;
   if (tokens_ >= 0) return Clock::duration::zero();
-  return std::chrono::duration_cast<Clock::duration>(
-      std::chrono::duration<double>(-tokens_ / qps_));
+  // Rounded rather than truncated, so one token's deficit at 10 qps is exactly 100 ms.
+  return std::chrono::round<Clock::duration>(std::chrono::duration<double>(-tokens_ / qps_));
 }
 
 void BucketRateLimiter::Forget(const std::string& /*key*/) {}
