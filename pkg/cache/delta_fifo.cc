@@ -1,0 +1,227 @@
+#include "pkg/cache/delta_fifo.h"
+
+#include <unordered_set>
+
+namespace kcm::cache {
+namespace {
+
+// Two consecutive deletions of one key are one deletion; keep the delta that still carries the
+// real object rather than a tombstone (spec 3.2). Nothing else is merged: an update between two
+// events is information the handlers may need.
+void DedupNewest(Deltas& deltas) {
+  const size_t n = deltas.size();
+  if (n < 2) {
+    return;
+  }
+  Delta& newest = deltas[n - 1];
+  Delta& previous = deltas[n - 2];
+  if (newest.type != DeltaType::kDeleted || previous.type != DeltaType::kDeleted) {
+    return;
+  }
+  if (AsTombstone(*previous.object) != nullptr) {
+    previous = std::move(newest);
+  }
+  deltas.pop_back();
+}
+
+}  // namespace
+
+std::string_view DeltaTypeName(DeltaType type) {
+  switch (type) {
+    case DeltaType::kAdded:
+      return "Added";
+    case DeltaType::kUpdated:
+      return "Updated";
+    case DeltaType::kDeleted:
+      return "Deleted";
+    case DeltaType::kReplaced:
+      return "Replaced";
+    case DeltaType::kSync:
+      return "Sync";
+  }
+  return "Unknown";
+}
+
+DeltaFIFO::DeltaFIFO(DeltaFIFOOptions options)
+    : options_([&] {
+        if (!options.key_func) {
+          options.key_func = MetaNamespaceKeyFunc;
+        }
+        return std::move(options);
+      }()) {}
+
+std::string DeltaFIFO::KeyOf(const api::Object& obj) const {
+  if (const auto* tombstone = AsTombstone(obj)) {
+    return tombstone->Key();
+  }
+  return options_.key_func(obj);
+}
+
+Status DeltaFIFO::Add(api::ObjectPtr obj) {
+  std::lock_guard lock(mu_);
+  populated_ = true;
+  return QueueActionLocked(DeltaType::kAdded, std::move(obj));
+}
+
+Status DeltaFIFO::Update(api::ObjectPtr obj) {
+  std::lock_guard lock(mu_);
+  populated_ = true;
+  return QueueActionLocked(DeltaType::kUpdated, std::move(obj));
+}
+
+Status DeltaFIFO::Delete(api::ObjectPtr obj) {
+  const std::string key = KeyOf(*obj);
+  std::lock_guard lock(mu_);
+  populated_ = true;
+  const bool queued = items_.contains(key);
+  const bool known = options_.known_objects && options_.known_objects->GetByKey(key) != nullptr;
+  if (!queued && !known) {
+    // Already deleted by a relist (or never seen): a second report would confuse handlers.
+    return OkStatus();
+  }
+  return QueueActionLocked(DeltaType::kDeleted, std::move(obj));
+}
+
+Status DeltaFIFO::Replace(std::vector<api::ObjectPtr> items, const std::string&) {
+  std::lock_guard lock(mu_);
+  std::unordered_set<std::string> listed;
+  listed.reserve(items.size());
+  for (api::ObjectPtr& obj : items) {
+    listed.insert(KeyOf(*obj));
+    if (Status s = QueueActionLocked(DeltaType::kReplaced, std::move(obj)); !s.ok()) {
+      return s;
+    }
+  }
+
+  // Keys queued but not listed were deleted while the watch was down.
+  size_t queued_deletions = 0;
+  std::vector<std::pair<std::string, api::ObjectPtr>> vanished;
+  for (const auto& [key, deltas] : items_) {
+    if (listed.contains(key)) {
+      continue;
+    }
+    api::ObjectPtr last = deltas.empty() ? nullptr : deltas.back().object;
+    // Never wrap a tombstone in a tombstone: carry the object it already holds.
+    if (last) {
+      if (const auto* tombstone = AsTombstone(*last)) {
+        last = tombstone->Obj();
+      }
+    }
+    vanished.emplace_back(key, std::move(last));
+  }
+  // Known keys (the consumer's cache) with nothing queued that are not listed: same reasoning.
+  if (options_.known_objects) {
+    for (const std::string& key : options_.known_objects->ListKeys()) {
+      if (listed.contains(key) || items_.contains(key)) {
+        continue;
+      }
+      vanished.emplace_back(key, options_.known_objects->GetByKey(key));
+    }
+  }
+  for (auto& [key, last] : vanished) {
+    ++queued_deletions;
+    auto tombstone = std::make_shared<const DeletedFinalStateUnknown>(key, std::move(last));
+    if (Status s = QueueActionLocked(DeltaType::kDeleted, std::move(tombstone)); !s.ok()) {
+      return s;
+    }
+  }
+
+  if (!populated_) {
+    populated_ = true;
+    initial_population_count_ = listed.size() + queued_deletions;
+  }
+  return OkStatus();
+}
+
+Status DeltaFIFO::Resync() {
+  if (!options_.known_objects) {
+    return OkStatus();
+  }
+  std::lock_guard lock(mu_);
+  for (const std::string& key : options_.known_objects->ListKeys()) {
+    api::ObjectPtr obj = options_.known_objects->GetByKey(key);
+    // Pending deltas will bring the consumer up to date anyway; a Sync behind them adds nothing.
+    if (!obj || items_.contains(KeyOf(*obj))) {
+      continue;
+    }
+    if (Status s = QueueActionLocked(DeltaType::kSync, std::move(obj)); !s.ok()) {
+      return s;
+    }
+  }
+  return OkStatus();
+}
+
+Status DeltaFIFO::QueueActionLocked(DeltaType type, api::ObjectPtr obj) {
+  const std::string key = KeyOf(*obj);
+  // Every new object passes here exactly once, which makes it the place to transform. Tombstones
+  // hold an object that was transformed already, and Sync re-queues an object from the cache.
+  if (options_.transform && type != DeltaType::kSync && AsTombstone(*obj) == nullptr) {
+    Result<api::ObjectPtr> transformed = options_.transform(std::move(obj));
+    if (!transformed.ok()) {
+      return transformed.error();
+    }
+    obj = std::move(transformed).value();
+  }
+  auto [it, inserted] = items_.try_emplace(key);
+  if (inserted) {
+    queue_.push_back(key);
+  }
+  it->second.push_back(Delta{type, std::move(obj)});
+  DedupNewest(it->second);
+  cv_.notify_one();
+  return OkStatus();
+}
+
+Status DeltaFIFO::Pop(const PopProcessFunc& process) {
+  std::unique_lock lock(mu_);
+  cv_.wait(lock, [&] { return !queue_.empty() || closed_; });
+  if (queue_.empty()) {
+    return Error::Local("FIFOClosed", "DeltaFIFO: manipulating with closed queue");
+  }
+  const bool is_in_initial_list = !HasSyncedLocked();
+  std::string key = std::move(queue_.front());
+  queue_.pop_front();
+  if (initial_population_count_ > 0) {
+    --initial_population_count_;
+  }
+  auto node = items_.extract(key);
+  return process(node.mapped(), is_in_initial_list);
+}
+
+void DeltaFIFO::Close() {
+  std::lock_guard lock(mu_);
+  closed_ = true;
+  cv_.notify_all();
+}
+
+bool DeltaFIFO::IsClosed() const {
+  std::lock_guard lock(mu_);
+  return closed_;
+}
+
+bool DeltaFIFO::HasSynced() const {
+  std::lock_guard lock(mu_);
+  return HasSyncedLocked();
+}
+
+bool DeltaFIFO::HasSyncedLocked() const {
+  return populated_ && initial_population_count_ == 0;
+}
+
+std::vector<std::string> DeltaFIFO::ListKeys() const {
+  std::lock_guard lock(mu_);
+  return {queue_.begin(), queue_.end()};
+}
+
+Deltas DeltaFIFO::GetByKey(const std::string& key) const {
+  std::lock_guard lock(mu_);
+  auto it = items_.find(key);
+  return it == items_.end() ? Deltas{} : it->second;
+}
+
+size_t DeltaFIFO::Len() const {
+  std::lock_guard lock(mu_);
+  return queue_.size();
+}
+
+}  // namespace kcm::cache

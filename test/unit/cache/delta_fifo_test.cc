@@ -1,0 +1,268 @@
+#include "pkg/cache/delta_fifo.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "pkg/cache/indexer.h"
+#include "test/unit/cache/fakes.h"
+
+namespace kcm::cache {
+namespace {
+
+using ::kcm::cache::testing::MakeObj;
+using ::kcm::cache::testing::Payload;
+using ::testing::ElementsAre;
+
+struct Popped {
+  std::string key;
+  Deltas deltas;
+  bool is_in_initial_list = false;
+};
+
+Popped PopOne(DeltaFIFO& fifo) {
+  Popped out;
+  Status s = fifo.Pop([&](const Deltas& deltas, bool initial) {
+    out.key = fifo.KeyOf(*deltas.back().object);
+    out.deltas = deltas;
+    out.is_in_initial_list = initial;
+    return OkStatus();
+  });
+  EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.error().ToString());
+  return out;
+}
+
+std::vector<DeltaType> Types(const Deltas& deltas) {
+  std::vector<DeltaType> out;
+  for (const Delta& d : deltas) out.push_back(d.type);
+  return out;
+}
+
+// 3.1
+TEST(DeltaFIFOTest, DeltasKeptInOrderAndKeyQueuedOnce) {
+  DeltaFIFO fifo({});
+  ASSERT_TRUE(fifo.Add(MakeObj("ns", "a", "1", "a1")).ok());
+  ASSERT_TRUE(fifo.Add(MakeObj("ns", "b", "1")).ok());
+  ASSERT_TRUE(fifo.Update(MakeObj("ns", "a", "2", "a2")).ok());
+  ASSERT_TRUE(fifo.Replace({MakeObj("ns", "a", "3", "a3"), MakeObj("ns", "b", "1")}, "3").ok());
+  // Re-adding the queued key "ns/a" keeps its place ahead of "ns/b".
+  EXPECT_THAT(fifo.ListKeys(), ElementsAre("ns/a", "ns/b"));
+
+  Popped a = PopOne(fifo);
+  EXPECT_EQ(a.key, "ns/a");
+  EXPECT_THAT(Types(a.deltas),
+              ElementsAre(DeltaType::kAdded, DeltaType::kUpdated, DeltaType::kReplaced));
+  EXPECT_EQ(Payload(a.deltas[0].object), "a1");
+  EXPECT_EQ(Payload(a.deltas[2].object), "a3");
+  EXPECT_EQ(PopOne(fifo).key, "ns/b");
+  EXPECT_EQ(fifo.Len(), 0u);
+  EXPECT_EQ(DeltaTypeName(DeltaType::kReplaced), "Replaced");
+}
+
+// 3.2
+TEST(DeltaFIFOTest, OnlyTwoConsecutiveDeletesMergeKeepingTheRealObject) {
+  DeltaFIFO fifo({});
+  ASSERT_TRUE(fifo.Add(MakeObj("ns", "a")).ok());
+  ASSERT_TRUE(
+      fifo.Delete(std::make_shared<DeletedFinalStateUnknown>("ns/a", MakeObj("ns", "a"))).ok());
+  ASSERT_TRUE(fifo.Delete(MakeObj("ns", "a", "1", "real")).ok());
+  Deltas deltas = fifo.GetByKey("ns/a");
+  ASSERT_THAT(Types(deltas), ElementsAre(DeltaType::kAdded, DeltaType::kDeleted));
+  EXPECT_EQ(AsTombstone(*deltas[1].object), nullptr) << "real object must win over the tombstone";
+  EXPECT_EQ(Payload(deltas[1].object), "real");
+
+  // The older real deletion is kept over a newer tombstone.
+  ASSERT_TRUE(
+      fifo.Delete(std::make_shared<DeletedFinalStateUnknown>("ns/a", MakeObj("ns", "a"))).ok());
+  EXPECT_EQ(fifo.GetByKey("ns/a").size(), 2u);
+  EXPECT_EQ(AsTombstone(*fifo.GetByKey("ns/a")[1].object), nullptr);
+
+  // Two updates are not merged.
+  ASSERT_TRUE(fifo.Update(MakeObj("ns", "b", "1")).ok());
+  ASSERT_TRUE(fifo.Update(MakeObj("ns", "b", "1")).ok());
+  EXPECT_EQ(fifo.GetByKey("ns/b").size(), 2u);
+}
+
+// 3.3
+TEST(DeltaFIFOTest, DeleteOfUnknownKeyIsDropped) {
+  auto known = NewIndexer(MetaNamespaceKeyFunc, {});
+  ASSERT_TRUE(known->Add(MakeObj("ns", "known")).ok());
+  DeltaFIFO fifo({.known_objects = known});
+  ASSERT_TRUE(fifo.Delete(MakeObj("ns", "ghost")).ok());
+  EXPECT_EQ(fifo.Len(), 0u);
+  ASSERT_TRUE(fifo.Delete(MakeObj("ns", "known")).ok());
+  EXPECT_THAT(fifo.ListKeys(), ElementsAre("ns/known"));
+
+  // Without known objects only queued keys count.
+  DeltaFIFO bare({});
+  ASSERT_TRUE(bare.Delete(MakeObj("ns", "x")).ok());
+  EXPECT_EQ(bare.Len(), 0u);
+  ASSERT_TRUE(bare.Add(MakeObj("ns", "x")).ok());
+  ASSERT_TRUE(bare.Delete(MakeObj("ns", "x")).ok());
+  EXPECT_EQ(bare.GetByKey("ns/x").size(), 2u);
+}
+
+// 3.4
+TEST(DeltaFIFOTest, ReplaceQueuesReplacedAndTombstonesForVanishedKeys) {
+  auto known = NewIndexer(MetaNamespaceKeyFunc, {});
+  ASSERT_TRUE(known->Add(MakeObj("ns", "known-gone", "5", "last-known")).ok());
+  ASSERT_TRUE(known->Add(MakeObj("ns", "kept", "5")).ok());
+  DeltaFIFO fifo({.known_objects = known});
+  ASSERT_TRUE(fifo.Add(MakeObj("ns", "queued-gone", "6", "queued")).ok());
+
+  ASSERT_TRUE(fifo.Replace({MakeObj("ns", "kept", "7"), MakeObj("ns", "new", "7")}, "7").ok());
+
+  EXPECT_THAT(Types(fifo.GetByKey("ns/kept")), ElementsAre(DeltaType::kReplaced));
+  EXPECT_THAT(Types(fifo.GetByKey("ns/new")), ElementsAre(DeltaType::kReplaced));
+
+  Deltas queued = fifo.GetByKey("ns/queued-gone");
+  ASSERT_THAT(Types(queued), ElementsAre(DeltaType::kAdded, DeltaType::kDeleted));
+  const auto* t1 = AsTombstone(*queued[1].object);
+  ASSERT_NE(t1, nullptr);
+  EXPECT_EQ(t1->Key(), "ns/queued-gone");
+  EXPECT_EQ(Payload(t1->Obj()), "queued");
+
+  Deltas known_gone = fifo.GetByKey("ns/known-gone");
+  ASSERT_THAT(Types(known_gone), ElementsAre(DeltaType::kDeleted));
+  const auto* t2 = AsTombstone(*known_gone[0].object);
+  ASSERT_NE(t2, nullptr);
+  EXPECT_EQ(t2->Key(), "ns/known-gone");
+  EXPECT_EQ(Payload(t2->Obj()), "last-known");
+
+  // A second Replace must not wrap the queued tombstone in another tombstone.
+  ASSERT_TRUE(fifo.Replace({}, "8").ok());
+  Deltas again = fifo.GetByKey("ns/queued-gone");
+  const auto* t3 = AsTombstone(*again.back().object);
+  ASSERT_NE(t3, nullptr);
+  EXPECT_EQ(AsTombstone(*t3->Obj()), nullptr);
+}
+
+// 3.5
+TEST(DeltaFIFOTest, HasSyncedAfterInitialReplaceIsPoppedAndInitialListFlag) {
+  auto known = NewIndexer(MetaNamespaceKeyFunc, {});
+  ASSERT_TRUE(known->Add(MakeObj("ns", "stale")).ok());
+  DeltaFIFO fifo({.known_objects = known});
+  EXPECT_FALSE(fifo.HasSynced());
+  ASSERT_TRUE(fifo.Replace({MakeObj("ns", "a"), MakeObj("ns", "b")}, "1").ok());
+  EXPECT_FALSE(fifo.HasSynced());
+  // An event after the list for a new key is not part of the initial list.
+  ASSERT_TRUE(fifo.Add(MakeObj("ns", "c")).ok());
+
+  std::vector<bool> initial;
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_FALSE(fifo.HasSynced());
+    initial.push_back(PopOne(fifo).is_in_initial_list);
+  }
+  // Two listed items plus one tombstone make up the initial population.
+  EXPECT_TRUE(fifo.HasSynced());
+  EXPECT_THAT(initial, ElementsAre(true, true, true));
+  EXPECT_FALSE(PopOne(fifo).is_in_initial_list);
+
+  // Any Add/Update/Delete before the first Replace means synced at once.
+  DeltaFIFO direct({});
+  ASSERT_TRUE(direct.Update(MakeObj("ns", "a")).ok());
+  EXPECT_TRUE(direct.HasSynced());
+  ASSERT_TRUE(direct.Replace({MakeObj("ns", "b")}, "1").ok());
+  EXPECT_TRUE(direct.HasSynced());
+
+  // An empty first list is synced at once.
+  DeltaFIFO empty({});
+  ASSERT_TRUE(empty.Replace({}, "1").ok());
+  EXPECT_TRUE(empty.HasSynced());
+}
+
+// 3.6
+TEST(DeltaFIFOTest, ResyncQueuesSyncOnlyForKnownKeysWithoutQueuedDeltas) {
+  auto known = NewIndexer(MetaNamespaceKeyFunc, {});
+  ASSERT_TRUE(known->Add(MakeObj("ns", "idle", "1")).ok());
+  ASSERT_TRUE(known->Add(MakeObj("ns", "busy", "1")).ok());
+  DeltaFIFO fifo({.known_objects = known});
+  ASSERT_TRUE(fifo.Update(MakeObj("ns", "busy", "2")).ok());
+  ASSERT_TRUE(fifo.Resync().ok());
+  EXPECT_THAT(Types(fifo.GetByKey("ns/idle")), ElementsAre(DeltaType::kSync));
+  EXPECT_THAT(Types(fifo.GetByKey("ns/busy")), ElementsAre(DeltaType::kUpdated));
+
+  DeltaFIFO no_known({});
+  ASSERT_TRUE(no_known.Resync().ok());
+  EXPECT_EQ(no_known.Len(), 0u);
+}
+
+// 3.7
+TEST(DeltaFIFOTest, PopBlocksUntilItemThenProcessesAllDeltasOldestFirst) {
+  DeltaFIFO fifo({});
+  std::atomic<bool> popped{false};
+  std::jthread consumer([&] {
+    Popped p = PopOne(fifo);
+    EXPECT_EQ(p.key, "ns/a");
+    popped = true;
+  });
+  // Not a timer wait: only a chance for a wrong implementation to return early.
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_FALSE(popped.load());
+  ASSERT_TRUE(fifo.Add(MakeObj("ns", "a")).ok());
+  consumer.join();
+  EXPECT_TRUE(popped.load());
+
+  ASSERT_TRUE(fifo.Add(MakeObj("ns", "b", "1")).ok());
+  ASSERT_TRUE(fifo.Update(MakeObj("ns", "b", "2")).ok());
+  ASSERT_TRUE(fifo.Update(MakeObj("ns", "b", "3")).ok());
+  Popped b = PopOne(fifo);
+  ASSERT_EQ(b.deltas.size(), 3u);
+  EXPECT_EQ(b.deltas[0].object->Meta().resource_version, "1");
+  EXPECT_EQ(b.deltas[2].object->Meta().resource_version, "3");
+}
+
+// 3.7
+TEST(DeltaFIFOTest, CloseWakesBlockedPopAndProcessErrorIsNotRequeued) {
+  DeltaFIFO fifo({});
+  ASSERT_TRUE(fifo.Add(MakeObj("ns", "a")).ok());
+  Status failed = fifo.Pop(
+      [](const Deltas&, bool) -> Status { return Error::Local("Boom", "handler failed"); });
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.error().reason, "Boom");
+  EXPECT_EQ(fifo.Len(), 0u) << "upstream no longer requeues on a process error";
+
+  Status closed;
+  std::jthread consumer([&] { closed = fifo.Pop([](const Deltas&, bool) { return OkStatus(); }); });
+  fifo.Close();
+  consumer.join();
+  ASSERT_FALSE(closed.ok());
+  EXPECT_EQ(closed.error().reason, "FIFOClosed");
+  EXPECT_TRUE(fifo.IsClosed());
+}
+
+// 3.8
+TEST(DeltaFIFOTest, TransformPrunesQueuedObjectsButNotTombstonesOrSync) {
+  auto known = NewIndexer(MetaNamespaceKeyFunc, {});
+  ASSERT_TRUE(known->Add(MakeObj("ns", "cached", "1", "cached-payload")).ok());
+  std::atomic<int> calls{0};
+  DeltaFIFO fifo(
+      {.known_objects = known, .transform = [&](api::ObjectPtr obj) -> Result<api::ObjectPtr> {
+         ++calls;
+         EXPECT_EQ(AsTombstone(*obj), nullptr);
+         return MakeObj(obj->Meta().namespace_, obj->Meta().name, obj->Meta().resource_version,
+                        "pruned");
+       }});
+  ASSERT_TRUE(fifo.Add(MakeObj("ns", "a", "1", "full")).ok());
+  EXPECT_EQ(Payload(fifo.GetByKey("ns/a")[0].object), "pruned");
+  ASSERT_TRUE(fifo.Resync().ok());
+  EXPECT_EQ(Payload(fifo.GetByKey("ns/cached")[0].object), "cached-payload");
+  ASSERT_TRUE(fifo.Replace({MakeObj("ns", "b", "2", "full")}, "2").ok());
+  EXPECT_EQ(Payload(fifo.GetByKey("ns/b")[0].object), "pruned");
+  // "ns/a" and "ns/cached" vanished: their tombstones reach the queue untouched.
+  const auto* tombstone = AsTombstone(*fifo.GetByKey("ns/cached").back().object);
+  ASSERT_NE(tombstone, nullptr);
+  EXPECT_EQ(Payload(tombstone->Obj()), "cached-payload");
+  EXPECT_EQ(calls.load(), 2);
+
+  DeltaFIFO failing({.transform = [](api::ObjectPtr) -> Result<api::ObjectPtr> {
+    return Error::Local("TransformFailed", "no");
+  }});
+  EXPECT_FALSE(failing.Add(MakeObj("ns", "a")).ok());
+  EXPECT_EQ(failing.Len(), 0u);
+}
+
+}  // namespace
+}  // namespace kcm::cache
