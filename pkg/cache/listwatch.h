@@ -1,0 +1,35 @@
+// ListerWatcher: the seam between the Reflector and the API server. The production adapter wraps
+// the REST client and the api decoders; tests script it. Implementations must be safe to call from
+// the reflector thread while WatchInterface::Stop is called from another.
+#pragma once
+
+#include <memory>
+#include <optional>
+
+#include "pkg/api/list_options.h"
+#include "pkg/api/watch_event.h"
+#include "pkg/util/result.h"
+
+namespace kcm::cache {
+
+// One open WATCH stream.
+class WatchInterface {
+ public:
+  virtual ~WatchInterface() = default;
+  // Blocks for the next event. nullopt: the stream closed cleanly (server timeout, Stop()).
+  // An error: the stream broke (decode failure, connection reset). An ERROR frame is returned as an
+  // event of type kError, not as an error.
+  virtual Result<std::optional<api::WatchEvent>> Next() = 0;
+  // Ends the stream; a blocked Next() returns promptly. Callable from any thread, more than once.
+  virtual void Stop() = 0;
+};
+
+class ListerWatcher {
+ public:
+  virtual ~ListerWatcher() = default;
+  // One LIST page (options.limit / options.continue_token select the page).
+  virtual Result<api::ObjectList> List(const api::ListOptions& options) = 0;
+  virtual Result<std::unique_ptr<WatchInterface>> Watch(const api::ListOptions& options) = 0;
+};
+
+}  // namespace kcm::cache

@@ -1,0 +1,37 @@
+// ListPager: reads a whole LIST through a ListerWatcher page by page (upstream tools/pager). Not
+// thread-safe by itself; each call is independent.
+#pragma once
+
+#include <cstdint>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+#include "pkg/api/list_options.h"
+#include "pkg/api/object.h"
+#include "pkg/cache/listwatch.h"
+#include "pkg/util/result.h"
+
+namespace kcm::cache {
+
+struct PagedList {
+  std::vector<api::ObjectPtr> items;
+  std::string resource_version;
+  // The server answered with more than one page.
+  bool paginated = false;
+};
+
+inline constexpr int64_t kDefaultPageSize = 500;
+
+// Lists with limit = page_size (0 = unpaginated). A continue page answered 410 Expired is followed
+// by one unpaginated list at the original resourceVersion (spec 1.9), since the snapshot the
+// continue token pointed into is gone.
+Result<PagedList> ListAllPages(ListerWatcher& lw, api::ListOptions options, int64_t page_size,
+                               std::stop_token stop);
+
+// 410 Expired / Gone.
+bool IsExpiredError(const Error& err);
+// The server has not yet caught up with the requested resourceVersion.
+bool IsTooLargeResourceVersionError(const Error& err);
+
+}  // namespace kcm::cache

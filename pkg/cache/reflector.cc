@@ -1,0 +1,390 @@
+#include "pkg/cache/reflector.h"
+
+#include <glog/logging.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <thread>
+
+namespace kcm::cache {
+namespace {
+
+using namespace std::chrono_literals;
+
+ReflectorOptions WithDefaults(ReflectorOptions options) {
+  if (options.clock == nullptr) {
+    options.clock = &RealClock::Get();
+  }
+  if (!options.rand) {
+    options.rand = NewRandFunc();
+  }
+  return options;
+}
+
+bool ContainsIgnoreCase(const std::string& haystack, std::string_view needle) {
+  auto it = std::search(haystack.begin(), haystack.end(), needle.begin(), needle.end(),
+                        [](char a, char b) { return std::tolower(a) == std::tolower(b); });
+  return it != haystack.end();
+}
+
+// The REST client reports transport failures with code 0; connection refused is recognised by its
+// reason or by curl's / the OS's wording.
+bool IsConnectionRefused(const Error& err) {
+  return err.code == 0 && (err.reason == "ConnectionRefused" ||
+                           ContainsIgnoreCase(err.message, "connection refused") ||
+                           ContainsIgnoreCase(err.message, "couldn't connect"));
+}
+
+Error StopRequested() {
+  return Error::Local("StopRequested", "stop requested");
+}
+
+}  // namespace
+
+bool IsWatchErrorRetriable(const Error& err) {
+  return err.code == 429 || err.reason == "TooManyRequests" || IsConnectionRefused(err);
+}
+
+Reflector::Reflector(std::shared_ptr<ListerWatcher> lister_watcher,
+                     std::shared_ptr<ReflectorStore> store, ReflectorOptions options)
+    : lister_watcher_(std::move(lister_watcher)),
+      store_(std::move(store)),
+      options_(WithDefaults(std::move(options))),
+      clock_(*options_.clock),
+      backoff_(options_.backoff, clock_, options_.rand) {}
+
+void Reflector::Run(std::stop_token stop) {
+  while (!stop.stop_requested()) {
+    Status s = ListAndWatch(stop);
+    if (!s.ok() && !stop.stop_requested()) {
+      LOG(WARNING) << options_.name << ": ListAndWatch failed: " << s.error().ToString();
+    }
+    if (!clock_.SleepFor(backoff_.Next(), stop)) {
+      return;
+    }
+  }
+}
+
+Status Reflector::ListAndWatch(std::stop_token stop) {
+  std::unique_ptr<WatchInterface> w;
+  bool fallback_to_list = !options_.use_watch_list;
+  if (options_.use_watch_list) {
+    Result<std::unique_ptr<WatchInterface>> streamed = WatchList(stop);
+    if (stop.stop_requested()) {
+      return OkStatus();
+    }
+    if (!streamed.ok()) {
+      // Making progress with LIST beats waiting forever on a server that cannot stream.
+      LOG(WARNING) << options_.name << ": streaming list failed, falling back to LIST: "
+                   << streamed.error().ToString();
+      fallback_to_list = true;
+    } else {
+      w = std::move(streamed).value();
+    }
+  }
+  if (fallback_to_list) {
+    if (Status s = List(stop); !s.ok()) {
+      return s;
+    }
+  }
+  return WatchWithResync(std::move(w), stop);
+}
+
+Status Reflector::List(std::stop_token stop) {
+  api::ListOptions options;
+  options.resource_version = RelistResourceVersion();
+  int64_t page_size = options_.page_size;
+  if (!paginated_result_ && !options.resource_version.empty() && options.resource_version != "0") {
+    // A specific RV can be served from the watch cache only when unpaginated; that spares etcd a
+    // thundering herd of relists. RV="0" keeps the limit: the watch cache ignores it anyway, and
+    // without a watch cache paging is what protects the server.
+    page_size = 0;
+  }
+  Result<PagedList> list = ListAllPages(*lister_watcher_, options, page_size, stop);
+  if (!list.ok() &&
+      (IsExpiredError(list.error()) || IsTooLargeResourceVersionError(list.error()))) {
+    // The RV we asked for is gone or not there yet: relist from the latest state right away.
+    SetResourceVersionUnavailable(true);
+    api::ListOptions latest;
+    latest.resource_version = RelistResourceVersion();
+    list = ListAllPages(*lister_watcher_, latest, page_size, stop);
+  }
+  if (!list.ok()) {
+    return list.error();
+  }
+  // Only an RV="0" list tells whether the watch cache serves this resource; a later RV="" list is
+  // paginated by etcd even when the watch cache exists.
+  if (options.resource_version == "0" && list->paginated) {
+    paginated_result_ = true;
+  }
+  SetResourceVersionUnavailable(false);
+  if (Status s = store_->Replace(std::move(list->items), list->resource_version); !s.ok()) {
+    return s;
+  }
+  SetLastSyncResourceVersion(list->resource_version);
+  return OkStatus();
+}
+
+Result<std::unique_ptr<WatchInterface>> Reflector::WatchList(std::stop_token stop) {
+  while (true) {
+    if (stop.stop_requested()) {
+      return std::unique_ptr<WatchInterface>();
+    }
+    // The initial events go to a private store: the real store is a queue whose content cannot be
+    // compared with the stream, so it gets one Replace at the end.
+    std::shared_ptr<Store> temporary = NewStore(DeletionHandlingMetaNamespaceKeyFunc);
+    std::string resource_version;
+    api::ListOptions options;
+    options.resource_version = RewatchResourceVersion();
+    options.resource_version_match = "NotOlderThan";
+    options.send_initial_events = true;
+    options.allow_watch_bookmarks = true;
+    options.timeout_seconds = WatchTimeoutSeconds();
+
+    Result<std::unique_ptr<WatchInterface>> opened = lister_watcher_->Watch(options);
+    if (!opened.ok()) {
+      if (RetryWatchListAfter(opened.error(), stop)) {
+        continue;
+      }
+      return opened.error();
+    }
+    std::unique_ptr<WatchInterface> w = std::move(opened).value();
+
+    // A server that ignores sendInitialEvents never sends the end bookmark; do not hang on it.
+    std::atomic<bool> timed_out{false};
+    std::jthread timer([&](std::stop_token own) {
+      if (clock_.SleepFor(options_.watch_list_timeout, own)) {
+        timed_out = true;
+        w->Stop();
+      }
+    });
+    Result<bool> ended = HandleWatch(*w, *temporary, stop, /*exit_on_initial_events_end=*/true,
+                                     [&](const std::string& rv) { resource_version = rv; });
+    timer.request_stop();
+    timer.join();
+
+    if (stop.stop_requested()) {
+      w->Stop();
+      return std::unique_ptr<WatchInterface>();
+    }
+    if (!ended.ok()) {
+      w->Stop();
+      if (RetryWatchListAfter(ended.error(), stop)) {
+        continue;
+      }
+      return ended.error();
+    }
+    if (!*ended) {
+      w->Stop();
+      return Error::Local(timed_out ? "WatchListTimeout" : "WatchListIncomplete",
+                          "the watch ended before the initial-events-end bookmark");
+    }
+    SetResourceVersionUnavailable(false);
+    if (Status s = store_->Replace(temporary->List(), resource_version); !s.ok()) {
+      w->Stop();
+      return s.error();
+    }
+    SetLastSyncResourceVersion(resource_version);
+    return w;
+  }
+}
+
+bool Reflector::RetryWatchListAfter(const Error& err, std::stop_token stop) {
+  if (IsWatchErrorRetriable(err)) {
+    return clock_.SleepFor(backoff_.Next(), stop);
+  }
+  if (IsExpiredError(err) || IsTooLargeResourceVersionError(err)) {
+    // The RV to resume from is unusable; ask for a fresh consistent snapshot instead.
+    SetResourceVersionUnavailable(true);
+    return true;
+  }
+  return false;
+}
+
+Status Reflector::WatchWithResync(std::unique_ptr<WatchInterface> w, std::stop_token stop) {
+  // The resync timer lives exactly as long as this watch phase (spec 2.6).
+  std::stop_source cancel;
+  std::stop_callback forward(stop, [&cancel] { cancel.request_stop(); });
+  std::jthread resyncer;
+  if (options_.resync_period > Clock::duration::zero()) {
+    resyncer = std::jthread([this, token = cancel.get_token()] { ResyncLoop(token); });
+  }
+  Status s = Watch(std::move(w), stop);
+  cancel.request_stop();
+  return s;
+}
+
+void Reflector::ResyncLoop(std::stop_token stop) {
+  while (clock_.SleepFor(options_.resync_period, stop)) {
+    if (options_.should_resync && !options_.should_resync()) {
+      continue;
+    }
+    if (Status s = store_->Resync(); !s.ok()) {
+      LOG(ERROR) << options_.name << ": resync failed: " << s.error().ToString();
+    }
+  }
+}
+
+Status Reflector::Watch(std::unique_ptr<WatchInterface> w, std::stop_token stop) {
+  while (!stop.stop_requested()) {
+    if (!w) {
+      api::ListOptions options;
+      options.resource_version = LastSyncResourceVersion();
+      options.allow_watch_bookmarks = true;
+      options.timeout_seconds = WatchTimeoutSeconds();
+      Result<std::unique_ptr<WatchInterface>> opened = lister_watcher_->Watch(options);
+      if (!opened.ok()) {
+        if (IsWatchErrorRetriable(opened.error())) {
+          // The server is overloaded or restarting; what we have is still valid, so re-watch.
+          if (!clock_.SleepFor(backoff_.Next(), stop)) {
+            return OkStatus();
+          }
+          continue;
+        }
+        return opened.error();
+      }
+      w = std::move(opened).value();
+    }
+    Result<bool> handled =
+        HandleWatch(*w, *store_, stop, /*exit_on_initial_events_end=*/false,
+                    [this](const std::string& rv) { SetLastSyncResourceVersion(rv); });
+    w->Stop();
+    w.reset();
+    if (stop.stop_requested()) {
+      return OkStatus();
+    }
+    if (!handled.ok()) {
+      const Error& err = handled.error();
+      if (IsExpiredError(err)) {
+        // Relist at the last RV (ListAndWatch returns; Run relists after its backoff).
+        VLOG(1) << options_.name << ": watch closed with: " << err.ToString();
+        return OkStatus();
+      }
+      if (err.code == 429) {
+        if (!clock_.SleepFor(backoff_.Next(), stop)) {
+          return OkStatus();
+        }
+        continue;
+      }
+      LOG(WARNING) << options_.name << ": watch ended with: " << err.ToString();
+      return OkStatus();
+    }
+    // A clean close (server timeout): re-watch from the last RV without relisting (spec 2.4).
+  }
+  return OkStatus();
+}
+
+Result<bool> Reflector::HandleWatch(WatchInterface& w, ReflectorStore& store, std::stop_token stop,
+                                    bool exit_on_initial_events_end,
+                                    const std::function<void(const std::string&)>& set_rv) {
+  const Clock::time_point start = clock_.Now();
+  int64_t event_count = 0;
+  // Next() blocks; stopping the stream is the only way to end it promptly.
+  std::stop_callback stop_watch(stop, [&w] { w.Stop(); });
+  while (true) {
+    Result<std::optional<api::WatchEvent>> next = w.Next();
+    if (stop.stop_requested()) {
+      return StopRequested();
+    }
+    if (!next.ok()) {
+      return next.error();
+    }
+    if (!next->has_value()) {
+      break;
+    }
+    api::WatchEvent& event = **next;
+    if (event.type == api::WatchEventType::kError) {
+      return event.error;
+    }
+    if (event.type != api::WatchEventType::kBookmark) {
+      if (!event.object) {
+        LOG(ERROR) << options_.name << ": watch event without an object; skipped";
+        continue;
+      }
+      if (!options_.expected_kind.empty() && event.object->Kind() != options_.expected_kind) {
+        LOG(ERROR) << options_.name << ": expected kind " << options_.expected_kind
+                   << ", but watch event object had kind " << event.object->Kind() << "; skipped";
+        continue;
+      }
+    }
+    std::string rv = event.resource_version;
+    if (rv.empty() && event.object) {
+      rv = event.object->Meta().resource_version;
+    }
+    Status applied;
+    bool initial_events_end = false;
+    switch (event.type) {
+      case api::WatchEventType::kAdded:
+        applied = store.Add(std::move(event.object));
+        break;
+      case api::WatchEventType::kModified:
+        applied = store.Update(std::move(event.object));
+        break;
+      case api::WatchEventType::kDeleted:
+        applied = store.Delete(std::move(event.object));
+        break;
+      case api::WatchEventType::kBookmark:
+        // A bookmark only says "you are synced up to here".
+        initial_events_end = event.initial_events_end;
+        break;
+      case api::WatchEventType::kError:
+        break;
+    }
+    if (!applied.ok()) {
+      LOG(ERROR) << options_.name
+                 << ": unable to apply watch event: " << applied.error().ToString();
+    }
+    set_rv(rv);
+    ++event_count;
+    if (exit_on_initial_events_end && initial_events_end) {
+      return true;
+    }
+  }
+  if (clock_.Now() - start < 1s && event_count == 0) {
+    return Error::Local("VeryShortWatch",
+                        "unexpected watch close - watch lasted less than a second and no items "
+                        "received");
+  }
+  return false;
+}
+
+std::string Reflector::RelistResourceVersion() const {
+  std::lock_guard lock(mu_);
+  if (last_sync_resource_version_unavailable_) {
+    // Force a quorum read from etcd: the RV we had is unusable.
+    return "";
+  }
+  if (last_sync_resource_version_.empty()) {
+    // First list: whatever the watch cache has is fine and cheap.
+    return "0";
+  }
+  return last_sync_resource_version_;
+}
+
+std::string Reflector::RewatchResourceVersion() const {
+  std::lock_guard lock(mu_);
+  return last_sync_resource_version_unavailable_ ? "" : last_sync_resource_version_;
+}
+
+std::string Reflector::LastSyncResourceVersion() const {
+  std::lock_guard lock(mu_);
+  return last_sync_resource_version_;
+}
+
+void Reflector::SetLastSyncResourceVersion(const std::string& rv) {
+  std::lock_guard lock(mu_);
+  last_sync_resource_version_ = rv;
+}
+
+void Reflector::SetResourceVersionUnavailable(bool unavailable) {
+  std::lock_guard lock(mu_);
+  last_sync_resource_version_unavailable_ = unavailable;
+}
+
+int64_t Reflector::WatchTimeoutSeconds() {
+  const double seconds = std::chrono::duration<double>(options_.min_watch_timeout).count();
+  return static_cast<int64_t>(seconds * (options_.rand() + 1.0));
+}
+
+}  // namespace kcm::cache

@@ -1,0 +1,48 @@
+#include "pkg/cache/wait.h"
+
+#include <algorithm>
+#include <memory>
+#include <random>
+
+namespace kcm::cache {
+
+RandFunc NewRandFunc() {
+  auto engine = std::make_shared<std::mt19937_64>(std::random_device{}());
+  auto dist = std::make_shared<std::uniform_real_distribution<double>>(0.0, 1.0);
+  // The engine is owned by this one function object; callers that share it must serialize.
+  return [engine, dist] { return (*dist)(*engine); };
+}
+
+ExponentialBackoff::ExponentialBackoff(Options options, Clock& clock, RandFunc rand)
+    : options_(options), clock_(clock), rand_(std::move(rand)), current_(options.initial) {}
+
+Clock::duration ExponentialBackoff::Next() {
+  const Clock::time_point now = clock_.Now();
+  // A long healthy run since the last failure means the next failure starts from the beginning.
+  if (!started_ || now - last_start_ > options_.reset_after) {
+    current_ = options_.initial;
+  }
+  started_ = true;
+  last_start_ = now;
+  const Clock::duration base = current_;
+  current_ = std::min(std::chrono::duration_cast<Clock::duration>(current_ * options_.factor),
+                      options_.cap);
+  return base + std::chrono::duration_cast<Clock::duration>(base * (options_.jitter * rand_()));
+}
+
+bool WaitForCacheSync(std::stop_token stop, const std::vector<std::function<bool()>>& has_synced,
+                      Clock& clock) {
+  while (true) {
+    if (stop.stop_requested()) {
+      return false;
+    }
+    if (std::all_of(has_synced.begin(), has_synced.end(), [](const auto& f) { return f(); })) {
+      return true;
+    }
+    if (!clock.SleepFor(std::chrono::milliseconds(100), stop)) {
+      return false;
+    }
+  }
+}
+
+}  // namespace kcm::cache

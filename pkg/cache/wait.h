@@ -1,0 +1,53 @@
+// Waiting helpers on a Clock: the jittered exponential backoff the Reflector sleeps between
+// ListAndWatch attempts (spec 2.1) and WaitForCacheSync (spec 4.7). ExponentialBackoff is not
+// thread-safe (one owner); WaitForCacheSync may be called from any thread.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <stop_token>
+#include <vector>
+
+#include "pkg/util/clock.h"
+
+namespace kcm::cache {
+
+// Returns a value in [0, 1). Injected so tests are deterministic.
+using RandFunc = std::function<double()>;
+
+// A RandFunc over a private Mersenne twister seeded from std::random_device.
+RandFunc NewRandFunc();
+
+// Exponential backoff with jitter that starts over once no backoff was asked for during
+// reset_after (upstream's exponential backoff manager).
+class ExponentialBackoff {
+ public:
+  struct Options {
+    Clock::duration initial = std::chrono::milliseconds(800);
+    Clock::duration cap = std::chrono::seconds(30);
+    Clock::duration reset_after = std::chrono::minutes(2);
+    double factor = 2.0;
+    // Each delay is base × (1 + jitter × rand), base growing by factor up to cap.
+    double jitter = 1.0;
+  };
+
+  ExponentialBackoff(Options options, Clock& clock, RandFunc rand);
+
+  // The delay to sleep now; advances the sequence.
+  Clock::duration Next();
+
+ private:
+  Options options_;
+  Clock& clock_;
+  RandFunc rand_;
+  Clock::duration current_;
+  bool started_ = false;
+  Clock::time_point last_start_{};
+};
+
+// Polls every has_synced function right away and then every 100 ms on clock until all return true
+// (→ true) or stop is requested (→ false).
+bool WaitForCacheSync(std::stop_token stop, const std::vector<std::function<bool()>>& has_synced,
+                      Clock& clock = RealClock::Get());
+
+}  // namespace kcm::cache
