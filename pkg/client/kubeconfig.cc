@@ -1,0 +1,318 @@
+#include "pkg/client/kubeconfig.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <set>
+
+#include "pkg/client/in_cluster_config.h"
+
+namespace kcm::client {
+namespace {
+
+namespace fs = std::filesystem;
+
+Error ConfigError(const std::string& file, const std::string& field, const std::string& what) {
+  std::string msg = "kubeconfig " + file;
+  if (!field.empty()) msg += ": " + field;
+  msg += ": " + what;
+  return Error::Local("InvalidKubeconfig", std::move(msg));
+}
+
+Result<std::string> Base64Decode(std::string_view in) {
+  auto value = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    return -1;
+  };
+  std::string out;
+  uint32_t acc = 0;
+  int bits = 0;
+  std::size_t pad = 0;
+  for (char c : in) {
+    if (c == '\n' || c == '\r' || c == ' ' || c == '\t') continue;
+    if (c == '=') {
+      ++pad;
+      continue;
+    }
+    const int v = value(c);
+    if (v < 0 || pad > 0) return Error::Local("InvalidBase64", "invalid base64");
+    acc = (acc << 6) | static_cast<uint32_t>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out.push_back(static_cast<char>((acc >> bits) & 0xFF));
+    }
+  }
+  if (pad > 2) return Error::Local("InvalidBase64", "invalid base64");
+  return out;
+}
+
+// Reads the scalar `key` of `node` into *out; absent keys leave *out alone.
+Status ReadString(const YAML::Node& node, const char* key, const std::string& file,
+                  const std::string& where, std::string* out) {
+  const YAML::Node v = node[key];
+  if (!v || v.IsNull()) return OkStatus();
+  if (!v.IsScalar()) return ConfigError(file, where + "." + key, "must be a string");
+  *out = v.Scalar();
+  return OkStatus();
+}
+
+Status ReadData(const YAML::Node& node, const char* key, const std::string& file,
+                const std::string& where, std::string* out) {
+  std::string encoded;
+  if (auto st = ReadString(node, key, file, where, &encoded); !st.ok()) return st;
+  if (encoded.empty()) return OkStatus();
+  auto decoded = Base64Decode(encoded);
+  if (!decoded.ok()) return ConfigError(file, where + "." + key, "invalid base64 data");
+  *out = std::move(decoded).value();
+  return OkStatus();
+}
+
+// Relative paths in a kubeconfig are relative to the file holding them.
+Status ReadPath(const YAML::Node& node, const char* key, const std::string& file,
+                const std::string& where, std::string* out) {
+  if (auto st = ReadString(node, key, file, where, out); !st.ok()) return st;
+  if (!out->empty() && fs::path(*out).is_relative()) {
+    *out = (fs::path(file).parent_path() / *out).lexically_normal().string();
+  }
+  return OkStatus();
+}
+
+// Iterates a `- name: x\n  <field>: {...}` list. fn(name, body, where) per entry.
+template <typename Fn>
+Status ForEachNamed(const YAML::Node& root, const char* section, const char* field,
+                    const std::string& file, Fn fn) {
+  const YAML::Node list = root[section];
+  if (!list || list.IsNull()) return OkStatus();
+  if (!list.IsSequence()) return ConfigError(file, section, "must be a list");
+  for (const auto& entry : list) {
+    const YAML::Node name = entry["name"];
+    if (!name || !name.IsScalar() || name.Scalar().empty()) {
+      return ConfigError(file, section, "entry without a name");
+    }
+    const std::string where = std::string(section) + "[" + name.Scalar() + "]";
+    const YAML::Node body = entry[field];
+    if (body && !body.IsNull() && !body.IsMap()) {
+      return ConfigError(file, where + "." + field, "must be a map");
+    }
+    if (auto st = fn(name.Scalar(), body ? body : YAML::Node(YAML::NodeType::Map), where);
+        !st.ok()) {
+      return st;
+    }
+  }
+  return OkStatus();
+}
+
+Result<Kubeconfig> ParseKubeconfig(const YAML::Node& root, const std::string& file) {
+  Kubeconfig out;
+  out.files.push_back(file);
+  if (!root || root.IsNull()) return out;  // an empty file is a valid, empty config
+  if (!root.IsMap()) return ConfigError(file, "", "top level must be a map");
+
+  auto st = ForEachNamed(
+      root, "clusters", "cluster", file,
+      [&](const std::string& name, const YAML::Node& n, const std::string& where) -> Status {
+        KubeconfigCluster c;
+        if (auto s = ReadString(n, "server", file, where, &c.server); !s) return s;
+        if (auto s = ReadPath(n, "certificate-authority", file, where, &c.certificate_authority);
+            !s) {
+          return s;
+        }
+        if (auto s = ReadData(n, "certificate-authority-data", file, where,
+                              &c.certificate_authority_data);
+            !s) {
+          return s;
+        }
+        if (auto s = ReadString(n, "tls-server-name", file, where, &c.tls_server_name); !s) {
+          return s;
+        }
+        std::string insecure;
+        if (auto s = ReadString(n, "insecure-skip-tls-verify", file, where, &insecure); !s) {
+          return s;
+        }
+        if (!insecure.empty() && insecure != "true" && insecure != "false") {
+          return ConfigError(file, where + ".insecure-skip-tls-verify", "must be true or false");
+        }
+        c.insecure_skip_tls_verify = insecure == "true";
+        out.clusters.emplace(name, std::move(c));
+        return OkStatus();
+      });
+  if (!st) return st.error();
+
+  st = ForEachNamed(
+      root, "users", "user", file,
+      [&](const std::string& name, const YAML::Node& n, const std::string& where) -> Status {
+        KubeconfigAuthInfo u;
+        if (auto s = ReadPath(n, "client-certificate", file, where, &u.client_certificate); !s) {
+          return s;
+        }
+        if (auto s =
+                ReadData(n, "client-certificate-data", file, where, &u.client_certificate_data);
+            !s) {
+          return s;
+        }
+        if (auto s = ReadPath(n, "client-key", file, where, &u.client_key); !s) {
+          return s;
+        }
+        if (auto s = ReadData(n, "client-key-data", file, where, &u.client_key_data); !s) {
+          return s;
+        }
+        if (auto s = ReadString(n, "token", file, where, &u.token); !s) return s;
+        if (auto s = ReadPath(n, "tokenFile", file, where, &u.token_file); !s) {
+          return s;
+        }
+        out.users.emplace(name, std::move(u));
+        return OkStatus();
+      });
+  if (!st) return st.error();
+
+  st = ForEachNamed(
+      root, "contexts", "context", file,
+      [&](const std::string& name, const YAML::Node& n, const std::string& where) -> Status {
+        KubeconfigContext c;
+        if (auto s = ReadString(n, "cluster", file, where, &c.cluster); !s) return s;
+        if (auto s = ReadString(n, "user", file, where, &c.user); !s) return s;
+        if (auto s = ReadString(n, "namespace", file, where, &c.ns); !s) return s;
+        out.contexts.emplace(name, std::move(c));
+        return OkStatus();
+      });
+  if (!st) return st.error();
+
+  if (auto s = ReadString(root, "current-context", file, "", &out.current_context); !s) {
+    return s.error();
+  }
+  return out;
+}
+
+// Earlier files win: only keys (and values) not yet set are taken from `later`.
+void MergeInto(Kubeconfig* merged, Kubeconfig later) {
+  for (auto& [k, v] : later.clusters) merged->clusters.try_emplace(k, std::move(v));
+  for (auto& [k, v] : later.users) merged->users.try_emplace(k, std::move(v));
+  for (auto& [k, v] : later.contexts) merged->contexts.try_emplace(k, std::move(v));
+  if (merged->current_context.empty()) merged->current_context = std::move(later.current_context);
+  for (auto& f : later.files) merged->files.push_back(std::move(f));
+}
+
+}  // namespace
+
+KubeconfigLoadingRules KubeconfigLoadingRules::FromEnvironment(std::string explicit_path) {
+  KubeconfigLoadingRules rules;
+  rules.explicit_path = std::move(explicit_path);
+  const char* env = std::getenv("KUBECONFIG");
+  if (env != nullptr && *env != '\0') {
+    std::string_view list(env);
+    while (!list.empty()) {
+      const auto colon = list.find(':');
+      std::string_view entry = list.substr(0, colon);
+      if (!entry.empty()) rules.precedence.emplace_back(entry);
+      if (colon == std::string_view::npos) break;
+      list.remove_prefix(colon + 1);
+    }
+  } else if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
+    rules.precedence.push_back((fs::path(home) / ".kube" / "config").string());
+  }
+  return rules;
+}
+
+Result<Kubeconfig> LoadKubeconfigFile(const std::string& path) {
+  const std::string file = fs::absolute(path).lexically_normal().string();
+  std::error_code ec;
+  if (!fs::is_regular_file(file, ec)) return ConfigError(file, "", "no such file");
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(file);
+  } catch (const YAML::Exception& e) {
+    return ConfigError(file, "", std::string("invalid YAML: ") + e.what());
+  }
+  try {
+    return ParseKubeconfig(root, file);
+  } catch (const YAML::Exception& e) {
+    return ConfigError(file, "", std::string("unexpected structure: ") + e.what());
+  }
+}
+
+Result<Kubeconfig> LoadKubeconfig(const KubeconfigLoadingRules& rules) {
+  if (!rules.explicit_path.empty()) return LoadKubeconfigFile(rules.explicit_path);
+  Kubeconfig merged;
+  std::set<std::string> seen;
+  for (const auto& entry : rules.precedence) {
+    const std::string file = fs::absolute(entry).lexically_normal().string();
+    if (!seen.insert(file).second) continue;
+    std::error_code ec;
+    if (!fs::exists(file, ec)) continue;  // missing files in the chain are ignored
+    auto one = LoadKubeconfigFile(file);
+    if (!one.ok()) return one.error();
+    MergeInto(&merged, std::move(one).value());
+  }
+  return merged;
+}
+
+Result<RestConfig> RestConfigFromKubeconfig(const Kubeconfig& config,
+                                            const ConfigOverrides& overrides) {
+  const std::string origin = config.files.empty() ? "(none)" : config.files.front();
+  const std::string context_name =
+      overrides.context.empty() ? config.current_context : overrides.context;
+  RestConfig out;
+  if (context_name.empty()) {
+    if (overrides.master.empty()) {
+      return ConfigError(origin, "current-context", "no context is set and no --master given");
+    }
+    out.host = overrides.master;
+    return out;
+  }
+  const auto ctx = config.contexts.find(context_name);
+  if (ctx == config.contexts.end()) {
+    return ConfigError(origin, "contexts[" + context_name + "]", "context does not exist");
+  }
+  const KubeconfigContext& c = ctx->second;
+  out.default_namespace = c.ns;
+  if (!c.cluster.empty()) {
+    const auto cl = config.clusters.find(c.cluster);
+    if (cl == config.clusters.end()) {
+      return ConfigError(origin, "contexts[" + context_name + "].cluster",
+                         "cluster \"" + c.cluster + "\" does not exist");
+    }
+    out.host = cl->second.server;
+    out.ca_file = cl->second.certificate_authority;
+    out.ca_data = cl->second.certificate_authority_data;
+    out.insecure = cl->second.insecure_skip_tls_verify;
+  }
+  if (!c.user.empty()) {
+    const auto u = config.users.find(c.user);
+    if (u == config.users.end()) {
+      return ConfigError(origin, "contexts[" + context_name + "].user",
+                         "user \"" + c.user + "\" does not exist");
+    }
+    out.cert_file = u->second.client_certificate;
+    out.cert_data = u->second.client_certificate_data;
+    out.key_file = u->second.client_key;
+    out.key_data = u->second.client_key_data;
+    out.bearer_token = u->second.token;
+    out.bearer_token_file = u->second.token_file;
+  }
+  if (!overrides.master.empty()) out.host = overrides.master;
+  if (out.host.empty()) {
+    return ConfigError(origin, "clusters[" + c.cluster + "].server", "no server set");
+  }
+  return out;
+}
+
+Result<RestConfig> BuildConfigFromFlags(const std::string& master, const std::string& kubeconfig,
+                                        const std::string& context) {
+  auto loaded = LoadKubeconfig(KubeconfigLoadingRules::FromEnvironment(kubeconfig));
+  if (!loaded.ok()) return loaded.error();
+  if (loaded->files.empty()) {
+    if (master.empty()) return InClusterConfig();
+    RestConfig out;
+    out.host = master;
+    return out;
+  }
+  return RestConfigFromKubeconfig(*loaded, ConfigOverrides{master, context});
+}
+
+}  // namespace kcm::client

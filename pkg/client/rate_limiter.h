@@ -1,0 +1,54 @@
+// Client-side rate limiting of API requests (flowcontrol.RateLimiter, spec 1.4): a token bucket
+// of `qps` tokens per second holding at most `burst`. All members are thread-safe.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <stop_token>
+
+#include "pkg/util/clock.h"
+#include "pkg/util/result.h"
+
+namespace kcm::client {
+
+class RateLimiter {
+ public:
+  virtual ~RateLimiter() = default;
+  // Blocks until a token is available. Returns an error (reason "Canceled") if stop is requested
+  // first; the reserved token is then given back.
+  virtual Status Wait(std::stop_token stop) = 0;
+  // Takes a token if one is available now.
+  virtual bool TryAccept() = 0;
+};
+
+// The bucket starts full. A waiter reserves its token at once (the bucket may go negative) and
+// sleeps until the bucket would have refilled it, so waiters are served in arrival order.
+class TokenBucketRateLimiter final : public RateLimiter {
+ public:
+  TokenBucketRateLimiter(double qps, int burst, Clock& clock);
+  Status Wait(std::stop_token stop) override;
+  bool TryAccept() override;
+
+ private:
+  void AdvanceLocked(Clock::time_point now);
+
+  const double qps_;
+  const double burst_;
+  Clock& clock_;
+  std::mutex mu_;
+  double tokens_;
+  Clock::time_point last_;
+};
+
+// qps < 0: never waits.
+class NoopRateLimiter final : public RateLimiter {
+ public:
+  Status Wait(std::stop_token) override { return OkStatus(); }
+  bool TryAccept() override { return true; }
+};
+
+// The limiter a client built from (qps, burst) uses: none for qps < 0, the client-go defaults
+// (5, 10) for qps == 0, else a token bucket (burst < 1 is raised to 1).
+std::unique_ptr<RateLimiter> NewRateLimiter(float qps, int burst, Clock& clock);
+
+}  // namespace kcm::client

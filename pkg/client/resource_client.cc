@@ -1,0 +1,235 @@
+#include "pkg/client/resource_client.h"
+
+#include <simdjson.h>
+
+#include <cstdio>
+
+#include "pkg/client/api_errors.h"
+#include "pkg/client/json_padding.h"
+
+namespace kcm::client {
+namespace {
+
+void AppendJsonString(std::string* out, std::string_view s) {
+  out->push_back('"');
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"':
+        *out += "\\\"";
+        break;
+      case '\\':
+        *out += "\\\\";
+        break;
+      case '\n':
+        *out += "\\n";
+        break;
+      case '\r':
+        *out += "\\r";
+        break;
+      case '\t':
+        *out += "\\t";
+        break;
+      default:
+        if (c < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          *out += buf;
+        } else {
+          out->push_back(static_cast<char>(c));
+        }
+    }
+  }
+  out->push_back('"');
+}
+
+void AppendWriteOptions(const WriteOptions& opts, QueryParams* q) {
+  if (opts.dry_run) q->emplace_back("dryRun", "All");
+  if (!opts.field_manager.empty()) q->emplace_back("fieldManager", opts.field_manager);
+}
+
+// metadata.continue of a list body ("" when absent). The body is padded, so no copy is made.
+Result<std::string> ContinueToken(const std::string& body) {
+  simdjson::ondemand::parser parser;
+  simdjson::ondemand::document doc;
+  if (parser.iterate(simdjson::padded_string_view(body.data(), body.size(), body.capacity()))
+          .get(doc) != simdjson::SUCCESS) {
+    return Error::Local("ListDecoding", "list response is not JSON");
+  }
+  std::string_view token;
+  auto err = doc["metadata"]["continue"].get_string().get(token);
+  if (err == simdjson::NO_SUCH_FIELD) return std::string();
+  if (err != simdjson::SUCCESS) {
+    return Error::Local("ListDecoding", "list response metadata unreadable");
+  }
+  return std::string(token);
+}
+
+}  // namespace
+
+std::string_view ContentTypeFor(PatchType type) {
+  switch (type) {
+    case PatchType::kJSONPatch:
+      return kContentTypeJSONPatch;
+    case PatchType::kMergePatch:
+      return kContentTypeMergePatch;
+    case PatchType::kStrategicMergePatch:
+      return kContentTypeStrategicMergePatch;
+  }
+  return kContentTypeMergePatch;
+}
+
+std::string EncodeDeleteOptions(const DeleteOptions& o) {
+  std::string out = R"({"kind":"DeleteOptions","apiVersion":"v1")";
+  if (o.grace_period_seconds) {
+    out += ",\"gracePeriodSeconds\":" + std::to_string(*o.grace_period_seconds);
+  }
+  if (o.precondition_uid || o.precondition_resource_version) {
+    out += ",\"preconditions\":{";
+    bool first = true;
+    if (o.precondition_uid) {
+      out += "\"uid\":";
+      AppendJsonString(&out, *o.precondition_uid);
+      first = false;
+    }
+    if (o.precondition_resource_version) {
+      if (!first) out += ',';
+      out += "\"resourceVersion\":";
+      AppendJsonString(&out, *o.precondition_resource_version);
+    }
+    out += '}';
+  }
+  switch (o.propagation_policy) {
+    case PropagationPolicy::kDefault:
+      break;
+    case PropagationPolicy::kOrphan:
+      out += ",\"propagationPolicy\":\"Orphan\"";
+      break;
+    case PropagationPolicy::kBackground:
+      out += ",\"propagationPolicy\":\"Background\"";
+      break;
+    case PropagationPolicy::kForeground:
+      out += ",\"propagationPolicy\":\"Foreground\"";
+      break;
+  }
+  if (o.dry_run) out += ",\"dryRun\":[\"All\"]";
+  out += '}';
+  return out;
+}
+
+ResourceClient::ResourceClient(std::shared_ptr<RestClient> client, GroupVersionResource gvr,
+                               bool namespaced)
+    : client_(std::move(client)), gvr_(std::move(gvr)), namespaced_(namespaced) {}
+
+std::string ResourceClient::Path(std::string_view ns, std::string_view name,
+                                 std::string_view subresource) const {
+  return ResourcePath(gvr_, namespaced_ ? ns : std::string_view(), name, subresource);
+}
+
+Result<std::string> ResourceClient::Get(std::string_view ns, std::string_view name,
+                                        const GetOptions& opts, std::stop_token stop) {
+  Request r{.verb = "GET", .path = Path(ns, name)};
+  if (!opts.resource_version.empty())
+    r.query.emplace_back("resourceVersion", opts.resource_version);
+  return client_->Do(r, stop);
+}
+
+Result<std::string> ResourceClient::List(std::string_view ns, const api::ListOptions& opts,
+                                         std::stop_token stop) {
+  Request r{.verb = "GET", .path = Path(ns)};
+  AppendListOptions(opts, /*watch=*/false, &r.query);
+  return client_->Do(r, stop);
+}
+
+Result<std::vector<std::string>> ResourceClient::ListAll(std::string_view ns, api::ListOptions opts,
+                                                         std::stop_token stop) {
+  if (opts.limit == 0) opts.limit = kDefaultPageSize;
+  const std::string requested_rv = opts.resource_version;
+  const std::string requested_match = opts.resource_version_match;
+  std::vector<std::string> pages;
+  while (true) {
+    auto page = List(ns, opts, stop);
+    if (!page.ok()) {
+      if (!opts.continue_token.empty() && IsResourceExpired(page.error())) {
+        // The continue token outlived etcd's compaction window: take one consistent full list.
+        api::ListOptions full = opts;
+        full.limit = 0;
+        full.continue_token.clear();
+        full.resource_version = requested_rv;
+        full.resource_version_match = requested_match;
+        auto all = List(ns, full, stop);
+        if (!all.ok()) return all.error();
+        pages.clear();
+        pages.push_back(std::move(all).value());
+        return pages;
+      }
+      return page.error();
+    }
+    auto token = ContinueToken(*page);
+    if (!token.ok()) return token.error();
+    pages.push_back(std::move(page).value());
+    if (token->empty()) return pages;
+    opts.continue_token = std::move(token).value();
+    // The server refuses a resourceVersion together with continue.
+    opts.resource_version.clear();
+    opts.resource_version_match.clear();
+  }
+}
+
+Result<std::unique_ptr<WatchStream>> ResourceClient::Watch(std::string_view ns,
+                                                           const api::ListOptions& opts,
+                                                           std::stop_token stop) {
+  Request r{.verb = "GET", .path = Path(ns)};
+  AppendListOptions(opts, /*watch=*/true, &r.query);
+  return client_->Watch(r, stop);
+}
+
+Result<std::string> ResourceClient::Create(std::string_view ns, std::string body,
+                                           const WriteOptions& opts, std::stop_token stop) {
+  Request r{.verb = "POST", .path = Path(ns), .body = std::move(body)};
+  AppendWriteOptions(opts, &r.query);
+  return client_->Do(r, stop);
+}
+
+Result<std::string> ResourceClient::Update(std::string_view ns, std::string_view name,
+                                           std::string body, const WriteOptions& opts,
+                                           std::stop_token stop) {
+  Request r{.verb = "PUT", .path = Path(ns, name), .body = std::move(body)};
+  AppendWriteOptions(opts, &r.query);
+  return client_->Do(r, stop);
+}
+
+Result<std::string> ResourceClient::UpdateStatus(std::string_view ns, std::string_view name,
+                                                 std::string body, const WriteOptions& opts,
+                                                 std::stop_token stop) {
+  Request r{.verb = "PUT", .path = Path(ns, name, "status"), .body = std::move(body)};
+  AppendWriteOptions(opts, &r.query);
+  return client_->Do(r, stop);
+}
+
+Result<std::string> ResourceClient::Patch(std::string_view ns, std::string_view name,
+                                          PatchType type, std::string body,
+                                          const WriteOptions& opts, std::string_view subresource,
+                                          std::stop_token stop) {
+  Request r{.verb = "PATCH",
+            .path = Path(ns, name, subresource),
+            .body = std::move(body),
+            .content_type = std::string(ContentTypeFor(type))};
+  AppendWriteOptions(opts, &r.query);
+  return client_->Do(r, stop);
+}
+
+Result<std::string> ResourceClient::Delete(std::string_view ns, std::string_view name,
+                                           const DeleteOptions& opts, std::stop_token stop) {
+  Request r{.verb = "DELETE", .path = Path(ns, name), .body = EncodeDeleteOptions(opts)};
+  return client_->Do(r, stop);
+}
+
+Result<std::string> ResourceClient::DeleteCollection(std::string_view ns, const DeleteOptions& opts,
+                                                     const api::ListOptions& list_opts,
+                                                     std::stop_token stop) {
+  Request r{.verb = "DELETE", .path = Path(ns), .body = EncodeDeleteOptions(opts)};
+  AppendListOptions(list_opts, /*watch=*/false, &r.query);
+  return client_->Do(r, stop);
+}
+
+}  // namespace kcm::client

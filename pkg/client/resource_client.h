@@ -1,0 +1,97 @@
+// ResourceClient: typed-verb access to one resource (a GroupVersionResource, namespaced or
+// cluster-scoped) returning raw JSON bodies (client-go's dynamic ResourceInterface). Bodies are
+// padded for simdjson (json_padding.h); decoding is pkg/api's job. Thread-safe.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "pkg/api/list_options.h"
+#include "pkg/client/request_path.h"
+#include "pkg/client/rest_client.h"
+#include "pkg/client/watch_stream.h"
+#include "pkg/util/result.h"
+
+namespace kcm::client {
+
+enum class PatchType { kJSONPatch, kMergePatch, kStrategicMergePatch };
+std::string_view ContentTypeFor(PatchType type);
+
+enum class PropagationPolicy { kDefault, kOrphan, kBackground, kForeground };
+
+struct GetOptions {
+  std::string resource_version;
+};
+
+// Create / Update / Patch options (metav1.CreateOptions etc.).
+struct WriteOptions {
+  bool dry_run = false;  // dryRun=All
+  std::string field_manager;
+};
+
+struct DeleteOptions {
+  std::optional<int64_t> grace_period_seconds;
+  std::optional<std::string> precondition_uid;
+  std::optional<std::string> precondition_resource_version;
+  PropagationPolicy propagation_policy = PropagationPolicy::kDefault;
+  bool dry_run = false;
+};
+
+// The DeleteOptions JSON body ({"kind":"DeleteOptions","apiVersion":"v1",...}).
+std::string EncodeDeleteOptions(const DeleteOptions& options);
+
+class ResourceClient {
+ public:
+  static constexpr int64_t kDefaultPageSize = 500;
+
+  ResourceClient(std::shared_ptr<RestClient> client, GroupVersionResource gvr, bool namespaced);
+
+  // `ns` is ignored for cluster-scoped resources; "" on a namespaced resource means all
+  // namespaces (list/watch/deletecollection only).
+  Result<std::string> Get(std::string_view ns, std::string_view name, const GetOptions& opts = {},
+                          std::stop_token stop = {});
+  // One page, exactly as asked.
+  Result<std::string> List(std::string_view ns, const api::ListOptions& opts,
+                           std::stop_token stop = {});
+  // Every page (pager.ListPager, spec 1.9): limit defaults to 500; continue tokens are followed
+  // (resourceVersion dropped on continue pages as upstream does); a continue page answered 410
+  // Expired is replaced by one unpaginated list at the original resourceVersion, returned as
+  // the only page. Each element is one list body.
+  Result<std::vector<std::string>> ListAll(std::string_view ns, api::ListOptions opts,
+                                           std::stop_token stop = {});
+  Result<std::unique_ptr<WatchStream>> Watch(std::string_view ns, const api::ListOptions& opts,
+                                             std::stop_token stop = {});
+
+  Result<std::string> Create(std::string_view ns, std::string body, const WriteOptions& opts = {},
+                             std::stop_token stop = {});
+  Result<std::string> Update(std::string_view ns, std::string_view name, std::string body,
+                             const WriteOptions& opts = {}, std::stop_token stop = {});
+  Result<std::string> UpdateStatus(std::string_view ns, std::string_view name, std::string body,
+                                   const WriteOptions& opts = {}, std::stop_token stop = {});
+  Result<std::string> Patch(std::string_view ns, std::string_view name, PatchType type,
+                            std::string body, const WriteOptions& opts = {},
+                            std::string_view subresource = "", std::stop_token stop = {});
+  // Returns the server's answer body (the object being finalized, or a Status).
+  Result<std::string> Delete(std::string_view ns, std::string_view name,
+                             const DeleteOptions& opts = {}, std::stop_token stop = {});
+  Result<std::string> DeleteCollection(std::string_view ns, const DeleteOptions& opts,
+                                       const api::ListOptions& list_opts,
+                                       std::stop_token stop = {});
+
+  const GroupVersionResource& gvr() const { return gvr_; }
+  bool namespaced() const { return namespaced_; }
+
+ private:
+  std::string Path(std::string_view ns, std::string_view name = "",
+                   std::string_view subresource = "") const;
+
+  std::shared_ptr<RestClient> client_;
+  GroupVersionResource gvr_;
+  bool namespaced_;
+};
+
+}  // namespace kcm::client

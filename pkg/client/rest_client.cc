@@ -1,0 +1,183 @@
+#include "pkg/client/rest_client.h"
+
+#include <algorithm>
+#include <charconv>
+
+#include "pkg/client/api_errors.h"
+#include "pkg/client/client_metrics.h"
+#include "pkg/client/rate_limiter.h"
+#include "pkg/client/token_source.h"
+#include "pkg/client/transport.h"
+#include "pkg/client/user_agent.h"
+#include "pkg/client/watch_stream.h"
+
+namespace kcm::client {
+namespace {
+
+double Seconds(Clock::duration d) {
+  return std::chrono::duration<double>(d).count();
+}
+
+// Only the integer-seconds form counts, as upstream (an HTTP-date is ignored).
+std::optional<std::chrono::seconds> ParseRetryAfter(const std::string& v) {
+  if (v.empty()) return std::nullopt;
+  int64_t secs = 0;
+  auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), secs);
+  if (ec != std::errc() || ptr != v.data() + v.size() || secs < 0) return std::nullopt;
+  return std::chrono::seconds(secs);
+}
+
+Error Canceled(std::string_view what) {
+  return Error::Local(std::string(reason::kCanceled), std::string(what) + " canceled");
+}
+
+}  // namespace
+
+std::chrono::milliseconds RetryWait(std::chrono::seconds retry_after, int retry,
+                                    const RetryPolicy& policy) {
+  std::chrono::milliseconds backoff{0};
+  if (policy.backoff_base.count() > 0 && retry > 0) {
+    backoff = policy.backoff_base;
+    for (int i = 1; i < retry && backoff < policy.backoff_cap; ++i) backoff *= 2;
+    backoff = std::min(backoff, policy.backoff_cap);
+  }
+  return std::max<std::chrono::milliseconds>(retry_after, backoff);
+}
+
+Result<std::shared_ptr<RestClient>> RestClient::Create(const RestConfig& config) {
+  return Create(config, Options{});
+}
+
+Result<std::shared_ptr<RestClient>> RestClient::Create(const RestConfig& config, Options options) {
+  if (config.host.empty()) return Error::Local("InvalidConfig", "RestConfig.host is empty");
+  auto transport = Transport::Create(config);
+  if (!transport.ok()) return transport.error();
+  auto client = std::make_shared<RestClient>(Private{}, config, options);
+  client->transport_ = std::move(transport).value();
+  return client;
+}
+
+RestClient::RestClient(Private, RestConfig config, Options options)
+    : config_(std::move(config)),
+      options_(options),
+      clock_(options.clock != nullptr ? *options.clock : RealClock::Get()) {
+  base_url_ = config_.host;
+  if (base_url_.find("://") == std::string::npos) base_url_ = "https://" + base_url_;
+  while (!base_url_.empty() && base_url_.back() == '/') base_url_.pop_back();
+  const auto scheme_end = base_url_.find("://") + 3;
+  host_label_ = base_url_.substr(scheme_end, base_url_.find('/', scheme_end) - scheme_end);
+  user_agent_ = config_.user_agent.empty() ? DefaultUserAgent() : config_.user_agent;
+  limiter_ = NewRateLimiter(config_.qps, config_.burst, clock_);
+  tokens_ = std::make_shared<TokenSource>(config_.bearer_token, config_.bearer_token_file, clock_);
+}
+
+RestClient::~RestClient() = default;
+
+Result<std::string> RestClient::BuildUrl(const Request& request) const {
+  if (request.path.empty() || request.path.front() != '/') {
+    return Error::Local("InvalidRequest", "request path must be absolute: " + request.path);
+  }
+  std::string url = base_url_ + request.path;
+  const std::string query = EncodeQuery(request.query);
+  if (!query.empty()) url += "?" + query;
+  return url;
+}
+
+namespace {
+
+Result<HttpRequest> MakeHttpRequest(const Request& request, std::string url,
+                                    const std::string& user_agent, TokenSource& tokens,
+                                    std::chrono::milliseconds timeout) {
+  auto token = tokens.Token();
+  if (!token.ok()) return token.error();
+  HttpRequest http;
+  http.method = request.verb;
+  http.url = std::move(url);
+  http.body = request.body;
+  http.timeout = timeout;
+  http.headers.emplace_back("Accept", std::string(kContentTypeJSON));
+  http.headers.emplace_back("User-Agent", user_agent);
+  if (!request.body.empty()) {
+    http.headers.emplace_back("Content-Type", request.content_type.empty()
+                                                  ? std::string(kContentTypeJSON)
+                                                  : request.content_type);
+  }
+  if (!token->empty()) http.headers.emplace_back("Authorization", "Bearer " + *token);
+  return http;
+}
+
+}  // namespace
+
+Result<std::string> RestClient::Do(const Request& request, std::stop_token stop) {
+  const ClientMetrics& m = GetClientMetrics();
+  auto url = BuildUrl(request);
+  if (!url.ok()) return url.error();
+  const std::string& verb = request.verb;
+  bool token_refreshed = false;
+  int retry = 0;
+  while (true) {
+    const auto wait_start = clock_.Now();
+    if (auto st = limiter_->Wait(stop); !st.ok()) return st.error();
+    m.rate_limiter_duration.With({verb, host_label_}).Observe(Seconds(clock_.Now() - wait_start));
+
+    auto http = MakeHttpRequest(request, *url, user_agent_, *tokens_, config_.timeout);
+    if (!http.ok()) return http.error();
+    const auto start = clock_.Now();
+    auto resp = transport_->RoundTrip(*http);
+    m.request_duration.With({verb, host_label_}).Observe(Seconds(clock_.Now() - start));
+
+    std::chrono::seconds retry_after{0};
+    if (!resp.ok()) {
+      m.requests_total.With({kErrorCodeLabel, verb, host_label_}).Inc();
+      // Only a GET is safe to resend when we cannot know whether the server acted on it.
+      const bool retriable =
+          verb == "GET" && HasCause(resp.error(), transport_cause::kConnectionReset);
+      if (!retriable || retry >= options_.retry.max_retries) return resp.error();
+      m.request_retries_total.With({kErrorCodeLabel, verb, host_label_}).Inc();
+    } else {
+      const int status = resp->status;
+      m.requests_total.With({std::to_string(status), verb, host_label_}).Inc();
+      if (status >= 200 && status < 300) return std::move(resp->body);
+      if (status == 401 && tokens_->file_backed() && !token_refreshed) {
+        // A rotated projected token: re-read the file and try once more at once.
+        token_refreshed = true;
+        tokens_->Invalidate();
+        m.request_retries_total.With({std::to_string(status), verb, host_label_}).Inc();
+        continue;
+      }
+      const auto parsed = ParseRetryAfter(resp->retry_after);
+      const bool retriable = status == 429 || (status >= 500 && status < 600 && parsed);
+      if (!retriable || retry >= options_.retry.max_retries) {
+        return DecodeApiError(status, resp->body);
+      }
+      retry_after = parsed.value_or(std::chrono::seconds(0));
+      m.request_retries_total.With({std::to_string(status), verb, host_label_}).Inc();
+    }
+    ++retry;
+    if (!clock_.SleepFor(RetryWait(retry_after, retry, options_.retry), stop)) {
+      return Canceled("request retry wait");
+    }
+  }
+}
+
+Result<std::unique_ptr<WatchStream>> RestClient::Watch(const Request& request,
+                                                       std::stop_token stop) {
+  const ClientMetrics& m = GetClientMetrics();
+  auto url = BuildUrl(request);
+  if (!url.ok()) return url.error();
+  const auto wait_start = clock_.Now();
+  if (auto st = limiter_->Wait(stop); !st.ok()) return st.error();
+  m.rate_limiter_duration.With({request.verb, host_label_})
+      .Observe(Seconds(clock_.Now() - wait_start));
+  // No total timeout: a watch lasts as long as the server's timeoutSeconds.
+  auto http = MakeHttpRequest(request, *url, user_agent_, *tokens_, std::chrono::milliseconds(0));
+  if (!http.ok()) return http.error();
+  auto on_status = [tokens = tokens_, counter_host = host_label_, verb = request.verb](int status) {
+    GetClientMetrics().requests_total.With({std::to_string(status), verb, counter_host}).Inc();
+    // The next attempt (the reflector re-watches) should not reuse a rejected token.
+    if (status == 401) tokens->Invalidate();
+  };
+  return std::make_unique<WatchStream>(transport_->Stream(*http), std::move(on_status));
+}
+
+}  // namespace kcm::client

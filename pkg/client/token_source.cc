@@ -1,0 +1,53 @@
+#include "pkg/client/token_source.h"
+
+#include <fstream>
+#include <sstream>
+
+namespace kcm::client {
+namespace {
+
+Result<std::string> ReadTokenFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error::Local("Unauthorized", "cannot read token file " + path);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  std::string token = ss.str();
+  // Token files usually end with a newline; a header value must not.
+  auto end = token.find_last_not_of(" \t\r\n");
+  token.erase(end == std::string::npos ? 0 : end + 1);
+  auto begin = token.find_first_not_of(" \t\r\n");
+  token.erase(0, begin == std::string::npos ? token.size() : begin);
+  if (token.empty()) return Error::Local("Unauthorized", "token file " + path + " is empty");
+  return token;
+}
+
+}  // namespace
+
+TokenSource::TokenSource(std::string static_token, std::string file, Clock& clock)
+    : static_token_(std::move(static_token)), file_(std::move(file)), clock_(clock) {}
+
+Result<std::string> TokenSource::Token() {
+  if (file_.empty()) return static_token_;
+  std::lock_guard lock(mu_);
+  const auto now = clock_.Now();
+  if (valid_ && now < expires_) return cached_;
+  auto token = ReadTokenFile(file_);
+  if (!token.ok()) {
+    // Keep serving what we had (or the configured token) rather than failing every request
+    // while a projected token is being swapped.
+    if (valid_) return cached_;
+    if (!static_token_.empty()) return static_token_;
+    return token.error();
+  }
+  cached_ = std::move(token).value();
+  valid_ = true;
+  expires_ = now + kFileCachePeriod;
+  return cached_;
+}
+
+void TokenSource::Invalidate() {
+  std::lock_guard lock(mu_);
+  expires_ = Clock::time_point{};
+}
+
+}  // namespace kcm::client

@@ -1,0 +1,421 @@
+#include "pkg/client/transport.h"
+
+#include <curl/curl.h>
+
+#include <array>
+#include <atomic>
+#include <cstring>
+#include <fstream>
+#include <mutex>
+
+#include "pkg/client/api_errors.h"
+#include "pkg/client/json_padding.h"
+
+namespace kcm::client {
+namespace {
+
+// curl_global_init is not thread-safe and must run once per process before any handle exists.
+void EnsureCurlGlobalInit() {
+  static std::once_flag once;
+  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+}
+
+struct EasyDeleter {
+  void operator()(CURL* h) const { curl_easy_cleanup(h); }
+};
+struct MultiDeleter {
+  void operator()(CURLM* m) const { curl_multi_cleanup(m); }
+};
+struct ShareDeleter {
+  void operator()(CURLSH* s) const { curl_share_cleanup(s); }
+};
+struct SlistDeleter {
+  void operator()(curl_slist* l) const { curl_slist_free_all(l); }
+};
+using EasyPtr = std::unique_ptr<CURL, EasyDeleter>;
+using MultiPtr = std::unique_ptr<CURLM, MultiDeleter>;
+using SharePtr = std::unique_ptr<CURLSH, ShareDeleter>;
+using SlistPtr = std::unique_ptr<curl_slist, SlistDeleter>;
+
+// Idle handles kept for reuse; each one holds its own live connection(s).
+constexpr std::size_t kMaxIdleHandles = 32;
+
+bool StartsWithNoCase(std::string_view s, std::string_view prefix) {
+  if (s.size() < prefix.size()) return false;
+  for (std::size_t i = 0; i < prefix.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(s[i])) !=
+        std::tolower(static_cast<unsigned char>(prefix[i]))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string TrimHeaderValue(std::string_view v) {
+  while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+  while (!v.empty() && (v.back() == '\r' || v.back() == '\n' || v.back() == ' ')) {
+    v.remove_suffix(1);
+  }
+  return std::string(v);
+}
+
+// What the header callback extracts. A new status line (redirect, 100-continue) starts over.
+struct HeaderInfo {
+  std::string retry_after;
+  std::string content_type;
+  curl_off_t content_length = -1;
+
+  void Parse(std::string_view line) {
+    if (StartsWithNoCase(line, "HTTP/")) {
+      *this = HeaderInfo{};
+    } else if (StartsWithNoCase(line, "retry-after:")) {
+      retry_after = TrimHeaderValue(line.substr(12));
+    } else if (StartsWithNoCase(line, "content-type:")) {
+      content_type = TrimHeaderValue(line.substr(13));
+    } else if (StartsWithNoCase(line, "content-length:")) {
+      try {
+        content_length = std::stoll(TrimHeaderValue(line.substr(15)));
+      } catch (...) {
+        content_length = -1;
+      }
+    }
+  }
+};
+
+struct BufferedSink {
+  std::string body;
+  HeaderInfo headers;
+};
+
+size_t BufferedWrite(char* data, size_t size, size_t n, void* user) {
+  auto* sink = static_cast<BufferedSink*>(user);
+  if (sink->body.empty() && sink->headers.content_length > 0) {
+    // Reserve once for the whole body plus the simdjson padding.
+    sink->body.reserve(static_cast<size_t>(sink->headers.content_length) + kJsonPadding);
+  }
+  sink->body.append(data, size * n);
+  return size * n;
+}
+
+size_t BufferedHeader(char* data, size_t size, size_t n, void* user) {
+  static_cast<BufferedSink*>(user)->headers.Parse(std::string_view(data, size * n));
+  return size * n;
+}
+
+Error TransportError(CURLcode code, const char* errbuf) {
+  const char* cause = transport_cause::kOther;
+  switch (code) {
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_COULDNT_RESOLVE_HOST:
+      cause = transport_cause::kConnectionRefused;
+      break;
+    case CURLE_OPERATION_TIMEDOUT:
+      cause = transport_cause::kTimeout;
+      break;
+    case CURLE_RECV_ERROR:
+    case CURLE_SEND_ERROR:
+    case CURLE_GOT_NOTHING:
+    case CURLE_PARTIAL_FILE:
+    case CURLE_HTTP2:
+    case CURLE_HTTP2_STREAM:
+      cause = transport_cause::kConnectionReset;
+      break;
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_SSL_CERTPROBLEM:
+    case CURLE_SSL_CIPHER:
+    case CURLE_SSL_CACERT_BADFILE:
+    case CURLE_SSL_ISSUER_ERROR:
+      cause = transport_cause::kTLS;
+      break;
+    default:
+      break;
+  }
+  std::string message = curl_easy_strerror(code);
+  if (errbuf != nullptr && errbuf[0] != '\0') message += std::string(": ") + errbuf;
+  return Error{0, std::string(reason::kTransport), std::move(message), {cause}};
+}
+
+bool ReadableFile(const std::string& path) {
+  return std::ifstream(path).good();
+}
+
+}  // namespace
+
+struct Transport::Impl {
+  explicit Impl(const RestConfig& c) : config(c) {}
+
+  RestConfig config;
+  // Declared before `share` so the share's lock callbacks outlive it, and `share` before `idle`
+  // so every easy handle is cleaned up before the share it uses.
+  std::array<std::mutex, CURL_LOCK_DATA_LAST> locks;
+  SharePtr share;
+  std::mutex pool_mu;
+  std::vector<EasyPtr> idle;
+
+  static void Lock(CURL*, curl_lock_data data, curl_lock_access, void* user) {
+    static_cast<Impl*>(user)->locks[data].lock();
+  }
+  static void Unlock(CURL*, curl_lock_data data, void* user) {
+    static_cast<Impl*>(user)->locks[data].unlock();
+  }
+
+  EasyPtr Acquire() {
+    {
+      std::lock_guard lock(pool_mu);
+      if (!idle.empty()) {
+        EasyPtr h = std::move(idle.back());
+        idle.pop_back();
+        // Clears options but keeps live connections and caches.
+        curl_easy_reset(h.get());
+        return h;
+      }
+    }
+    return EasyPtr(curl_easy_init());
+  }
+
+  void Release(EasyPtr h) {
+    std::lock_guard lock(pool_mu);
+    if (idle.size() < kMaxIdleHandles) idle.push_back(std::move(h));
+  }
+
+  // Options every request shares; the caller adds the write/header callbacks.
+  SlistPtr Configure(CURL* h, const HttpRequest& req, char* errbuf) const {
+    curl_easy_setopt(h, CURLOPT_URL, req.url.c_str());
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);  // we run on many threads
+    curl_easy_setopt(h, CURLOPT_SHARE, share.get());
+    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
+    curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 30000L);
+    curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "gzip");
+    curl_easy_setopt(h, CURLOPT_HTTP_VERSION,
+                     config.enable_http2 ? static_cast<long>(CURL_HTTP_VERSION_2TLS)
+                                         : static_cast<long>(CURL_HTTP_VERSION_1_1));
+    if (req.timeout.count() > 0) {
+      curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(req.timeout.count()));
+    }
+
+    if (config.insecure) {
+      curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
+      curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
+    } else if (!config.ca_data.empty()) {
+      curl_blob blob{const_cast<char*>(config.ca_data.data()), config.ca_data.size(),
+                     CURL_BLOB_NOCOPY};
+      curl_easy_setopt(h, CURLOPT_CAINFO_BLOB, &blob);
+    } else if (!config.ca_file.empty()) {
+      curl_easy_setopt(h, CURLOPT_CAINFO, config.ca_file.c_str());
+    }
+    if (!config.cert_data.empty()) {
+      curl_blob blob{const_cast<char*>(config.cert_data.data()), config.cert_data.size(),
+                     CURL_BLOB_NOCOPY};
+      curl_easy_setopt(h, CURLOPT_SSLCERT_BLOB, &blob);
+      curl_easy_setopt(h, CURLOPT_SSLCERTTYPE, "PEM");
+    } else if (!config.cert_file.empty()) {
+      curl_easy_setopt(h, CURLOPT_SSLCERT, config.cert_file.c_str());
+      curl_easy_setopt(h, CURLOPT_SSLCERTTYPE, "PEM");
+    }
+    if (!config.key_data.empty()) {
+      curl_blob blob{const_cast<char*>(config.key_data.data()), config.key_data.size(),
+                     CURL_BLOB_NOCOPY};
+      curl_easy_setopt(h, CURLOPT_SSLKEY_BLOB, &blob);
+      curl_easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM");
+    } else if (!config.key_file.empty()) {
+      curl_easy_setopt(h, CURLOPT_SSLKEY, config.key_file.c_str());
+      curl_easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM");
+    }
+
+    const bool send_body =
+        !req.body.empty() || req.method == "POST" || req.method == "PUT" || req.method == "PATCH";
+    if (req.method == "GET") {
+      curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
+    } else {
+      curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, req.method.c_str());
+    }
+    if (send_body) {
+      // Not copied: the request outlives the transfer.
+      curl_easy_setopt(h, CURLOPT_POSTFIELDS, req.body.data());
+      curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(req.body.size()));
+    }
+
+    curl_slist* list = nullptr;
+    for (const auto& [name, value] : req.headers) {
+      list = curl_slist_append(list, (name + ": " + value).c_str());
+    }
+    // No 100-continue round trip for large bodies; the API server answers directly.
+    list = curl_slist_append(list, "Expect:");
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, list);
+    return SlistPtr(list);
+  }
+};
+
+Result<std::shared_ptr<Transport>> Transport::Create(const RestConfig& config) {
+  EnsureCurlGlobalInit();
+  const std::pair<const std::string*, const char*> files[] = {
+      {&config.ca_file, "certificate-authority"},
+      {&config.cert_file, "client-certificate"},
+      {&config.key_file, "client-key"}};
+  for (const auto& [path, field] : files) {
+    if (!path->empty() && !ReadableFile(*path)) {
+      return Error::Local("InvalidConfig", std::string("cannot read ") + field + " file " + *path);
+    }
+  }
+  if (config.cert_file.empty() && config.cert_data.empty() &&
+      !(config.key_file.empty() && config.key_data.empty())) {
+    return Error::Local("InvalidConfig", "client key given without a client certificate");
+  }
+  auto impl = std::make_shared<Impl>(config);
+  impl->share.reset(curl_share_init());
+  if (!impl->share) return Error::Local("InvalidConfig", "curl_share_init failed");
+  // DNS and TLS sessions are shared across handles; connections stay per handle because
+  // libcurl does not multiplex HTTP/2 across threads through a share.
+  curl_share_setopt(impl->share.get(), CURLSHOPT_LOCKFUNC, &Impl::Lock);
+  curl_share_setopt(impl->share.get(), CURLSHOPT_UNLOCKFUNC, &Impl::Unlock);
+  curl_share_setopt(impl->share.get(), CURLSHOPT_USERDATA, impl.get());
+  curl_share_setopt(impl->share.get(), CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+  curl_share_setopt(impl->share.get(), CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+  return std::make_shared<Transport>(Private{}, std::move(impl));
+}
+
+Transport::Transport(Private, std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Transport::~Transport() = default;
+
+Result<HttpResponse> Transport::RoundTrip(const HttpRequest& request) {
+  EasyPtr h = impl_->Acquire();
+  if (!h) return Error::Local(std::string(reason::kTransport), "curl_easy_init failed");
+  char errbuf[CURL_ERROR_SIZE] = {0};
+  BufferedSink sink;
+  SlistPtr headers = impl_->Configure(h.get(), request, errbuf);
+  curl_easy_setopt(h.get(), CURLOPT_WRITEFUNCTION, &BufferedWrite);
+  curl_easy_setopt(h.get(), CURLOPT_WRITEDATA, &sink);
+  curl_easy_setopt(h.get(), CURLOPT_HEADERFUNCTION, &BufferedHeader);
+  curl_easy_setopt(h.get(), CURLOPT_HEADERDATA, &sink);
+  const CURLcode rc = curl_easy_perform(h.get());
+  if (rc != CURLE_OK) {
+    // A handle whose transfer failed may hold a broken connection; let it go.
+    return TransportError(rc, errbuf);
+  }
+  long status = 0;
+  curl_easy_getinfo(h.get(), CURLINFO_RESPONSE_CODE, &status);
+  impl_->Release(std::move(h));
+  HttpResponse resp;
+  resp.status = static_cast<int>(status);
+  resp.body = std::move(sink.body);
+  EnsurePadding(resp.body);
+  resp.retry_after = std::move(sink.headers.retry_after);
+  resp.content_type = std::move(sink.headers.content_type);
+  return resp;
+}
+
+// --- streaming -------------------------------------------------------------------------------
+
+struct HttpStream::State {
+  std::shared_ptr<Transport::Impl> impl;  // keeps the share alive while the handle uses it
+  HttpRequest request;                    // owns the body curl points into
+  EasyPtr easy;
+  MultiPtr multi;
+  SlistPtr headers;
+  char errbuf[CURL_ERROR_SIZE] = {0};
+  HeaderInfo header_info;
+  std::string pending;  // bytes received but not yet handed to Read()
+  std::atomic<bool> canceled{false};
+  std::atomic<int> status{0};
+  bool added = false;
+  bool done = false;
+  CURLcode result = CURLE_OK;
+
+  ~State() {
+    if (added) curl_multi_remove_handle(multi.get(), easy.get());
+    easy.reset();  // before the multi it was part of
+    multi.reset();
+  }
+
+  static size_t Write(char* data, size_t size, size_t n, void* user) {
+    auto* s = static_cast<State*>(user);
+    s->pending.append(data, size * n);
+    return size * n;
+  }
+  static size_t Header(char* data, size_t size, size_t n, void* user) {
+    static_cast<State*>(user)->header_info.Parse(std::string_view(data, size * n));
+    return size * n;
+  }
+
+  void UpdateStatus() {
+    if (status.load() != 0) return;
+    long code = 0;
+    curl_easy_getinfo(easy.get(), CURLINFO_RESPONSE_CODE, &code);
+    status.store(static_cast<int>(code));
+  }
+};
+
+std::unique_ptr<HttpStream> Transport::Stream(const HttpRequest& request) {
+  auto state = std::make_unique<HttpStream::State>();
+  state->impl = impl_;
+  state->request = request;
+  state->easy.reset(curl_easy_init());
+  state->multi.reset(curl_multi_init());
+  if (state->easy && state->multi) {
+    state->headers = impl_->Configure(state->easy.get(), state->request, state->errbuf);
+    curl_easy_setopt(state->easy.get(), CURLOPT_WRITEFUNCTION, &HttpStream::State::Write);
+    curl_easy_setopt(state->easy.get(), CURLOPT_WRITEDATA, state.get());
+    curl_easy_setopt(state->easy.get(), CURLOPT_HEADERFUNCTION, &HttpStream::State::Header);
+    curl_easy_setopt(state->easy.get(), CURLOPT_HEADERDATA, state.get());
+    state->added = curl_multi_add_handle(state->multi.get(), state->easy.get()) == CURLM_OK;
+  }
+  return std::make_unique<HttpStream>(HttpStream::Private{}, std::move(state));
+}
+
+HttpStream::HttpStream(Private, std::unique_ptr<State> state) : state_(std::move(state)) {}
+HttpStream::~HttpStream() = default;
+
+Result<size_t> HttpStream::Read(std::string* out) {
+  State& s = *state_;
+  if (!s.added) return Error::Local(std::string(reason::kTransport), "cannot start transfer");
+  while (true) {
+    if (s.canceled.load()) return size_t{0};
+    if (!s.pending.empty()) {
+      s.UpdateStatus();
+      const size_t n = s.pending.size();
+      out->append(s.pending);
+      s.pending.clear();
+      return n;
+    }
+    if (s.done) {
+      if (s.result != CURLE_OK) return TransportError(s.result, s.errbuf);
+      return size_t{0};
+    }
+    int running = 0;
+    if (curl_multi_perform(s.multi.get(), &running) != CURLM_OK) {
+      return Error::Local(std::string(reason::kTransport), "curl_multi_perform failed");
+    }
+    int queued = 0;
+    while (CURLMsg* msg = curl_multi_info_read(s.multi.get(), &queued)) {
+      if (msg->msg == CURLMSG_DONE) {
+        s.done = true;
+        s.result = msg->data.result;
+        s.UpdateStatus();
+      }
+    }
+    if (!s.pending.empty() || s.done) continue;
+    // Cancel() wakes this poll through curl_multi_wakeup.
+    curl_multi_poll(s.multi.get(), nullptr, 0, 1000, nullptr);
+  }
+}
+
+int HttpStream::status() const {
+  return state_->status.load();
+}
+
+std::string HttpStream::retry_after() const {
+  return state_->header_info.retry_after;
+}
+
+void HttpStream::Cancel() {
+  state_->canceled.store(true);
+  if (state_->multi) curl_multi_wakeup(state_->multi.get());
+}
+
+bool HttpStream::canceled() const {
+  return state_->canceled.load();
+}
+
+}  // namespace kcm::client

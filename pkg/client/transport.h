@@ -1,0 +1,108 @@
+// HTTP transport over libcurl (the http.RoundTripper of rest.Config): TLS from the RestConfig,
+// connection reuse through a pool of easy handles (each keeps its connections alive) sharing DNS
+// and TLS sessions, and streaming responses for watches. Transport is thread-safe; an HttpStream
+// is used by one reader thread, with Cancel() callable from any thread.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "pkg/client/rest_config.h"
+#include "pkg/util/result.h"
+
+namespace kcm::client {
+
+struct HttpRequest {
+  std::string method = "GET";
+  std::string url;
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string body;                      // sent when non-empty or for POST/PUT/PATCH
+  std::chrono::milliseconds timeout{0};  // total; 0 = none
+};
+
+struct HttpResponse {
+  int status = 0;
+  std::string body;         // padded, see json_padding.h
+  std::string retry_after;  // the Retry-After header, "" if absent
+  std::string content_type;
+};
+
+// Transport errors (no HTTP answer) come back as Error{code 0, reason "Transport"}; `causes`
+// holds "ConnectionReset" when the connection broke after it was established (a GET may be
+// retried then) and "ConnectionRefused", "Timeout" or "TLS" otherwise.
+namespace transport_cause {
+inline constexpr char kConnectionReset[] = "ConnectionReset";
+inline constexpr char kConnectionRefused[] = "ConnectionRefused";
+inline constexpr char kTimeout[] = "Timeout";
+inline constexpr char kTLS[] = "TLS";
+inline constexpr char kOther[] = "Other";
+}  // namespace transport_cause
+
+class HttpStream;
+
+class Transport {
+ public:
+  // Validates the TLS settings (files readable) and sets up the shared state.
+  static Result<std::shared_ptr<Transport>> Create(const RestConfig& config);
+  ~Transport();
+  Transport(const Transport&) = delete;
+  Transport& operator=(const Transport&) = delete;
+
+  // One request, the whole body buffered.
+  Result<HttpResponse> RoundTrip(const HttpRequest& request);
+
+  // Starts a request whose body is read incrementally (watch). Never blocks on the network.
+  std::unique_ptr<HttpStream> Stream(const HttpRequest& request);
+
+  struct Impl;
+
+ private:
+  struct Private {
+    explicit Private() = default;
+  };
+
+ public:
+  // Use Create(); public only so make_shared can reach it.
+  Transport(Private, std::shared_ptr<Impl> impl);
+
+ private:
+  std::shared_ptr<Impl> impl_;
+};
+
+// A response read as it arrives, pull-based: Read() drives the transfer on the caller's thread.
+class HttpStream {
+ public:
+  ~HttpStream();
+  HttpStream(const HttpStream&) = delete;
+  HttpStream& operator=(const HttpStream&) = delete;
+
+  // Appends newly received body bytes to *out. Returns the number appended; 0 means the response
+  // ended cleanly (or Cancel() was called). Blocks until data, end, error or cancel.
+  Result<size_t> Read(std::string* out);
+  // The HTTP status; known once Read() has returned something (0 before).
+  int status() const;
+  std::string retry_after() const;
+  // Thread-safe; makes a blocked Read() return 0 promptly.
+  void Cancel();
+  bool canceled() const;
+
+  struct State;
+
+ private:
+  friend class Transport;
+  struct Private {
+    explicit Private() = default;
+  };
+
+ public:
+  // Made by Transport::Stream().
+  HttpStream(Private, std::unique_ptr<State> state);
+
+ private:
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace kcm::client

@@ -1,0 +1,84 @@
+#include "pkg/client/watch_stream.h"
+
+#include "pkg/client/api_errors.h"
+#include "pkg/client/json_padding.h"
+#include "pkg/client/transport.h"
+
+namespace kcm::client {
+namespace {
+
+Error DecodingError(const std::string& detail) {
+  return Error{500,
+               std::string(reason::kClientWatchDecoding),
+               "unable to decode an event from the watch stream: " + detail,
+               {}};
+}
+
+}  // namespace
+
+WatchStream::WatchStream(std::unique_ptr<HttpStream> stream,
+                         std::function<void(int status)> on_status)
+    : stream_(std::move(stream)), on_status_(std::move(on_status)) {}
+
+WatchStream::~WatchStream() = default;
+
+void WatchStream::Stop() {
+  stream_->Cancel();
+}
+
+Result<std::optional<std::string>> WatchStream::Next() {
+  using Frame = std::optional<std::string>;
+  if (done_) return Frame();
+  while (true) {
+    if (stream_->canceled()) {
+      done_ = true;
+      return Frame();
+    }
+    auto frame = scanner_.Next();
+    if (!frame.ok()) {
+      done_ = true;
+      return frame.error();
+    }
+    if (frame->has_value()) return std::move(frame).value();
+
+    std::string chunk;
+    auto n = stream_->Read(&chunk);
+    if (stream_->canceled()) {
+      done_ = true;
+      return Frame();
+    }
+    if (!status_checked_ && (!n.ok() || stream_->status() != 0)) {
+      const int status = stream_->status();
+      if (status != 0) {
+        status_checked_ = true;
+        if (on_status_) on_status_(status);
+      }
+      if (status < 200 || status >= 300) {
+        done_ = true;
+        if (!n.ok()) return n.error();
+        // An error answer: read the (small) Status body to its end, then decode it.
+        std::string body = std::move(chunk);
+        while (true) {
+          auto more = stream_->Read(&body);
+          if (!more.ok() || *more == 0) break;
+        }
+        return DecodeApiError(status, body);
+      }
+    }
+    if (!n.ok()) {
+      done_ = true;
+      // A broken connection between frames is an ordinary end of a watch (the reflector
+      // re-watches); one inside a frame lost an event.
+      if (scanner_.HasPartial()) return DecodingError("stream broken inside a frame");
+      return Frame();
+    }
+    if (*n == 0) {
+      done_ = true;
+      if (scanner_.HasPartial()) return DecodingError("stream ended inside a frame");
+      return Frame();
+    }
+    scanner_.Feed(chunk);
+  }
+}
+
+}  // namespace kcm::client
