@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <cmath>
+
 #include "pkg/metrics/metrics.h"
 #include "pkg/workqueue/delaying_queue.h"
 #include "pkg/workqueue/queue.h"
@@ -41,14 +44,21 @@ struct Family {
   metrics::Gauge longest;
 };
 
+// A queue name not used before in this process, so --gtest_repeat starts every test from zero.
+std::string UniqueName(const std::string& base) {
+  static std::atomic<int> next{0};
+  return base + "-" + std::to_string(next.fetch_add(1));
+}
+
 bool Near(double a, double b) {
   return std::abs(a - b) < 1e-9;
 }
 
 // 7.5
 TEST(WorkqueueMetricsTest, AddsTotalCountsOnlyAddsThatWereNotDeduplicated) {
-  Queue q({.name = "wq-adds"});
-  Family m("wq-adds");
+  const std::string name = UniqueName("wq-adds");
+  Queue q({.name = name});
+  Family m(name);
   q.Add("ns/a");
   q.Add("ns/a");
   q.Add("ns/b");
@@ -59,8 +69,9 @@ TEST(WorkqueueMetricsTest, AddsTotalCountsOnlyAddsThatWereNotDeduplicated) {
 // 7.5: depth counts keys that need processing, including one re-added while a worker holds it
 // (upstream counts it at Add, not when Done re-queues it).
 TEST(WorkqueueMetricsTest, DepthFollowsAddAndGet) {
-  Queue q({.name = "wq-depth"});
-  Family m("wq-depth");
+  const std::string name = UniqueName("wq-depth");
+  Queue q({.name = name});
+  Family m(name);
   q.Add("ns/a");
   ASSERT_EQ(q.Get(), "ns/a");
   EXPECT_EQ(m.depth.Value(), 0);
@@ -75,9 +86,10 @@ TEST(WorkqueueMetricsTest, DepthFollowsAddAndGet) {
 
 // 7.5
 TEST(WorkqueueMetricsTest, QueueAndWorkDurationsAreObservedOnTheClock) {
+  const std::string name = UniqueName("wq-durations");
   FakeClock clock;
-  Queue q({.name = "wq-durations", .clock = &clock});
-  Family m("wq-durations");
+  Queue q({.name = name, .clock = &clock});
+  Family m(name);
   q.Add("ns/a");
   clock.Step(2s);
   q.Add("ns/a");  // Deduplicated: the wait still counts from the first add.
@@ -92,9 +104,10 @@ TEST(WorkqueueMetricsTest, QueueAndWorkDurationsAreObservedOnTheClock) {
 
 // 7.5: the two in-progress gauges are refreshed every 500 ms of Clock time by the queue's thread.
 TEST(WorkqueueMetricsTest, UnfinishedWorkAndLongestRunningProcessorUpdatedPeriodically) {
+  const std::string name = UniqueName("wq-unfinished");
   FakeClock clock;
-  Queue q({.name = "wq-unfinished", .clock = &clock});
-  Family m("wq-unfinished");
+  Queue q({.name = name, .clock = &clock});
+  Family m(name);
   q.Add("ns/a");
   q.Add("ns/b");
   ASSERT_EQ(q.Get(), "ns/a");
@@ -117,9 +130,10 @@ TEST(WorkqueueMetricsTest, UnfinishedWorkAndLongestRunningProcessorUpdatedPeriod
 // 7.5: every AddAfter (so every AddRateLimited) counts as a retry, even with no delay; nothing
 // counts once the queue is shutting down.
 TEST(WorkqueueMetricsTest, RetriesTotalCountsAddAfterAndAddRateLimited) {
+  const std::string name = UniqueName("wq-retries");
   FakeClock clock;
-  RateLimitingQueue q({.name = "wq-retries", .clock = &clock});
-  Family m("wq-retries");
+  RateLimitingQueue q({.name = name, .clock = &clock});
+  Family m(name);
   q.Add("ns/a");
   EXPECT_EQ(m.retries.Value(), 0);
   q.AddAfter("ns/b", 0s);
@@ -133,18 +147,21 @@ TEST(WorkqueueMetricsTest, RetriesTotalCountsAddAfterAndAddRateLimited) {
 
 // 7.5 / M1: upstream family names, label `name`, buckets 1e-8 ... 10 s in the exposition.
 TEST(WorkqueueMetricsTest, ExposedWithUpstreamNamesAndBuckets) {
-  Queue q({.name = "deployment"});
-  q.Add("ns/a");
+  const std::string name = UniqueName("deployment");
+  DelayingQueue q({.name = name});
+  q.AddAfter("ns/a", 0s);
   ASSERT_EQ(q.Get(), "ns/a");
   q.Done("ns/a");
   std::string text = metrics::SerializeText();
-  for (const char* series :
-       {"workqueue_depth{name=\"deployment\"}", "workqueue_adds_total{name=\"deployment\"}",
-        "workqueue_queue_duration_seconds_bucket{name=\"deployment\",le=\"1e-08\"}",
-        "workqueue_queue_duration_seconds_bucket{name=\"deployment\",le=\"10\"}",
-        "workqueue_work_duration_seconds_count{name=\"deployment\"} 1",
-        "workqueue_unfinished_work_seconds{name=\"deployment\"}",
-        "workqueue_longest_running_processor_seconds{name=\"deployment\"}"}) {
+  const std::string label = "{name=\"" + name + "\"";
+  for (const std::string& series :
+       {"workqueue_depth" + label + "}", "workqueue_adds_total" + label + "}",
+        "workqueue_retries_total" + label + "} 1",
+        "workqueue_queue_duration_seconds_bucket" + label + ",le=\"1e-08\"}",
+        "workqueue_queue_duration_seconds_bucket" + label + ",le=\"10\"}",
+        "workqueue_work_duration_seconds_count" + label + "} 1",
+        "workqueue_unfinished_work_seconds" + label + "}",
+        "workqueue_longest_running_processor_seconds" + label + "}"}) {
     EXPECT_NE(text.find(series), std::string::npos) << series << "\n" << text;
   }
   EXPECT_EQ(text.find("le=\"100\""), std::string::npos) << "10 s is the last finite bucket";
