@@ -72,11 +72,15 @@ void Queue::ShutDown() {
 }
 
 void Queue::ShutDownWithDrain() {
-  std::unique_lock lock(mu_);
-  drain_ = true;
-  shutting_down_ = true;
+  {
+    std::lock_guard lock(mu_);
+    drain_ = true;
+    shutting_down_ = true;
+  }
   cv_.notify_all();
+  // Outside the lock: stop callbacks run here and wake the updater's sleep on the Clock.
   metrics_updater_.request_stop();
+  std::unique_lock lock(mu_);
   drained_cv_.wait(lock, [this] { return processing_.empty() || !drain_; });
 }
 
