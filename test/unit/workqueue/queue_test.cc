@@ -111,6 +111,19 @@ TEST(QueueTest, ShutDownDrainsWaitingKeysThenReportsShutdown) {
   EXPECT_EQ(q.Get(), std::nullopt);
 }
 
+// 7.2: a key re-added while a worker held it before shutdown is still handed out by the drain.
+TEST(QueueTest, KeyReaddedWhileProcessingIsDrainedAfterShutDown) {
+  Queue q;
+  q.Add("ns/a");
+  ASSERT_EQ(q.Get(), "ns/a");
+  q.Add("ns/a");
+  q.ShutDown();
+  q.Done("ns/a");
+  EXPECT_EQ(q.Get(), "ns/a");
+  q.Done("ns/a");
+  EXPECT_EQ(q.Get(), std::nullopt);
+}
+
 // 7.2
 TEST(QueueTest, ShutDownReleasesBlockedGet) {
   Queue q;
