@@ -1,0 +1,221 @@
+#include "pkg/cache/shared_informer.h"
+
+#include <glog/logging.h>
+
+#include <thread>
+
+namespace kcm::cache {
+namespace {
+
+SharedIndexInformerOptions WithDefaults(SharedIndexInformerOptions options) {
+  if (options.clock == nullptr) {
+    options.clock = &RealClock::Get();
+  }
+  if (!options.rand) {
+    options.rand = NewRandFunc();
+  }
+  return options;
+}
+
+}  // namespace
+
+SharedIndexInformer::SharedIndexInformer(std::shared_ptr<ListerWatcher> lister_watcher,
+                                         SharedIndexInformerOptions options)
+    : lister_watcher_(std::move(lister_watcher)),
+      options_(WithDefaults(std::move(options))),
+      clock_(*options_.clock),
+      indexer_(NewIndexer(DeletionHandlingMetaNamespaceKeyFunc, options_.indexers)),
+      processor_(clock_),
+      resync_check_period_(options_.resync_period) {}
+
+SharedIndexInformer::~SharedIndexInformer() = default;
+
+Result<std::shared_ptr<ResourceEventHandlerRegistration>> SharedIndexInformer::AddEventHandler(
+    std::shared_ptr<ResourceEventHandler> handler) {
+  return AddEventHandlerWithResyncPeriod(std::move(handler), options_.resync_period);
+}
+
+Result<std::shared_ptr<ResourceEventHandlerRegistration>> SharedIndexInformer::AddEventHandler(
+    ResourceEventHandlerFuncs funcs) {
+  return AddEventHandler(MakeResourceEventHandler(std::move(funcs)));
+}
+
+Result<std::shared_ptr<ResourceEventHandlerRegistration>>
+SharedIndexInformer::AddEventHandlerWithResyncPeriod(std::shared_ptr<ResourceEventHandler> handler,
+                                                     Clock::duration resync_period) {
+  std::lock_guard lock(mu_);
+  if (stopped_) {
+    return Error::Local("InformerStopped",
+                        options_.name + ": handler not added because the informer has stopped");
+  }
+  if (resync_period > Clock::duration::zero()) {
+    if (resync_period < kMinimumResyncPeriod) {
+      LOG(WARNING) << options_.name << ": resync period too small, raised to 1s";
+      resync_period = kMinimumResyncPeriod;
+    }
+    if (resync_period < resync_check_period_) {
+      if (started_) {
+        // The reflector's timer already runs at the check period; it cannot go faster now.
+        LOG(WARNING) << options_.name << ": resync period smaller than the check period; raised";
+        resync_period = resync_check_period_;
+      } else {
+        resync_check_period_ = resync_period;
+        processor_.ResyncCheckPeriodChanged(resync_period);
+      }
+    }
+  }
+  auto listener = std::make_shared<ProcessorListener>(
+      std::move(handler), resync_period, DetermineResyncPeriod(resync_period, resync_check_period_),
+      clock_.Now(), [this] { return HasSynced(); });
+  if (!started_) {
+    processor_.AddListener(listener);
+    return std::shared_ptr<ResourceEventHandlerRegistration>(listener);
+  }
+  // Replay the cache with deltas held back, and before returning the registration, so that its
+  // HasSynced can never be true before the replay has been handled.
+  std::lock_guard block(block_deltas_);
+  processor_.AddListener(listener);
+  for (api::ObjectPtr& obj : indexer_->List()) {
+    listener->Add(AddNotification{std::move(obj), /*is_in_initial_list=*/true});
+  }
+  return std::shared_ptr<ResourceEventHandlerRegistration>(listener);
+}
+
+Status SharedIndexInformer::RemoveEventHandler(
+    const std::shared_ptr<ResourceEventHandlerRegistration>& registration) {
+  if (!registration) {
+    return Error::Local("InvalidArgument", "null registration");
+  }
+  return processor_.RemoveListener(registration.get());
+}
+
+Status SharedIndexInformer::SetTransform(TransformFunc transform) {
+  std::lock_guard lock(mu_);
+  if (started_) {
+    return Error::Local("InformerStarted", options_.name + ": transform must be set before start");
+  }
+  transform_ = std::move(transform);
+  return OkStatus();
+}
+
+Status SharedIndexInformer::AddIndexers(const Indexers& indexers) {
+  std::lock_guard lock(mu_);
+  if (started_) {
+    return Error::Local("InformerStarted", options_.name + ": indexers must be added before start");
+  }
+  return indexer_->AddIndexers(indexers);
+}
+
+void SharedIndexInformer::Run(std::stop_token stop) {
+  std::shared_ptr<DeltaFIFO> fifo;
+  std::shared_ptr<Reflector> reflector;
+  {
+    std::lock_guard lock(mu_);
+    if (started_) {
+      LOG(WARNING) << options_.name << ": Run called more than once";
+      return;
+    }
+    fifo = std::make_shared<DeltaFIFO>(DeltaFIFOOptions{
+        .key_func = DeletionHandlingMetaNamespaceKeyFunc,
+        .known_objects = indexer_,
+        .transform = transform_,
+    });
+    reflector = std::make_shared<Reflector>(
+        lister_watcher_, fifo,
+        ReflectorOptions{
+            .name = options_.name,
+            .expected_kind = options_.expected_kind,
+            .resync_period = resync_check_period_,
+            .should_resync = [this] { return processor_.ShouldResync(); },
+            .use_watch_list = options_.use_watch_list,
+            .clock = &clock_,
+            .rand = options_.rand,
+        });
+    fifo_ = fifo;
+    reflector_ = reflector;
+    started_ = true;
+  }
+
+  std::jthread processor_thread([this](std::stop_token st) { processor_.Run(st); });
+  std::jthread reflector_thread([reflector](std::stop_token st) { reflector->Run(st); });
+  {
+    std::stop_callback close_queue(stop, [&fifo] { fifo->Close(); });
+    while (!fifo->IsClosed()) {
+      Status s = fifo->Pop([this](const Deltas& deltas, bool is_in_initial_list) {
+        return HandleDeltas(deltas, is_in_initial_list);
+      });
+      if (!s.ok() && !fifo->IsClosed()) {
+        LOG(ERROR) << options_.name << ": processing deltas failed: " << s.error().ToString();
+      }
+    }
+  }
+  // Stop the producer before the consumers of what it produced.
+  reflector_thread.request_stop();
+  reflector_thread.join();
+  processor_thread.request_stop();
+  processor_thread.join();
+  std::lock_guard lock(mu_);
+  stopped_ = true;
+}
+
+Status SharedIndexInformer::HandleDeltas(const Deltas& deltas, bool is_in_initial_list) {
+  std::lock_guard block(block_deltas_);
+  for (const Delta& delta : deltas) {
+    switch (delta.type) {
+      case DeltaType::kSync:
+      case DeltaType::kReplaced:
+      case DeltaType::kAdded:
+      case DeltaType::kUpdated: {
+        // The indexer changes first: a handler that reads the cache sees at least this state.
+        if (api::ObjectPtr old = indexer_->Get(*delta.object)) {
+          if (Status s = indexer_->Update(delta.object); !s.ok()) {
+            return s;
+          }
+          const bool is_sync =
+              delta.type == DeltaType::kSync ||
+              (delta.type == DeltaType::kReplaced &&
+               old->Meta().resource_version == delta.object->Meta().resource_version);
+          processor_.Distribute(UpdateNotification{std::move(old), delta.object}, is_sync);
+        } else {
+          if (Status s = indexer_->Add(delta.object); !s.ok()) {
+            return s;
+          }
+          processor_.Distribute(AddNotification{delta.object, is_in_initial_list}, false);
+        }
+        break;
+      }
+      case DeltaType::kDeleted:
+        if (Status s = indexer_->Delete(delta.object); !s.ok()) {
+          return s;
+        }
+        processor_.Distribute(DeleteNotification{delta.object}, false);
+        break;
+    }
+  }
+  return OkStatus();
+}
+
+bool SharedIndexInformer::HasSynced() const {
+  std::shared_ptr<DeltaFIFO> fifo;
+  {
+    std::lock_guard lock(mu_);
+    fifo = fifo_;
+  }
+  return fifo != nullptr && fifo->HasSynced();
+}
+
+bool SharedIndexInformer::IsStopped() const {
+  std::lock_guard lock(mu_);
+  return stopped_;
+}
+
+std::string SharedIndexInformer::LastSyncResourceVersion() const {
+  std::shared_ptr<Reflector> reflector;
+  {
+    std::lock_guard lock(mu_);
+    reflector = reflector_;
+  }
+  return reflector ? reflector->LastSyncResourceVersion() : "";
+}
+
+}  // namespace kcm::cache

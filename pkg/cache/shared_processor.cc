@@ -1,0 +1,96 @@
+#include "pkg/cache/shared_processor.h"
+
+#include <vector>
+
+namespace kcm::cache {
+
+SharedProcessor::SharedProcessor(Clock& clock) : clock_(clock) {}
+
+SharedProcessor::~SharedProcessor() {
+  std::map<const ResourceEventHandlerRegistration*, Entry> listeners;
+  {
+    std::lock_guard lock(mu_);
+    listeners.swap(listeners_);
+  }
+  // jthread destructors stop and join, outside the lock.
+}
+
+std::jthread SharedProcessor::StartThread(const std::shared_ptr<ProcessorListener>& listener) {
+  return std::jthread([listener](std::stop_token stop) { listener->Run(stop); });
+}
+
+void SharedProcessor::AddListener(std::shared_ptr<ProcessorListener> listener) {
+  std::lock_guard lock(mu_);
+  Entry& entry = listeners_[listener.get()];
+  entry.listener = listener;
+  if (running_) {
+    entry.thread = StartThread(listener);
+  }
+}
+
+Status SharedProcessor::RemoveListener(const ResourceEventHandlerRegistration* registration) {
+  std::jthread thread;
+  {
+    std::lock_guard lock(mu_);
+    auto it = listeners_.find(registration);
+    if (it == listeners_.end()) {
+      return Error::Local("NotFound", "event handler registration not found");
+    }
+    thread = std::move(it->second.thread);
+    listeners_.erase(it);
+  }
+  // Joined here, outside the lock, so that Distribute is never held up by a slow handler.
+  return OkStatus();
+}
+
+void SharedProcessor::Distribute(const Notification& notification, bool sync) {
+  std::lock_guard lock(mu_);
+  for (auto& [key, entry] : listeners_) {
+    if (!sync || entry.syncing) {
+      entry.listener->Add(notification);
+    }
+  }
+}
+
+bool SharedProcessor::ShouldResync() {
+  std::lock_guard lock(mu_);
+  const Clock::time_point now = clock_.Now();
+  bool any = false;
+  for (auto& [key, entry] : listeners_) {
+    entry.syncing = entry.listener->ShouldResync(now);
+    if (entry.syncing) {
+      any = true;
+      entry.listener->DetermineNextResync(now);
+    }
+  }
+  return any;
+}
+
+void SharedProcessor::ResyncCheckPeriodChanged(Clock::duration check_period) {
+  std::lock_guard lock(mu_);
+  for (auto& [key, entry] : listeners_) {
+    entry.listener->SetResyncPeriod(
+        DetermineResyncPeriod(entry.listener->requested_resync_period(), check_period));
+  }
+}
+
+void SharedProcessor::Run(std::stop_token stop) {
+  std::unique_lock lock(mu_);
+  running_ = true;
+  for (auto& [key, entry] : listeners_) {
+    entry.thread = StartThread(entry.listener);
+  }
+  cv_.wait(lock, stop, [] { return false; });
+  running_ = false;
+  std::vector<std::jthread> threads;
+  for (auto& [key, entry] : listeners_) {
+    threads.push_back(std::move(entry.thread));
+  }
+  lock.unlock();
+  for (std::jthread& t : threads) {
+    t.request_stop();
+  }
+  // Destructors join.
+}
+
+}  // namespace kcm::cache

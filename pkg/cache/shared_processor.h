@@ -1,0 +1,53 @@
+// SharedProcessor: fans an informer's notifications out to its listeners and runs one thread per
+// listener (spec 4.2, 4.3). All methods are safe for concurrent use; Run is called once.
+#pragma once
+
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <stop_token>
+#include <thread>
+
+#include "pkg/cache/processor_listener.h"
+#include "pkg/util/clock.h"
+#include "pkg/util/result.h"
+
+namespace kcm::cache {
+
+class SharedProcessor {
+ public:
+  explicit SharedProcessor(Clock& clock);
+  ~SharedProcessor();
+  SharedProcessor(const SharedProcessor&) = delete;
+  SharedProcessor& operator=(const SharedProcessor&) = delete;
+
+  // Starts the listener's thread at once if Run is active.
+  void AddListener(std::shared_ptr<ProcessorListener> listener);
+  // Stops the listener's thread (pending notifications are dropped) and forgets it. Must not be
+  // called from the handler being removed.
+  Status RemoveListener(const ResourceEventHandlerRegistration* registration);
+  // sync: a resync notification, for the listeners ShouldResync found due only.
+  void Distribute(const Notification& notification, bool sync);
+  // True if any listener's resync is due; remembers which, for the Distribute calls that follow.
+  bool ShouldResync();
+  void ResyncCheckPeriodChanged(Clock::duration check_period);
+  // Runs the listener threads until stop is requested, then stops and joins them.
+  void Run(std::stop_token stop);
+
+ private:
+  struct Entry {
+    std::shared_ptr<ProcessorListener> listener;
+    bool syncing = false;
+    std::jthread thread;
+  };
+  static std::jthread StartThread(const std::shared_ptr<ProcessorListener>& listener);
+
+  Clock& clock_;
+  std::mutex mu_;
+  std::condition_variable_any cv_;
+  std::map<const ResourceEventHandlerRegistration*, Entry> listeners_;
+  bool running_ = false;
+};
+
+}  // namespace kcm::cache
