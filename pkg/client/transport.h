@@ -30,6 +30,8 @@ struct HttpResponse {
   std::string content_type;
 };
 
+// Note: like Go's transport, libcurl resends a request by itself when a *reused* keep-alive
+// connection turns out to be closed before any answer byte arrived.
 // Transport errors (no HTTP answer) come back as Error{code 0, reason "Transport"}; `causes`
 // holds "ConnectionReset" when the connection broke after it was established (a GET may be
 // retried then) and "ConnectionRefused", "Timeout" or "TLS" otherwise.

@@ -1,0 +1,204 @@
+#include "pkg/client/kubeconfig.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "test/unit/client/test_server.h"
+
+namespace kcm::client {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::MakeTempDir;
+using testing::WriteFileOrDie;
+
+constexpr char kFileA[] = R"(apiVersion: v1
+kind: Config
+current-context: a
+clusters:
+- name: shared
+  cluster:
+    server: https://a.example:6443
+    certificate-authority: certs/ca.crt
+- name: only-a
+  cluster:
+    server: https://only-a.example
+contexts:
+- name: a
+  context: {cluster: shared, user: alice, namespace: team-a}
+users:
+- name: alice
+  user:
+    token: token-a
+)";
+
+constexpr char kFileB[] = R"(apiVersion: v1
+kind: Config
+current-context: b
+clusters:
+- name: shared
+  cluster:
+    server: https://b.example:6443
+    insecure-skip-tls-verify: true
+- name: only-b
+  cluster:
+    server: https://only-b.example
+contexts:
+- name: b
+  context: {cluster: only-b, user: alice}
+users:
+- name: alice
+  user:
+    tokenFile: /var/token-b
+    client-certificate: b.crt
+)";
+
+class KubeconfigTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = MakeTempDir();
+    std::filesystem::create_directories(dir_ + "/a");
+    std::filesystem::create_directories(dir_ + "/b");
+    a_ = dir_ + "/a/config";
+    b_ = dir_ + "/b/config";
+    WriteFileOrDie(a_, kFileA);
+    WriteFileOrDie(b_, kFileB);
+  }
+  std::string dir_, a_, b_;
+};
+
+// 1.1 an explicit path loads only that file.
+TEST_F(KubeconfigTest, ExplicitPathLoadsOnlyThatFile) {
+  KubeconfigLoadingRules rules{.explicit_path = b_, .precedence = {a_}};
+  auto cfg = LoadKubeconfig(rules);
+  ASSERT_TRUE(cfg.ok()) << cfg.error().ToString();
+  EXPECT_EQ(cfg->files, std::vector<std::string>{b_});
+  EXPECT_EQ(cfg->clusters.count("only-a"), 0u);
+  EXPECT_EQ(cfg->current_context, "b");
+}
+
+// 1.1 a missing explicit file is an error naming it.
+TEST_F(KubeconfigTest, ExplicitMissingFileIsError) {
+  auto cfg = LoadKubeconfig({.explicit_path = dir_ + "/nope"});
+  ASSERT_FALSE(cfg.ok());
+  EXPECT_THAT(cfg.error().message, HasSubstr(dir_ + "/nope"));
+}
+
+// 1.1 the precedence list: first file to set a value or map key wins, named entries whole.
+TEST_F(KubeconfigTest, MergeFirstWinsEntriesWhole) {
+  auto cfg = LoadKubeconfig({.precedence = {a_, b_}});
+  ASSERT_TRUE(cfg.ok()) << cfg.error().ToString();
+  EXPECT_EQ(cfg->current_context, "a");
+  EXPECT_EQ(cfg->clusters.at("shared").server, "https://a.example:6443");
+  EXPECT_FALSE(cfg->clusters.at("shared").insecure_skip_tls_verify);  // not merged field-wise
+  EXPECT_EQ(cfg->clusters.count("only-b"), 1u);
+  EXPECT_EQ(cfg->contexts.count("b"), 1u);
+  EXPECT_EQ(cfg->users.at("alice").token, "token-a");
+  EXPECT_EQ(cfg->users.at("alice").token_file, "");  // alice from b is not mixed in
+}
+
+// 1.1 duplicates removed, missing files ignored.
+TEST_F(KubeconfigTest, DuplicatesRemovedMissingIgnored) {
+  auto cfg = LoadKubeconfig({.precedence = {b_, dir_ + "/missing", dir_ + "/b/../b/config", a_}});
+  ASSERT_TRUE(cfg.ok()) << cfg.error().ToString();
+  EXPECT_EQ(cfg->files, (std::vector<std::string>{b_, a_}));
+  EXPECT_EQ(cfg->current_context, "b");
+}
+
+// 1.1 relative paths resolve against the file that holds them.
+TEST_F(KubeconfigTest, RelativePathsResolveAgainstTheirFile) {
+  auto cfg = LoadKubeconfig({.precedence = {a_, b_}});
+  ASSERT_TRUE(cfg.ok());
+  EXPECT_EQ(cfg->clusters.at("shared").certificate_authority, dir_ + "/a/certs/ca.crt");
+  auto only_b = LoadKubeconfigFile(b_);
+  ASSERT_TRUE(only_b.ok());
+  EXPECT_EQ(only_b->users.at("alice").client_certificate, dir_ + "/b/b.crt");
+  EXPECT_EQ(only_b->users.at("alice").token_file, "/var/token-b");  // absolute stays
+}
+
+// 1.1 KUBECONFIG list, else ~/.kube/config.
+TEST_F(KubeconfigTest, RulesFromEnvironment) {
+  ::setenv("KUBECONFIG", (a_ + "::" + b_).c_str(), 1);
+  auto rules = KubeconfigLoadingRules::FromEnvironment();
+  EXPECT_EQ(rules.precedence, (std::vector<std::string>{a_, b_}));
+  ::unsetenv("KUBECONFIG");
+  ::setenv("HOME", dir_.c_str(), 1);
+  rules = KubeconfigLoadingRules::FromEnvironment("/explicit");
+  EXPECT_EQ(rules.explicit_path, "/explicit");
+  EXPECT_EQ(rules.precedence, std::vector<std::string>{dir_ + "/.kube/config"});
+}
+
+// 1.1 / 1.2 current-context selects cluster and user; context and master overrides.
+TEST_F(KubeconfigTest, ContextResolutionAndOverrides) {
+  auto cfg = LoadKubeconfig({.precedence = {a_, b_}});
+  ASSERT_TRUE(cfg.ok());
+  auto rc = RestConfigFromKubeconfig(*cfg);
+  ASSERT_TRUE(rc.ok()) << rc.error().ToString();
+  EXPECT_EQ(rc->host, "https://a.example:6443");
+  EXPECT_EQ(rc->bearer_token, "token-a");
+  EXPECT_EQ(rc->ca_file, dir_ + "/a/certs/ca.crt");
+  EXPECT_EQ(rc->default_namespace, "team-a");
+
+  rc = RestConfigFromKubeconfig(*cfg, {.context = "b"});
+  ASSERT_TRUE(rc.ok());
+  EXPECT_EQ(rc->host, "https://only-b.example");
+
+  rc = RestConfigFromKubeconfig(*cfg, {.master = "https://override:443"});
+  ASSERT_TRUE(rc.ok());
+  EXPECT_EQ(rc->host, "https://override:443");
+  EXPECT_EQ(rc->bearer_token, "token-a");
+
+  rc = RestConfigFromKubeconfig(*cfg, {.context = "nope"});
+  ASSERT_FALSE(rc.ok());
+  EXPECT_THAT(rc.error().message, HasSubstr("contexts[nope]"));
+}
+
+// 1.2 inline *-data fields are base64-decoded; bad base64 names file and field.
+TEST_F(KubeconfigTest, InlineDataDecodedAndValidated) {
+  const std::string path = dir_ + "/inline";
+  WriteFileOrDie(path, R"(current-context: c
+clusters:
+- name: c
+  cluster:
+    server: https://c
+    certificate-authority-data: LS0tLS1CRUdJTiBDQS0tLS0tCg==
+contexts:
+- name: c
+  context: {cluster: c, user: u}
+users:
+- name: u
+  user:
+    client-certificate-data: Y2VydA==
+    client-key-data: a2V5
+)");
+  auto rc = RestConfigFromKubeconfig(*LoadKubeconfigFile(path));
+  ASSERT_TRUE(rc.ok()) << rc.error().ToString();
+  EXPECT_EQ(rc->ca_data, "-----BEGIN CA-----\n");
+  EXPECT_EQ(rc->cert_data, "cert");
+  EXPECT_EQ(rc->key_data, "key");
+
+  WriteFileOrDie(path, "users:\n- name: u\n  user:\n    client-key-data: '%%%'\n");
+  auto bad = LoadKubeconfigFile(path);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.error().message, HasSubstr(path));
+  EXPECT_THAT(bad.error().message, HasSubstr("users[u].client-key-data"));
+}
+
+// 1.1 with no kubeconfig anywhere and no master, in-cluster config is used.
+TEST_F(KubeconfigTest, NoKubeconfigFallsBackToInCluster) {
+  ::unsetenv("KUBECONFIG");
+  ::setenv("HOME", dir_.c_str(), 1);  // no .kube/config there
+  ::unsetenv("KUBERNETES_SERVICE_HOST");
+  auto rc = BuildConfigFromFlags("", "");
+  ASSERT_FALSE(rc.ok());
+  EXPECT_THAT(rc.error().message, HasSubstr("KUBERNETES_SERVICE_HOST"));
+  rc = BuildConfigFromFlags("https://m:6443", "");
+  ASSERT_TRUE(rc.ok());
+  EXPECT_EQ(rc->host, "https://m:6443");
+}
+
+}  // namespace
+}  // namespace kcm::client
