@@ -1,0 +1,391 @@
+#include "pkg/cache/shared_informer.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <latch>
+#include <stdexcept>
+#include <thread>
+
+#include "pkg/cache/lister.h"
+#include "pkg/cache/wait.h"
+#include "test/unit/cache/fakes.h"
+
+namespace kcm::cache {
+namespace {
+
+using namespace std::chrono_literals;
+using ::kcm::cache::testing::FakeListerWatcher;
+using ::kcm::cache::testing::MakeObj;
+using ::kcm::cache::testing::Payload;
+using ::kcm::cache::testing::WaitUntil;
+using ::testing::ElementsAre;
+using ::testing::UnorderedElementsAre;
+
+// Records notifications as text; an optional hook runs first (to block or throw).
+class RecordingHandler final : public ResourceEventHandler {
+ public:
+  explicit RecordingHandler(std::shared_ptr<Indexer> cache = nullptr) : cache_(std::move(cache)) {}
+
+  std::function<void(const std::string&)> hook;
+
+  void OnAdd(const api::ObjectPtr& obj, bool initial) override {
+    Record("add " + obj->Meta().name + "@" + obj->Meta().resource_version +
+           (initial ? " initial" : "") + InCache(obj));
+  }
+  void OnUpdate(const api::ObjectPtr& old_obj, const api::ObjectPtr& new_obj) override {
+    Record("update " + new_obj->Meta().name + "@" + old_obj->Meta().resource_version + "->" +
+           new_obj->Meta().resource_version + InCache(new_obj));
+  }
+  void OnDelete(const api::ObjectPtr& obj) override {
+    const auto* tombstone = AsTombstone(*obj);
+    Record("delete " + (tombstone ? "tombstone " + tombstone->Key() : obj->Meta().name));
+  }
+
+  std::vector<std::string> events() const {
+    std::lock_guard lock(mu_);
+    return events_;
+  }
+  size_t size() const {
+    std::lock_guard lock(mu_);
+    return events_.size();
+  }
+  size_t Count(const std::string& event) const {
+    std::lock_guard lock(mu_);
+    return std::count(events_.begin(), events_.end(), event);
+  }
+  bool Saw(const std::string& event) const { return Count(event) > 0; }
+
+ private:
+  // The cache must already hold what a handler is told about (spec 4.1).
+  std::string InCache(const api::ObjectPtr& obj) const {
+    if (!cache_) return "";
+    return cache_->Get(*obj) == obj ? "" : " NOT-IN-CACHE";
+  }
+  void Record(std::string event) {
+    if (hook) hook(event);
+    std::lock_guard lock(mu_);
+    events_.push_back(std::move(event));
+  }
+  std::shared_ptr<Indexer> cache_;
+  mutable std::mutex mu_;
+  std::vector<std::string> events_;
+};
+
+class SharedInformerTest : public ::testing::Test {
+ protected:
+  void MakeInformer(Clock::duration resync = 0s) {
+    informer_ = std::make_unique<SharedIndexInformer>(
+        lw_, SharedIndexInformerOptions{.name = "test",
+                                        .expected_kind = "Fake",
+                                        .resync_period = resync,
+                                        .clock = &clock_,
+                                        .rand = [] { return 0.5; }});
+  }
+  void Start() {
+    runner_ = std::jthread([this](std::stop_token st) { informer_->Run(st); });
+  }
+  void Stop() {
+    runner_.request_stop();
+    runner_.join();
+  }
+  void TearDown() override {
+    if (runner_.joinable()) Stop();
+  }
+
+  FakeClock clock_;
+  std::shared_ptr<FakeListerWatcher> lw_ = std::make_shared<FakeListerWatcher>();
+  std::unique_ptr<SharedIndexInformer> informer_;
+  std::jthread runner_;
+};
+
+// 4.1
+TEST_F(SharedInformerTest, HandleDeltasUpdatesIndexerBeforeNotifying) {
+  MakeInformer();
+  auto handler = std::make_shared<RecordingHandler>(informer_->GetIndexer());
+  ASSERT_TRUE(informer_->AddEventHandler(handler).ok());
+  lw_->ScriptList({MakeObj("ns", "a", "1"), MakeObj("ns", "b", "1")}, "1");
+  auto w = lw_->ScriptWatch();
+  lw_->ScriptList({MakeObj("ns", "a", "4")}, "4");  // the relist after the watch expires
+  Start();
+  ASSERT_TRUE(WaitUntil([&] { return informer_->HasSynced(); }));
+  w->Push(api::WatchEventType::kModified, MakeObj("ns", "a", "2"));
+  w->Push(api::WatchEventType::kAdded, MakeObj("ns", "c", "2"));
+  w->Push(api::WatchEventType::kDeleted, MakeObj("ns", "b", "3"));
+  ASSERT_TRUE(WaitUntil([&] { return handler->size() == 5; }));
+  EXPECT_EQ(informer_->LastSyncResourceVersion(), "3");
+
+  // 410 → relist; "c" vanished while disconnected → OnDelete gets a tombstone.
+  w->PushError(Error{410, "Expired", "too old", {}});
+  ASSERT_TRUE(clock_.WaitForWaiters(1));  // Run's backoff before relisting
+  clock_.Step(2s);
+  ASSERT_TRUE(WaitUntil([&] { return handler->size() == 7; }));
+  EXPECT_THAT(handler->events(),
+              ElementsAre("add a@1 initial", "add b@1 initial", "update a@1->2", "add c@2",
+                          "delete b", "update a@2->4", "delete tombstone ns/c"));
+  EXPECT_THAT(informer_->GetStore()->ListKeys(), ElementsAre("ns/a"));
+}
+
+// 4.2
+TEST_F(SharedInformerTest, ResyncGoesOnlyToListenersWhoseResyncIsDue) {
+  MakeInformer(30s);
+  auto fast = std::make_shared<RecordingHandler>();
+  auto slow = std::make_shared<RecordingHandler>();
+  ASSERT_TRUE(informer_->AddEventHandlerWithResyncPeriod(fast, 10s).ok());
+  ASSERT_TRUE(informer_->AddEventHandler(slow).ok());  // informer default: 30 s
+  lw_->ScriptList({MakeObj("ns", "a", "1")}, "1");
+  auto w = lw_->ScriptWatch();
+  Start();
+  ASSERT_TRUE(WaitUntil([&] { return fast->size() == 1 && slow->size() == 1; }));
+  for (int i = 1; i <= 3; ++i) {
+    ASSERT_TRUE(WaitUntil([&] { return clock_.Waiters() == 1; }));  // the resync timer
+    clock_.Step(10s);
+    ASSERT_TRUE(WaitUntil([&] { return fast->Count("update a@1->1") == static_cast<size_t>(i); }));
+  }
+  // A live event is a barrier: anything queued for slow before it has been handled after it.
+  w->Push(api::WatchEventType::kModified, MakeObj("ns", "a", "2"));
+  ASSERT_TRUE(WaitUntil([&] { return slow->Saw("update a@1->2"); }));
+  EXPECT_EQ(slow->Count("update a@1->1"), 1u) << "slow is due at 30 s only";
+  EXPECT_THAT(slow->events(), ElementsAre("add a@1 initial", "update a@1->1", "update a@1->2"));
+}
+
+// 4.3
+TEST_F(SharedInformerTest, SlowHandlerDoesNotBlockOthersAndUnboundedBufferKeepsOrder) {
+  MakeInformer();
+  std::latch release(1);
+  auto slow = std::make_shared<RecordingHandler>();
+  slow->hook = [&](const std::string&) { release.wait(); };
+  auto fast = std::make_shared<RecordingHandler>();
+  ASSERT_TRUE(informer_->AddEventHandler(slow).ok());
+  ASSERT_TRUE(informer_->AddEventHandler(fast).ok());
+  auto w = lw_->ScriptWatch();
+  Start();
+  ASSERT_TRUE(WaitUntil([&] { return informer_->HasSynced(); }));
+  constexpr int kEvents = 2000;
+  for (int i = 0; i < kEvents; ++i) {
+    w->Push(api::WatchEventType::kAdded, MakeObj("ns", "o" + std::to_string(i), "10"));
+  }
+  // Every event reaches the fast handler and the indexer while the slow one is stuck on the first.
+  ASSERT_TRUE(WaitUntil([&] { return fast->size() == kEvents; }));
+  EXPECT_EQ(informer_->GetStore()->List().size(), static_cast<size_t>(kEvents));
+  EXPECT_EQ(slow->size(), 0u);
+  release.count_down();
+  ASSERT_TRUE(WaitUntil([&] { return slow->size() == kEvents; }));
+  EXPECT_EQ(slow->events(), fast->events());
+}
+
+// 4.3
+TEST_F(SharedInformerTest, ThrowingHandlerSkipsOnlyThatNotification) {
+  MakeInformer();
+  auto flaky = std::make_shared<RecordingHandler>();
+  flaky->hook = [](const std::string& event) {
+    if (event.starts_with("add b")) throw std::runtime_error("handler bug");
+  };
+  ASSERT_TRUE(informer_->AddEventHandler(flaky).ok());
+  lw_->ScriptList({MakeObj("ns", "a", "1"), MakeObj("ns", "b", "1"), MakeObj("ns", "c", "1")}, "1");
+  Start();
+  ASSERT_TRUE(WaitUntil([&] { return flaky->size() == 2; }));
+  EXPECT_THAT(flaky->events(), UnorderedElementsAre("add a@1 initial", "add c@1 initial"));
+}
+
+// 4.4
+TEST_F(SharedInformerTest, PerHandlerResyncPeriodRules) {
+  MakeInformer(30s);
+  auto period = [](const Result<std::shared_ptr<ResourceEventHandlerRegistration>>& r) {
+    return dynamic_cast<const ProcessorListener&>(**r).resync_period();
+  };
+  auto h30 = informer_->AddEventHandler(std::make_shared<RecordingHandler>());
+  auto h0 = informer_->AddEventHandlerWithResyncPeriod(std::make_shared<RecordingHandler>(), 0s);
+  // Below the 1 s minimum → 1 s; before start that lowers the check period to 1 s.
+  auto tiny =
+      informer_->AddEventHandlerWithResyncPeriod(std::make_shared<RecordingHandler>(), 200ms);
+  EXPECT_EQ(period(h30), 30s);
+  EXPECT_EQ(period(h0), 0s);
+  EXPECT_EQ(period(tiny), 1s);
+
+  MakeInformer(30s);
+  Start();
+  ASSERT_TRUE(WaitUntil([&] { return informer_->HasSynced(); }));
+  // After start the check period cannot shrink: the handler gets the check period instead.
+  auto late = informer_->AddEventHandlerWithResyncPeriod(std::make_shared<RecordingHandler>(), 5s);
+  EXPECT_EQ(period(late), 30s);
+  auto later =
+      informer_->AddEventHandlerWithResyncPeriod(std::make_shared<RecordingHandler>(), 60s);
+  EXPECT_EQ(period(later), 60s);
+}
+
+// 4.4
+TEST_F(SharedInformerTest, SmallHandlerPeriodBeforeStartDrivesTheResyncTimer) {
+  MakeInformer(0s);
+  auto quick = std::make_shared<RecordingHandler>();
+  // With an informer resync of 0 a handler period is ignored (no check timer).
+  auto ignored = informer_->AddEventHandlerWithResyncPeriod(quick, 5s);
+  EXPECT_EQ(dynamic_cast<const ProcessorListener&>(**ignored).resync_period(), 0s);
+
+  MakeInformer(60s);
+  ASSERT_TRUE(informer_->AddEventHandlerWithResyncPeriod(quick, 5s).ok());
+  lw_->ScriptList({MakeObj("ns", "a", "1")}, "1");
+  Start();
+  ASSERT_TRUE(WaitUntil([&] { return quick->size() == 1; }));
+  ASSERT_TRUE(WaitUntil([&] { return clock_.Waiters() == 1; }));
+  clock_.Step(5s);
+  ASSERT_TRUE(WaitUntil([&] { return quick->Saw("update a@1->1"); }));
+}
+
+// 4.5
+TEST_F(SharedInformerTest, LateHandlerGetsCacheReplayWithOwnHasSyncedAndCanBeRemoved) {
+  MakeInformer();
+  auto early = std::make_shared<RecordingHandler>();
+  ASSERT_TRUE(informer_->AddEventHandler(early).ok());
+  lw_->ScriptList({MakeObj("ns", "a", "1"), MakeObj("ns", "b", "1")}, "1");
+  auto w = lw_->ScriptWatch();
+  Start();
+  ASSERT_TRUE(WaitUntil([&] { return informer_->HasSynced(); }));
+
+  std::latch release(1);
+  auto late = std::make_shared<RecordingHandler>();
+  late->hook = [&](const std::string&) { release.wait(); };
+  auto registration = informer_->AddEventHandler(late);
+  ASSERT_TRUE(registration.ok());
+  EXPECT_FALSE((*registration)->HasSynced()) << "replay not handled yet";
+  release.count_down();
+  ASSERT_TRUE(WaitUntil([&] { return (*registration)->HasSynced(); }));
+  EXPECT_THAT(late->events(), UnorderedElementsAre("add a@1 initial", "add b@1 initial"));
+
+  ASSERT_TRUE(informer_->RemoveEventHandler(*registration).ok());
+  EXPECT_FALSE(informer_->RemoveEventHandler(*registration).ok());
+  w->Push(api::WatchEventType::kAdded, MakeObj("ns", "c", "2"));
+  ASSERT_TRUE(WaitUntil([&] { return early->Saw("add c@2"); }));
+  EXPECT_EQ(late->size(), 2u);
+
+  Stop();
+  EXPECT_TRUE(informer_->IsStopped());
+  EXPECT_FALSE(informer_->AddEventHandler(std::make_shared<RecordingHandler>()).ok());
+}
+
+// 4.5
+TEST_F(SharedInformerTest, RegistrationHasSyncedWaitsForTheInformerAndItsInitialAdds) {
+  MakeInformer();
+  std::latch release(1);
+  auto handler = std::make_shared<RecordingHandler>();
+  handler->hook = [&](const std::string&) { release.wait(); };
+  auto registration = informer_->AddEventHandler(handler);
+  ASSERT_TRUE(registration.ok());
+  EXPECT_FALSE((*registration)->HasSynced());
+  lw_->ScriptList({MakeObj("ns", "a", "1")}, "1");
+  Start();
+  ASSERT_TRUE(WaitUntil([&] { return informer_->HasSynced(); }));
+  EXPECT_FALSE((*registration)->HasSynced());
+  release.count_down();
+  ASSERT_TRUE(WaitUntil([&] { return (*registration)->HasSynced(); }));
+}
+
+// 4.6
+TEST_F(SharedInformerTest, TransformAndIndexersOnlyBeforeStart) {
+  MakeInformer();
+  ASSERT_TRUE(informer_->AddIndexers({{kNamespaceIndex, MetaNamespaceIndexFunc}}).ok());
+  ASSERT_TRUE(informer_
+                  ->SetTransform([](api::ObjectPtr obj) -> Result<api::ObjectPtr> {
+                    return MakeObj(obj->Meta().namespace_, obj->Meta().name,
+                                   obj->Meta().resource_version, "pruned");
+                  })
+                  .ok());
+  lw_->ScriptList({MakeObj("ns", "a", "1", "full")}, "1");
+  Start();
+  ASSERT_TRUE(WaitUntil([&] { return informer_->HasSynced(); }));
+  EXPECT_EQ(Payload(informer_->GetIndexer()->GetByKey("ns/a")), "pruned");
+  EXPECT_EQ(informer_->GetIndexer()->ByIndex(kNamespaceIndex, "ns")->size(), 1u);
+  EXPECT_FALSE(informer_->SetTransform(nullptr).ok());
+  EXPECT_FALSE(informer_->AddIndexers({{"other", MetaNamespaceIndexFunc}}).ok());
+}
+
+// 4.7
+TEST(WaitForCacheSyncTest, PollsEvery100msUntilSyncedOrStopped) {
+  FakeClock clock;
+  std::atomic<bool> synced{false};
+  std::atomic<int> polls{0};
+  std::vector<std::function<bool()>> fns = {[] { return true; },
+                                            [&] {
+                                              ++polls;
+                                              return synced.load();
+                                            }};
+  std::stop_source never;
+  bool result = false;
+  std::jthread waiter([&] { result = WaitForCacheSync(never.get_token(), fns, clock); });
+  ASSERT_TRUE(clock.WaitForWaiters(1));
+  EXPECT_EQ(polls.load(), 1) << "checked immediately, then sleeps";
+  synced = true;
+  clock.Step(100ms);
+  waiter.join();
+  EXPECT_TRUE(result);
+  EXPECT_EQ(polls.load(), 2);
+
+  std::stop_source stop;
+  std::jthread stopped(
+      [&] { EXPECT_FALSE(WaitForCacheSync(stop.get_token(), {[] { return false; }}, clock)); });
+  ASSERT_TRUE(clock.WaitForWaiters(1));
+  stop.request_stop();
+  stopped.join();
+}
+
+// 4.7
+TEST_F(SharedInformerTest, WaitForCacheSyncOnARealInformerAndRegistration) {
+  MakeInformer();
+  auto registration = informer_->AddEventHandler(std::make_shared<RecordingHandler>());
+  ASSERT_TRUE(registration.ok());
+  lw_->ScriptList({MakeObj("ns", "a", "1")}, "1");
+  std::stop_source stop;
+  std::atomic<bool> done{false};
+  bool result = false;
+  std::jthread waiter([&] {
+    result = WaitForCacheSync(
+        stop.get_token(),
+        {[&] { return informer_->HasSynced(); }, [&] { return (*registration)->HasSynced(); }},
+        clock_);
+    done = true;
+  });
+  ASSERT_TRUE(clock_.WaitForWaiters(1));
+  EXPECT_FALSE(done.load());
+  Start();
+  // Only the waiter sleeps on the clock here (no resync, no backoff): step it until it sees sync.
+  ASSERT_TRUE(WaitUntil([&] {
+    if (done) return true;
+    if (clock_.Waiters() == 1) clock_.Step(100ms);
+    return false;
+  }));
+  waiter.join();
+  EXPECT_TRUE(result);
+}
+
+// 5.4 (lister over the namespace index)
+TEST(GenericListerTest, ListByNamespaceAndGet) {
+  auto indexer = NewIndexer(MetaNamespaceKeyFunc, {{kNamespaceIndex, MetaNamespaceIndexFunc}});
+  ASSERT_TRUE(indexer->Add(MakeObj("a", "x", "1", "keep")).ok());
+  ASSERT_TRUE(indexer->Add(MakeObj("a", "y", "1", "drop")).ok());
+  ASSERT_TRUE(indexer->Add(MakeObj("b", "x", "1", "keep")).ok());
+  ASSERT_TRUE(indexer->Add(MakeObj("", "node", "1", "keep")).ok());
+  GenericLister lister(indexer);
+  auto keep = [](const api::Object& o) {
+    return static_cast<const testing::FakeObject&>(o).payload() == "keep";
+  };
+  EXPECT_EQ(lister.List().size(), 4u);
+  EXPECT_EQ(lister.List(keep).size(), 3u);
+  EXPECT_EQ(lister.ByNamespace("a").List().size(), 2u);
+  EXPECT_EQ(lister.ByNamespace("a").List(keep).size(), 1u);
+  EXPECT_EQ((*lister.ByNamespace("b").Get("x"))->Meta().namespace_, "b");
+  auto missing = lister.ByNamespace("b").Get("y");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().code, 404);
+  EXPECT_EQ(missing.error().reason, "NotFound");
+  EXPECT_TRUE(lister.Get("node").ok());
+
+  // Without the namespace index the namespace lister scans.
+  auto plain = NewIndexer(MetaNamespaceKeyFunc, {});
+  ASSERT_TRUE(plain->Add(MakeObj("a", "x")).ok());
+  ASSERT_TRUE(plain->Add(MakeObj("b", "x")).ok());
+  EXPECT_EQ(GenericLister(plain).ByNamespace("a").List().size(), 1u);
+}
+
+}  // namespace
+}  // namespace kcm::cache
