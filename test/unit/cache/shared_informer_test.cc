@@ -40,7 +40,10 @@ class RecordingHandler final : public ResourceEventHandler {
   }
   void OnDelete(const api::ObjectPtr& obj) override {
     const auto* tombstone = AsTombstone(*obj);
-    Record("delete " + (tombstone ? "tombstone " + tombstone->Key() : obj->Meta().name));
+    const bool still_cached =
+        cache_ && cache_->GetByKey(DeletionHandlingMetaNamespaceKeyFunc(*obj));
+    Record("delete " + (tombstone ? "tombstone " + tombstone->Key() : obj->Meta().name) +
+           (still_cached ? " STILL-IN-CACHE" : ""));
   }
 
   std::vector<std::string> events() const {
@@ -58,7 +61,8 @@ class RecordingHandler final : public ResourceEventHandler {
   bool Saw(const std::string& event) const { return Count(event) > 0; }
 
  private:
-  // The cache must already hold what a handler is told about (spec 4.1).
+  // The cache must already hold what a handler is told about (spec 4.1). Only meaningful when the
+  // test lets no later event for the object in before the handler runs.
   std::string InCache(const api::ObjectPtr& obj) const {
     if (!cache_) return "";
     return cache_->Get(*obj) == obj ? "" : " NOT-IN-CACHE";
@@ -110,8 +114,12 @@ TEST_F(SharedInformerTest, HandleDeltasUpdatesIndexerBeforeNotifying) {
   lw_->ScriptList({MakeObj("ns", "a", "4")}, "4");  // the relist after the watch expires
   Start();
   ASSERT_TRUE(WaitUntil([&] { return informer_->HasSynced(); }));
+  // One event at a time, so that at each handler call the cache holds exactly that event's state.
+  ASSERT_TRUE(WaitUntil([&] { return handler->size() == 2; }));
   w->Push(api::WatchEventType::kModified, MakeObj("ns", "a", "2"));
+  ASSERT_TRUE(WaitUntil([&] { return handler->size() == 3; }));
   w->Push(api::WatchEventType::kAdded, MakeObj("ns", "c", "2"));
+  ASSERT_TRUE(WaitUntil([&] { return handler->size() == 4; }));
   w->Push(api::WatchEventType::kDeleted, MakeObj("ns", "b", "3"));
   ASSERT_TRUE(WaitUntil([&] { return handler->size() == 5; }));
   EXPECT_EQ(informer_->LastSyncResourceVersion(), "3");
