@@ -1,0 +1,219 @@
+#include "pkg/runtime/controller.h"
+
+#include <glog/logging.h>
+
+#include <condition_variable>
+#include <exception>
+#include <thread>
+
+#include "pkg/metrics/metrics.h"
+#include "pkg/workqueue/default_rate_limiters.h"
+
+namespace kcm::runtime {
+
+// controller-runtime's metric names and labels, resolved once per controller.
+struct Controller::Metrics {
+  explicit Metrics(const std::string& name) {
+    static const metrics::CounterVec total("controller_runtime_reconcile_total",
+                                           "Total number of reconciliations per controller",
+                                           {"controller", "result"});
+    static const metrics::CounterVec errors("controller_runtime_reconcile_errors_total",
+                                            "Total number of reconciliation errors per controller",
+                                            {"controller"});
+    static const metrics::CounterVec terminal(
+        "controller_runtime_terminal_reconcile_errors_total",
+        "Total number of terminal reconciliation errors per controller", {"controller"});
+    static const metrics::CounterVec panics("controller_runtime_reconcile_panics_total",
+                                            "Total number of reconciliation panics per controller",
+                                            {"controller"});
+    static const metrics::HistogramVec time(
+        "controller_runtime_reconcile_time_seconds",
+        "Length of time per reconciliation per controller", {"controller"},
+        {0.005, 0.01, 0.025, 0.05, 0.1,  0.15, 0.2,  0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6,
+         0.7,   0.8,  0.9,   1.0,  1.25, 1.5,  1.75, 2.0,  2.5, 3.0,  3.5, 4.0,  4.5, 5,
+         6,     7,    8,     9,    10,   15,   20,   25,   30,  40,   50,  60});
+    static const metrics::GaugeVec workers("controller_runtime_max_concurrent_reconciles",
+                                           "Maximum number of concurrent reconciles per controller",
+                                           {"controller"});
+    static const metrics::GaugeVec active("controller_runtime_active_workers",
+                                          "Number of currently used workers per controller",
+                                          {"controller"});
+    success = total.With({name, "success"});
+    error = total.With({name, "error"});
+    requeue = total.With({name, "requeue"});
+    requeue_after = total.With({name, "requeue_after"});
+    reconcile_errors = errors.With({name});
+    terminal_errors = terminal.With({name});
+    reconcile_panics = panics.With({name});
+    reconcile_time = time.With({name});
+    max_concurrent = workers.With({name});
+    active_workers = active.With({name});
+  }
+  metrics::Counter success, error, requeue, requeue_after, reconcile_errors, terminal_errors,
+      reconcile_panics;
+  metrics::Histogram reconcile_time;
+  metrics::Gauge max_concurrent, active_workers;
+};
+
+Controller::Controller(ControllerOptions options, std::shared_ptr<Reconciler> reconciler)
+    : options_(std::move(options)),
+      clock_(options_.clock ? *options_.clock : RealClock::Get()),
+      reconciler_(std::move(reconciler)),
+      metrics_(std::make_unique<Metrics>(options_.name)) {
+  if (options_.max_concurrent_reconciles < 1) options_.max_concurrent_reconciles = 1;
+}
+
+Controller::~Controller() = default;
+
+Queue* Controller::queue() {
+  std::lock_guard lock(mu_);
+  return queue_.get();
+}
+
+Status Controller::Watch(std::shared_ptr<Source> source, std::shared_ptr<EventHandler> handler,
+                         std::vector<Predicate> predicates) {
+  std::unique_lock lock(mu_);
+  if (!started_) {
+    watches_.push_back({std::move(source), std::move(handler), std::move(predicates)});
+    return OkStatus();
+  }
+  Queue* q = queue_.get();
+  std::stop_token stop = stop_;
+  lock.unlock();
+  Status s = source->Start(stop, std::move(handler), std::move(predicates), *q);
+  if (!s.ok()) return s;
+  return OkStatus();
+}
+
+Status Controller::Start(std::stop_token stop) {
+  std::vector<PendingWatch> watches;
+  {
+    std::lock_guard lock(mu_);
+    if (started_) {
+      return Error::Local("AlreadyStarted", "controller " + options_.name + " was started twice");
+    }
+    workqueue::RateLimitingQueueConfig qc;
+    qc.name = options_.name;
+    qc.clock = &clock_;
+    qc.rate_limiter = options_.rate_limiter ? options_.rate_limiter(clock_)
+                                            : workqueue::DefaultControllerRateLimiter(clock_);
+    queue_ = std::make_unique<Queue>(std::move(qc));
+    started_ = true;
+    stop_ = stop;
+    watches = watches_;
+  }
+  for (auto& w : watches) {
+    Status s = w.source->Start(stop, w.handler, w.predicates, *queue_);
+    if (!s.ok()) {
+      queue_->ShutDown();
+      return Error::Local("SourceStartFailed",
+                          "controller " + options_.name + ": " + s.error().message);
+    }
+  }
+
+  // Wait for every source's cache, bounded by cache_sync_timeout.
+  std::stop_source sync_stop;
+  std::stop_callback forward(stop, [&] { sync_stop.request_stop(); });
+  std::jthread timer([&, deadline = clock_.Now() + options_.cache_sync_timeout](std::stop_token t) {
+    if (clock_.SleepUntil(deadline, t)) sync_stop.request_stop();
+  });
+  for (auto& w : watches) {
+    if (!w.source->WaitForSync(sync_stop.get_token())) {
+      queue_->ShutDown();
+      if (stop.stop_requested()) return OkStatus();
+      return Error::Local("CacheSyncTimeout",
+                          "controller " + options_.name + ": timed out waiting for caches to sync");
+    }
+  }
+  timer.request_stop();
+  timer.join();
+
+  LOG(INFO) << "Starting workers controller=" << options_.name
+            << " worker count=" << options_.max_concurrent_reconciles;
+  metrics_->max_concurrent.Set(options_.max_concurrent_reconciles);
+  {
+    std::vector<std::jthread> workers;
+    for (int i = 0; i < options_.max_concurrent_reconciles; ++i) {
+      workers.emplace_back([this, stop] { Worker(stop); });
+    }
+    std::mutex m;
+    std::condition_variable_any cv;
+    std::unique_lock lock(m);
+    cv.wait(lock, stop, [] { return false; });
+    LOG(INFO) << "Shutdown signal received, waiting for all workers to finish controller="
+              << options_.name;
+    queue_->ShutDown();
+  }  // Workers join here: in-flight reconciles finish first.
+  LOG(INFO) << "All workers finished controller=" << options_.name;
+  return OkStatus();
+}
+
+void Controller::Worker(std::stop_token stop) {
+  while (std::optional<std::string> key = queue_->Get()) {
+    // After shutdown the queue still hands out what was waiting; that work is dropped.
+    if (!stop.stop_requested()) ReconcileHandler(*key, stop);
+    queue_->Done(*key);
+  }
+}
+
+void Controller::ReconcileHandler(const std::string& key, std::stop_token stop) {
+  Request req = Request::FromKey(key);
+  metrics_->active_workers.Inc();
+  auto start = clock_.Now();
+  std::optional<Result<ReconcileResult>> outcome;
+  try {
+    outcome.emplace(reconciler_->Reconcile(req, stop));
+  } catch (const std::exception& e) {
+    if (!options_.recover_panic) throw;
+    metrics_->reconcile_panics.Inc();
+    LOG(ERROR) << "Observed a panic in reconciler controller=" << options_.name << " key=" << key
+               << ": " << e.what();
+    outcome.emplace(Error::Local("Panic", std::string("panic: ") + e.what()));
+  } catch (...) {
+    if (!options_.recover_panic) throw;
+    metrics_->reconcile_panics.Inc();
+    LOG(ERROR) << "Observed a panic in reconciler controller=" << options_.name << " key=" << key;
+    outcome.emplace(Error::Local("Panic", "panic: unknown exception"));
+  }
+  metrics_->reconcile_time.Observe(std::chrono::duration<double>(clock_.Now() - start).count());
+  metrics_->active_workers.Dec();
+
+  const Result<ReconcileResult>& r = *outcome;
+  if (!r.ok()) {
+    metrics_->reconcile_errors.Inc();
+    metrics_->error.Inc();
+    if (r.error().reason == kTerminalReason) {
+      metrics_->terminal_errors.Inc();
+      LOG(ERROR) << "Reconciler error (terminal) controller=" << options_.name << " key=" << key
+                 << ": " << r.error().ToString();
+      queue_->Forget(key);
+      return;
+    }
+    if (options_.max_retries && queue_->NumRequeues(key) >= *options_.max_retries) {
+      LOG(WARNING) << "Dropping " << key << " out of the queue of " << options_.name << " after "
+                   << *options_.max_retries << " retries: " << r.error().ToString();
+      queue_->Forget(key);
+      return;
+    }
+    LOG(ERROR) << "Reconciler error controller=" << options_.name << " key=" << key << ": "
+               << r.error().ToString();
+    queue_->AddRateLimited(key);
+    return;
+  }
+  if (r->requeue_after > std::chrono::nanoseconds(0)) {
+    // Forget first so the delay is exactly requeue_after, not rate-limited.
+    queue_->Forget(key);
+    queue_->AddAfter(key, std::chrono::duration_cast<Clock::duration>(r->requeue_after));
+    metrics_->requeue_after.Inc();
+    return;
+  }
+  if (r->requeue) {
+    queue_->AddRateLimited(key);
+    metrics_->requeue.Inc();
+    return;
+  }
+  queue_->Forget(key);
+  metrics_->success.Inc();
+}
+
+}  // namespace kcm::runtime

@@ -1,0 +1,82 @@
+// Controller: a rate-limited work queue fed by sources through handlers and predicates, and N
+// workers that call a Reconciler with each queued Request (controller-runtime's Controller).
+// Watch may be called from any thread before or after Start; Start runs on one thread and blocks
+// until stop is requested, then lets in-flight reconciles finish.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+#include "pkg/runtime/reconciler.h"
+#include "pkg/runtime/source.h"
+#include "pkg/util/clock.h"
+#include "pkg/workqueue/rate_limiter.h"
+
+namespace kcm::runtime {
+
+struct ControllerOptions {
+  // Names the controller in logs, the controller_runtime_* metrics and the queue's workqueue_*
+  // metrics (upstream: "deployment", "replicaset").
+  std::string name;
+  int max_concurrent_reconciles = 1;
+  Clock* clock = nullptr;  // Not owned; null = RealClock.
+  // Makes the queue's rate limiter; null = workqueue's DefaultControllerRateLimiter.
+  std::function<std::unique_ptr<workqueue::RateLimiter>(Clock&)> rate_limiter;
+  // Drop a request after this many rate-limited retries (the Deployment controller uses 15).
+  std::optional<int> max_retries;
+  // Catch exceptions a Reconciler throws, count them and requeue rate-limited. When off, an
+  // exception ends the process (like an unrecovered panic).
+  bool recover_panic = true;
+  std::chrono::nanoseconds cache_sync_timeout = std::chrono::minutes(2);
+};
+
+class Controller {
+ public:
+  Controller(ControllerOptions options, std::shared_ptr<Reconciler> reconciler);
+  ~Controller();
+  Controller(const Controller&) = delete;
+  Controller& operator=(const Controller&) = delete;
+
+  // Before Start the watch is remembered and started by Start; after Start it starts at once.
+  Status Watch(std::shared_ptr<Source> source, std::shared_ptr<EventHandler> handler,
+               std::vector<Predicate> predicates = {});
+
+  // Starts the sources, waits for their caches (failing after cache_sync_timeout), runs the
+  // workers, and blocks until `stop`. Then stops handing out work, lets in-flight reconciles
+  // finish and returns. Errors: already started, a source that fails to start or sync.
+  Status Start(std::stop_token stop);
+
+  // The queue exists from Start on (null before); for handlers and tests.
+  Queue* queue();
+  const std::string& name() const { return options_.name; }
+
+ private:
+  struct PendingWatch {
+    std::shared_ptr<Source> source;
+    std::shared_ptr<EventHandler> handler;
+    std::vector<Predicate> predicates;
+  };
+  struct Metrics;
+
+  void Worker(std::stop_token stop);
+  void ReconcileHandler(const std::string& key, std::stop_token stop);
+
+  ControllerOptions options_;
+  Clock& clock_;
+  std::shared_ptr<Reconciler> reconciler_;
+  std::unique_ptr<Metrics> metrics_;
+
+  std::mutex mu_;
+  bool started_ = false;
+  std::stop_token stop_;  // The Start call's token, for watches added later.
+  std::vector<PendingWatch> watches_;
+  std::unique_ptr<Queue> queue_;
+};
+
+}  // namespace kcm::runtime

@@ -1,0 +1,381 @@
+// Controller runtime: requeue paths, dedup, exclusivity, recovery, shutdown (issue 8).
+#include "pkg/runtime/controller.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <map>
+#include <thread>
+
+#include "pkg/metrics/metrics.h"
+#include "pkg/runtime/channel_source.h"
+
+namespace kcm::runtime {
+namespace {
+
+using namespace std::chrono_literals;
+
+class FakeObject final : public api::Object {
+ public:
+  FakeObject(std::string ns, std::string name) {
+    meta_.namespace_ = std::move(ns);
+    meta_.name = std::move(name);
+  }
+  std::string_view Kind() const override { return "Fake"; }
+  const api::ObjectMeta& Meta() const override { return meta_; }
+  api::ObjectMeta meta_;
+};
+
+api::ObjectPtr Obj(const std::string& ns, const std::string& name) {
+  return std::make_shared<FakeObject>(ns, name);
+}
+
+// Waits in real time (bounded) for a condition another thread makes true.
+template <typename F>
+bool Eventually(F f, std::chrono::milliseconds limit = 5000ms) {
+  auto end = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < end) {
+    if (f()) return true;
+    std::this_thread::sleep_for(1ms);
+  }
+  return f();
+}
+
+double CounterValue(const char* name, std::vector<std::string> labels,
+                    std::vector<std::string> names) {
+  return metrics::CounterVec(name, "", std::move(names)).With(labels).Value();
+}
+
+// A reconciler scripted per call: returns results from a list, records calls.
+class ScriptedReconciler final : public Reconciler {
+ public:
+  std::function<Result<ReconcileResult>(const Request&, int call)> script;
+  Result<ReconcileResult> Reconcile(const Request& r, std::stop_token) override {
+    int n = ++calls;
+    {
+      std::lock_guard lock(mu);
+      seen.push_back(r.Key());
+    }
+    return script ? script(r, n) : ReconcileResult{};
+  }
+  std::atomic<int> calls{0};
+  std::mutex mu;
+  std::vector<std::string> seen;
+};
+
+struct Harness {
+  explicit Harness(ControllerOptions o, std::shared_ptr<Reconciler> r)
+      : ctrl(std::move(o), std::move(r)) {}
+  void Run() {
+    runner = std::jthread([this](std::stop_token st) { start_status = ctrl.Start(st); });
+    ASSERT_TRUE(Eventually([&] { return ctrl.queue() != nullptr; }));
+  }
+  Controller ctrl;
+  Status start_status;
+  std::jthread runner;
+};
+
+ControllerOptions Options(const std::string& name, FakeClock* clock, int workers = 1) {
+  ControllerOptions o;
+  o.name = name;
+  o.clock = clock;
+  o.max_concurrent_reconciles = workers;
+  return o;
+}
+
+TEST(ControllerTest, SuccessForgetsAndCountsSuccess) {
+  FakeClock clock;
+  auto rec = std::make_shared<ScriptedReconciler>();
+  auto src = std::make_shared<ChannelSource>();
+  Harness h(Options("ctl-success", &clock), rec);
+  ASSERT_TRUE(h.ctrl.Watch(src, EnqueueRequestForObject()).ok());
+  h.Run();
+  src->Send({Obj("ns", "a")});
+  ASSERT_TRUE(Eventually([&] { return rec->calls == 1; }));
+  ASSERT_TRUE(Eventually([&] {
+    return CounterValue("controller_runtime_reconcile_total", {"ctl-success", "success"},
+                        {"controller", "result"}) == 1;
+  }));
+  EXPECT_EQ(h.ctrl.queue()->NumRequeues("ns/a"), 0);
+  EXPECT_EQ(rec->seen[0], "ns/a");
+}
+
+// Error -> AddRateLimited and the error counted; the retry waits for the rate limiter's delay.
+TEST(ControllerTest, ErrorRequeuesRateLimited) {
+  FakeClock clock;
+  auto rec = std::make_shared<ScriptedReconciler>();
+  rec->script = [](const Request&, int call) -> Result<ReconcileResult> {
+    if (call == 1) return Error::Local("Boom", "first try fails");
+    return ReconcileResult{};
+  };
+  auto src = std::make_shared<ChannelSource>();
+  Harness h(Options("ctl-error", &clock), rec);
+  ASSERT_TRUE(h.ctrl.Watch(src, EnqueueRequestForObject()).ok());
+  h.Run();
+  src->Send({Obj("ns", "a")});
+  ASSERT_TRUE(Eventually([&] { return h.ctrl.queue()->NumRequeues("ns/a") == 1; }));
+  std::this_thread::sleep_for(20ms);
+  EXPECT_EQ(rec->calls, 1);  // Not retried before the clock moves past the 5 ms backoff.
+  clock.Step(10ms);
+  ASSERT_TRUE(Eventually([&] { return rec->calls == 2; }));
+  EXPECT_EQ(
+      CounterValue("controller_runtime_reconcile_errors_total", {"ctl-error"}, {"controller"}), 1);
+  ASSERT_TRUE(Eventually([&] { return h.ctrl.queue()->NumRequeues("ns/a") == 0; }));
+}
+
+// requeueAfter > 0 -> Forget, then AddAfter exactly that delay.
+TEST(ControllerTest, RequeueAfterForgetsThenAddsAfter) {
+  FakeClock clock;
+  auto rec = std::make_shared<ScriptedReconciler>();
+  rec->script = [](const Request&, int call) -> Result<ReconcileResult> {
+    if (call == 1) return ReconcileResult{false, 30s};
+    return ReconcileResult{};
+  };
+  auto src = std::make_shared<ChannelSource>();
+  Harness h(Options("ctl-after", &clock), rec);
+  ASSERT_TRUE(h.ctrl.Watch(src, EnqueueRequestForObject()).ok());
+  h.Run();
+  src->Send({Obj("ns", "a")});
+  ASSERT_TRUE(Eventually([&] { return rec->calls == 1; }));
+  clock.Step(29s);
+  std::this_thread::sleep_for(20ms);
+  EXPECT_EQ(rec->calls, 1);
+  EXPECT_EQ(h.ctrl.queue()->NumRequeues("ns/a"), 0);
+  clock.Step(1s);
+  ASSERT_TRUE(Eventually([&] { return rec->calls == 2; }));
+  EXPECT_EQ(CounterValue("controller_runtime_reconcile_total", {"ctl-after", "requeue_after"},
+                         {"controller", "result"}),
+            1);
+}
+
+// requeue=true -> AddRateLimited without an error.
+TEST(ControllerTest, RequeueGoesThroughRateLimiter) {
+  FakeClock clock;
+  auto rec = std::make_shared<ScriptedReconciler>();
+  rec->script = [](const Request&, int call) -> Result<ReconcileResult> {
+    return ReconcileResult{call == 1, 0s};
+  };
+  auto src = std::make_shared<ChannelSource>();
+  Harness h(Options("ctl-requeue", &clock), rec);
+  ASSERT_TRUE(h.ctrl.Watch(src, EnqueueRequestForObject()).ok());
+  h.Run();
+  src->Send({Obj("ns", "a")});
+  ASSERT_TRUE(Eventually([&] { return h.ctrl.queue()->NumRequeues("ns/a") == 1; }));
+  clock.Step(5ms);
+  ASSERT_TRUE(Eventually([&] { return rec->calls == 2; }));
+  EXPECT_EQ(CounterValue("controller_runtime_reconcile_total", {"ctl-requeue", "requeue"},
+                         {"controller", "result"}),
+            1);
+  EXPECT_EQ(
+      CounterValue("controller_runtime_reconcile_errors_total", {"ctl-requeue"}, {"controller"}),
+      0);
+}
+
+// The retry cap (the Deployment controller's 15): after max_retries the key is dropped.
+TEST(ControllerTest, MaxRetriesDropsKey) {
+  FakeClock clock;
+  auto rec = std::make_shared<ScriptedReconciler>();
+  rec->script = [](const Request&, int) -> Result<ReconcileResult> {
+    return Error::Local("Boom", "always fails");
+  };
+  auto src = std::make_shared<ChannelSource>();
+  ControllerOptions o = Options("ctl-maxretries", &clock);
+  o.max_retries = 3;
+  Harness h(std::move(o), rec);
+  ASSERT_TRUE(h.ctrl.Watch(src, EnqueueRequestForObject()).ok());
+  h.Run();
+  src->Send({Obj("ns", "a")});
+  for (int i = 1; i <= 4; ++i) {
+    ASSERT_TRUE(Eventually([&] { return rec->calls == i; })) << i;
+    clock.Step(1s);
+  }
+  // Call 4 saw NumRequeues == 3: dropped, forgotten, no fifth call.
+  ASSERT_TRUE(Eventually([&] { return h.ctrl.queue()->NumRequeues("ns/a") == 0; }));
+  clock.Step(1h);
+  std::this_thread::sleep_for(30ms);
+  EXPECT_EQ(rec->calls, 4);
+}
+
+TEST(ControllerTest, TerminalErrorIsNotRetried) {
+  FakeClock clock;
+  auto rec = std::make_shared<ScriptedReconciler>();
+  rec->script = [](const Request&, int) -> Result<ReconcileResult> {
+    return TerminalError("cannot be fixed by retrying");
+  };
+  auto src = std::make_shared<ChannelSource>();
+  Harness h(Options("ctl-terminal", &clock), rec);
+  ASSERT_TRUE(h.ctrl.Watch(src, EnqueueRequestForObject()).ok());
+  h.Run();
+  src->Send({Obj("ns", "a")});
+  ASSERT_TRUE(Eventually([&] {
+    return CounterValue("controller_runtime_terminal_reconcile_errors_total", {"ctl-terminal"},
+                        {"controller"}) == 1;
+  }));
+  clock.Step(1h);
+  std::this_thread::sleep_for(30ms);
+  EXPECT_EQ(rec->calls, 1);
+}
+
+// An exception is caught, counted, and requeued rate-limited; the worker survives.
+TEST(ControllerTest, ExceptionIsRecoveredAndRequeued) {
+  FakeClock clock;
+  auto rec = std::make_shared<ScriptedReconciler>();
+  rec->script = [](const Request&, int call) -> Result<ReconcileResult> {
+    if (call == 1) throw std::runtime_error("nil pointer");
+    return ReconcileResult{};
+  };
+  auto src = std::make_shared<ChannelSource>();
+  Harness h(Options("ctl-panic", &clock), rec);
+  ASSERT_TRUE(h.ctrl.Watch(src, EnqueueRequestForObject()).ok());
+  h.Run();
+  src->Send({Obj("ns", "a")});
+  ASSERT_TRUE(Eventually([&] { return h.ctrl.queue()->NumRequeues("ns/a") == 1; }));
+  EXPECT_EQ(
+      CounterValue("controller_runtime_reconcile_panics_total", {"ctl-panic"}, {"controller"}), 1);
+  clock.Step(10ms);
+  ASSERT_TRUE(Eventually([&] { return rec->calls == 2; }));
+}
+
+// A key is never reconciled by two workers at once, even when re-added while in flight; a key
+// added twice while waiting is reconciled once.
+TEST(ControllerTest, KeyNeverReconciledConcurrentlyAndDeduplicated) {
+  FakeClock clock;
+  std::mutex mu;
+  std::map<std::string, int> in_flight;
+  std::atomic<bool> overlap{false};
+  std::atomic<int> calls{0};
+  auto rec = std::make_shared<ReconcilerFunc>([&](const Request& r, std::stop_token) {
+    {
+      std::lock_guard lock(mu);
+      if (++in_flight[r.Key()] > 1) overlap = true;
+    }
+    std::this_thread::sleep_for(2ms);
+    {
+      std::lock_guard lock(mu);
+      --in_flight[r.Key()];
+    }
+    ++calls;
+    return Result<ReconcileResult>(ReconcileResult{});
+  });
+  Harness h(Options("ctl-exclusive", &clock, 4), rec);
+  h.Run();
+  Queue* q = h.ctrl.queue();
+  for (int round = 0; round < 50; ++round) {
+    for (const char* k : {"ns/a", "ns/b", "ns/a", "ns/c"}) q->Add(k);
+    std::this_thread::sleep_for(1ms);
+  }
+  ASSERT_TRUE(Eventually([&] { return q->Len() == 0 && calls > 0; }));
+  std::this_thread::sleep_for(20ms);
+  EXPECT_FALSE(overlap.load());
+  EXPECT_LT(calls.load(), 200);  // Dedup: far fewer calls than the 200 adds.
+}
+
+TEST(ControllerTest, PredicatesFilterEvents) {
+  FakeClock clock;
+  auto rec = std::make_shared<ScriptedReconciler>();
+  auto src = std::make_shared<ChannelSource>();
+  Harness h(Options("ctl-pred", &clock), rec);
+  ASSERT_TRUE(
+      h.ctrl
+          .Watch(src, EnqueueRequestForObject(),
+                 {NewPredicateFuncs([](const api::Object& o) { return o.Meta().name != "skip"; })})
+          .ok());
+  h.Run();
+  src->Send({Obj("ns", "skip")});
+  src->Send({Obj("ns", "keep")});
+  ASSERT_TRUE(Eventually([&] { return rec->calls == 1; }));
+  std::this_thread::sleep_for(20ms);
+  EXPECT_EQ(rec->calls, 1);
+  EXPECT_EQ(rec->seen[0], "ns/keep");
+}
+
+// A watch added after Start is started at once.
+TEST(ControllerTest, WatchAfterStartStartsAtOnce) {
+  FakeClock clock;
+  auto rec = std::make_shared<ScriptedReconciler>();
+  Harness h(Options("ctl-late", &clock), rec);
+  h.Run();
+  auto src = std::make_shared<ChannelSource>();
+  ASSERT_TRUE(h.ctrl.Watch(src, EnqueueRequestForObject()).ok());
+  src->Send({Obj("ns", "late")});
+  ASSERT_TRUE(Eventually([&] { return rec->calls == 1; }));
+}
+
+// Shutdown: Start returns only after the in-flight reconcile finished; queued work is dropped.
+TEST(ControllerTest, ShutdownWaitsForInFlightReconcile) {
+  FakeClock clock;
+  std::atomic<bool> entered{false}, release{false}, finished{false};
+  std::atomic<int> calls{0};
+  auto rec = std::make_shared<ReconcilerFunc>([&](const Request&, std::stop_token) {
+    ++calls;
+    entered = true;
+    while (!release) std::this_thread::sleep_for(1ms);
+    finished = true;
+    return Result<ReconcileResult>(ReconcileResult{});
+  });
+  auto h = std::make_unique<Harness>(Options("ctl-shutdown", &clock), rec);
+  h->Run();
+  h->ctrl.queue()->Add("ns/a");
+  ASSERT_TRUE(Eventually([&] { return entered.load(); }));
+  h->ctrl.queue()->Add("ns/b");  // Waiting when shutdown comes: never reconciled.
+  h->runner.request_stop();
+  std::this_thread::sleep_for(20ms);
+  EXPECT_FALSE(finished.load());
+  release = true;
+  h->runner.join();
+  EXPECT_TRUE(finished.load());
+  EXPECT_TRUE(h->start_status.ok());
+  EXPECT_EQ(calls.load(), 1);
+}
+
+class NeverSyncs final : public Source {
+ public:
+  Status Start(std::stop_token, std::shared_ptr<EventHandler>, std::vector<Predicate>,
+               Queue&) override {
+    return OkStatus();
+  }
+  bool WaitForSync(std::stop_token stop) override {
+    std::mutex m;
+    std::condition_variable_any cv;
+    std::unique_lock lock(m);
+    cv.wait(lock, stop, [] { return false; });
+    return false;
+  }
+};
+
+TEST(ControllerTest, CacheSyncTimeoutFailsClearly) {
+  FakeClock clock;
+  ControllerOptions o = Options("ctl-sync", &clock);
+  o.cache_sync_timeout = 10s;
+  Controller ctrl(std::move(o), std::make_shared<ScriptedReconciler>());
+  ASSERT_TRUE(ctrl.Watch(std::make_shared<NeverSyncs>(), EnqueueRequestForObject()).ok());
+  Status result;
+  std::jthread runner([&](std::stop_token st) { result = ctrl.Start(st); });
+  ASSERT_TRUE(clock.WaitForWaiters(1));
+  clock.Step(10s);
+  runner.join();
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.error().reason, "CacheSyncTimeout");
+  EXPECT_NE(result.error().message.find("ctl-sync"), std::string::npos);
+}
+
+TEST(ControllerTest, StartTwiceIsAnError) {
+  FakeClock clock;
+  Harness h(Options("ctl-twice", &clock), std::make_shared<ScriptedReconciler>());
+  h.Run();
+  std::stop_source s;
+  Status second = h.ctrl.Start(s.get_token());
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.error().reason, "AlreadyStarted");
+}
+
+TEST(ControllerTest, MetricsReportMaxConcurrentReconciles) {
+  FakeClock clock;
+  Harness h(Options("ctl-gauge", &clock, 3), std::make_shared<ScriptedReconciler>());
+  h.Run();
+  metrics::GaugeVec g("controller_runtime_max_concurrent_reconciles", "", {"controller"});
+  ASSERT_TRUE(Eventually([&] { return g.With({"ctl-gauge"}).Value() == 3; }));
+}
+
+}  // namespace
+}  // namespace kcm::runtime
