@@ -12,15 +12,15 @@
 namespace kcm::client {
 namespace {
 
-using testing::MakeTempDir;
 using testing::RecordedRequest;
+using testing::TempDir;
 using testing::TestServer;
 using testing::WriteFileOrDie;
 
 class InClusterTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = MakeTempDir();
+    dir_ = tmp_.path();
     opts_.token_file = dir_ + "/token";
     opts_.ca_file = dir_ + "/ca.crt";
     WriteFileOrDie(opts_.token_file, "tok-1\n");
@@ -28,6 +28,7 @@ class InClusterTest : public ::testing::Test {
     opts_.service_host = "10.96.0.1";
     opts_.service_port = "443";
   }
+  TempDir tmp_;
   std::string dir_;
   InClusterOptions opts_;
 };

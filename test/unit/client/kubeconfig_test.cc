@@ -12,7 +12,7 @@ namespace kcm::client {
 namespace {
 
 using ::testing::HasSubstr;
-using testing::MakeTempDir;
+using testing::TempDir;
 using testing::WriteFileOrDie;
 
 constexpr char kFileA[] = R"(apiVersion: v1
@@ -59,7 +59,7 @@ users:
 class KubeconfigTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = MakeTempDir();
+    dir_ = tmp_.path();
     std::filesystem::create_directories(dir_ + "/a");
     std::filesystem::create_directories(dir_ + "/b");
     a_ = dir_ + "/a/config";
@@ -67,6 +67,7 @@ class KubeconfigTest : public ::testing::Test {
     WriteFileOrDie(a_, kFileA);
     WriteFileOrDie(b_, kFileB);
   }
+  TempDir tmp_;
   std::string dir_, a_, b_;
 };
 

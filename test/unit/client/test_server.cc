@@ -11,6 +11,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -328,17 +329,21 @@ void WriteFileOrDie(const std::string& path, std::string_view content) {
   if (!out) throw std::runtime_error("cannot write " + path);
 }
 
-std::string MakeTempDir() {
+TempDir::TempDir() {
   std::string tmpl = "/tmp/kcm-client-test-XXXXXX";
   if (::mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-  return tmpl;
+  path_ = tmpl;
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
 }
 
 const TestPki* TestPki::Get() {
   static const std::unique_ptr<TestPki> pki = []() -> std::unique_ptr<TestPki> {
     auto p = std::make_unique<TestPki>();
-    p->dir = MakeTempDir();
-    const std::string d = p->dir + "/";
+    const std::string d = p->dir.path() + "/";
     p->ca_crt = d + "ca.crt";
     p->ca_key = d + "ca.key";
     p->server_crt = d + "server.crt";

@@ -100,11 +100,24 @@ class TestServer {
   std::thread accept_thread_;
 };
 
+// A fresh temporary directory, removed with everything in it on destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
 // Test PKI made with the openssl CLI in a temporary directory: a CA, a server certificate for
 // IP 127.0.0.1 signed by it, a client certificate (CN "test-client") signed by it, and an
 // unrelated CA.
 struct TestPki {
-  std::string dir;
+  TempDir dir;
   std::string ca_crt, ca_key;
   std::string server_crt, server_key;
   std::string client_crt, client_key;
@@ -116,7 +129,5 @@ struct TestPki {
 
 std::string ReadFileOrDie(const std::string& path);
 void WriteFileOrDie(const std::string& path, std::string_view content);
-// A fresh temporary directory.
-std::string MakeTempDir();
 
 }  // namespace kcm::testing
