@@ -1,0 +1,36 @@
+// Codec: the decoders of one kind, chosen by the reflector/informer for its resource. Each
+// function decodes an object, a LIST page or a WATCH frame (spec 1.7, 1.8, 2.5, 2.7) using the
+// caller's Decoder (one per thread). Codecs are immutable singletons; thread-safe to share.
+#pragma once
+
+#include <string_view>
+
+#include "pkg/api/decoder.h"
+#include "pkg/api/json_input.h"
+#include "pkg/api/object.h"
+#include "pkg/api/watch_event.h"
+#include "pkg/util/result.h"
+
+namespace kcm::api {
+
+// The annotation that ends the initial events of a streaming list (spec 2.7).
+inline constexpr std::string_view kInitialEventsEndAnnotation = "k8s.io/initial-events-end";
+
+struct Codec {
+  std::string_view kind;
+  Result<ObjectPtr> (*decode)(Decoder&, JsonInput);
+  Result<ObjectList> (*decode_list)(Decoder&, JsonInput);
+  // ADDED/MODIFIED/DELETED carry the decoded object and its resourceVersion; BOOKMARK carries
+  // only resource_version and initial_events_end (object is null); ERROR carries the Status as
+  // `error` (object null). Failures are "DecodeError" naming the field path.
+  Result<WatchEvent> (*decode_watch_event)(Decoder&, JsonInput);
+};
+
+const Codec& PodCodec();
+const Codec& ReplicaSetCodec();
+const Codec& DeploymentCodec();
+const Codec& LeaseCodec();
+const Codec& EventCodec();
+const Codec& GenericCodec();
+
+}  // namespace kcm::api

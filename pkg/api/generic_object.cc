@@ -1,0 +1,37 @@
+#include "pkg/api/generic_object.h"
+
+#include "pkg/api/codec.h"
+#include "pkg/api/internal/decode.h"
+
+namespace kcm::api {
+namespace internal {
+namespace {
+
+Status DecodeGenericFields(DecoderImpl& d, od::value v, int, GenericObject* obj) {
+  Status s = ForEachField(v, "", [&](od::field& f) -> Status {
+    if (KeyIs(f, "kind")) return ReadStringAt(f.value(), "kind", &obj->kind);
+    if (KeyIs(f, "metadata"))
+      return DecodeObjectMeta(f.value(), &obj->metadata, MetaMode::kFull, nullptr);
+    return OkStatus();
+  });
+  if (!s.ok()) return s;
+  if (obj->kind.empty()) obj->kind = d.generic_kind;
+  return RequireName(obj->metadata);
+}
+
+constexpr FromValueFn kGenericFromValue = &FromValueKeepingRaw<GenericObject, &DecodeGenericFields>;
+
+}  // namespace
+}  // namespace internal
+
+Result<std::shared_ptr<const GenericObject>> DecodeGenericObject(Decoder& decoder, JsonInput json) {
+  return internal::DecodeTyped<GenericObject, internal::kGenericFromValue>(decoder, json);
+}
+
+const Codec& GenericCodec() {
+  using F = internal::CodecFns<internal::kGenericFromValue>;
+  static const Codec codec{"", &F::Decode, &F::List, &F::Watch};
+  return codec;
+}
+
+}  // namespace kcm::api

@@ -1,0 +1,147 @@
+// Private to pkg/api .cc files: the decoder state and the shared pieces of the typed decoders
+// (metadata, conditions, selector, template, list and watch framing). Includes simdjson.
+#pragma once
+
+#include <array>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "pkg/api/condition.h"
+#include "pkg/api/decoder.h"
+#include "pkg/api/internal/ondemand.h"
+#include "pkg/api/json_input.h"
+#include "pkg/api/label_selector.h"
+#include "pkg/api/object.h"
+#include "pkg/api/pod_template.h"
+#include "pkg/api/watch_event.h"
+
+namespace kcm::api::internal {
+
+// Nesting levels of independent parses: a frame (0) → its object's raw JSON (1) → that
+// object's template (2) → spare.
+inline constexpr int kLevels = 4;
+
+struct DecoderImpl {
+  std::array<od::parser, kLevels> parsers;
+  std::string scratch;       // padded copy of unpadded input
+  std::string generic_kind;  // for GenericObject list items without their own kind
+
+  // A padded view of `in`: in place when the caller promised padding, else copied to scratch.
+  simdjson::padded_string_view Prepare(const JsonInput& in);
+};
+
+// Decodes the object at `v` (a value inside a padded buffer). `level` is the first parser not in
+// use; kinds that keep raw JSON re-parse the value's text with parsers[level] and deeper.
+using FromValueFn = Result<ObjectPtr> (*)(DecoderImpl&, od::value v, int level);
+
+// Parses `padded_text` (inside a padded buffer) with parsers[level] and calls fn(root, level + 1).
+Result<ObjectPtr> DecodeDocumentAt(DecoderImpl& d, std::string_view padded_text, int level,
+                                   FromValueFn fn);
+
+// Iterates an object's fields; null counts as an empty object. fn(od::field&) → Status.
+template <typename Fn>
+Status ForEachField(od::value v, std::string_view path, Fn&& fn) {
+  bool is_null = false;
+  if (auto ec = v.is_null().get(is_null); ec) return DecodeErrorAt(path, ec);
+  if (is_null) return OkStatus();
+  od::object obj;
+  if (auto ec = v.get_object().get(obj); ec) return DecodeErrorAt(path, ec);
+  for (auto res : obj) {
+    od::field f;
+    if (auto ec = std::move(res).get(f); ec) return DecodeErrorAt(path, ec);
+    Status s = fn(f);
+    if (!s.ok()) return s;
+  }
+  return OkStatus();
+}
+
+// Iterates an array's elements; null counts as empty. fn(od::value, size_t index) → Status.
+template <typename Fn>
+Status ForEachElement(od::value v, std::string_view path, Fn&& fn) {
+  bool is_null = false;
+  if (auto ec = v.is_null().get(is_null); ec) return DecodeErrorAt(path, ec);
+  if (is_null) return OkStatus();
+  od::array arr;
+  if (auto ec = v.get_array().get(arr); ec) return DecodeErrorAt(path, ec);
+  size_t i = 0;
+  for (auto res : arr) {
+    od::value e;
+    if (auto ec = std::move(res).get(e); ec) return DecodeErrorAt(path, ec);
+    Status s = fn(e, i++);
+    if (!s.ok()) return s;
+  }
+  return OkStatus();
+}
+
+Status ReadStringAt(od::value v, std::string_view path, std::string* out);
+Status ReadInt32At(od::value v, std::string_view path, int32_t* out);
+Status ReadInt64At(od::value v, std::string_view path, int64_t* out);
+Status ReadBoolAt(od::value v, std::string_view path, bool* out);
+// null → nullopt.
+Status ReadTimeAt(od::value v, std::string_view path, std::optional<Time>* out);
+Status ReadStringMapAt(od::value v, std::string_view path, std::map<std::string, std::string>* out);
+
+enum class MetaMode { kFull, kPod };
+// kPod drops annotations except the pod deletion cost, which goes to *deletion_cost.
+Status DecodeObjectMeta(od::value v, ObjectMeta* meta, MetaMode mode,
+                        std::optional<int32_t>* deletion_cost);
+Status RequireName(const ObjectMeta& meta);
+
+Status DecodeConditions(od::value v, std::string_view path, std::vector<Condition>* out);
+Status DecodeLabelSelector(od::value v, std::string_view path, std::optional<LabelSelector>* out);
+// Keeps the template's raw text and parses its metadata.labels with parsers[level].
+Status DecodePodTemplate(DecoderImpl& d, od::value v, int level, PodTemplate* out);
+
+Result<ObjectList> DecodeListWith(Decoder& decoder, const JsonInput& in, FromValueFn fn);
+Result<WatchEvent> DecodeWatchEventWith(Decoder& decoder, const JsonInput& in, FromValueFn fn);
+// metav1.Status at `v` → Error.
+Status DecodeStatusValue(od::value v, Error* out);
+
+}  // namespace kcm::api::internal
+
+namespace kcm::api::internal {
+
+// The three codec entry points for a kind, from its FromValueFn.
+template <FromValueFn Fn>
+struct CodecFns {
+  static Result<ObjectPtr> Decode(Decoder& decoder, JsonInput in) {
+    DecoderImpl& d = decoder.impl();
+    d.generic_kind.clear();
+    return DecodeDocumentAt(d, d.Prepare(in), 0, Fn);
+  }
+  static Result<ObjectList> List(Decoder& decoder, JsonInput in) {
+    return DecodeListWith(decoder, in, Fn);
+  }
+  static Result<WatchEvent> Watch(Decoder& decoder, JsonInput in) {
+    return DecodeWatchEventWith(decoder, in, Fn);
+  }
+};
+
+template <typename T, FromValueFn Fn>
+Result<std::shared_ptr<const T>> DecodeTyped(Decoder& decoder, JsonInput in) {
+  auto obj = CodecFns<Fn>::Decode(decoder, in);
+  if (!obj.ok()) return obj.error();
+  return std::static_pointer_cast<const T>(std::move(obj).value());
+}
+
+// Kinds that keep their raw JSON: copy the value's text, then decode the fields from a re-parse
+// of it with parsers[level] (the text lies inside the caller's padded buffer).
+template <typename T, Status (*Fields)(DecoderImpl&, od::value, int, T*)>
+Result<ObjectPtr> FromValueKeepingRaw(DecoderImpl& d, od::value v, int level) {
+  std::string_view raw;
+  if (auto ec = RawJson(v, &raw); ec) return DecodeErrorAt("", ec);
+  if (level >= kLevels) return DecodeErrorAt("", "document nested too deeply");
+  auto obj = std::make_shared<T>();
+  obj->raw_json.assign(raw);
+  od::document doc;
+  auto psv = simdjson::padded_string_view(raw.data(), raw.size(), raw.size() + kJsonPadding);
+  if (auto ec = d.parsers[level].iterate(psv).get(doc); ec) return DecodeErrorAt("", ec);
+  od::value root;
+  if (auto ec = doc.get_value().get(root); ec) return DecodeErrorAt("", ec);
+  if (Status s = Fields(d, root, level + 1, obj.get()); !s.ok()) return s.error();
+  return ObjectPtr(std::move(obj));
+}
+
+}  // namespace kcm::api::internal

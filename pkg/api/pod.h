@@ -1,0 +1,51 @@
+// Pod: the pruned record the pod cache keeps (ARCHITECTURE decision 3) — only what the ReplicaSet
+// and Deployment controllers read (spec R9, R10, R14). Immutable once cached; thread-safe to read.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "pkg/api/decoder.h"
+#include "pkg/api/json_input.h"
+#include "pkg/api/object.h"
+#include "pkg/util/result.h"
+
+namespace kcm::api {
+
+enum class PodPhase : uint8_t { kUnset, kPending, kRunning, kSucceeded, kFailed, kUnknown };
+enum class ConditionStatus : uint8_t { kUnset, kTrue, kFalse, kUnknown };
+
+inline constexpr std::string_view kPodDeletionCostAnnotation =
+    "controller.kubernetes.io/pod-deletion-cost";
+
+struct Pod final : Object {
+  // annotations are pruned (only the deletion cost is kept, below); managedFields are dropped.
+  ObjectMeta metadata;
+  std::string node_name;  // spec.nodeName
+  // controller.kubernetes.io/pod-deletion-cost: nullopt when absent; an invalid value reads as 0
+  // (R9: invalid = 0).
+  std::optional<int32_t> deletion_cost;
+  PodPhase phase = PodPhase::kUnset;
+  ConditionStatus ready = ConditionStatus::kUnset;  // the Ready condition's status
+  std::optional<Time> ready_transition_time;        // the Ready condition's lastTransitionTime
+  int32_t restart_count_sum = 0;                    // Σ status.containerStatuses[].restartCount
+  int32_t restart_count_max = 0;                    // max of the same
+
+  std::string_view Kind() const override { return "Pod"; }
+  const ObjectMeta& Meta() const override { return metadata; }
+
+  bool IsReady() const { return ready == ConditionStatus::kTrue; }
+  // R10: not Succeeded/Failed and not being deleted.
+  bool IsActive() const {
+    return phase != PodPhase::kSucceeded && phase != PodPhase::kFailed &&
+           !metadata.deletion_timestamp.has_value();
+  }
+};
+
+// Decodes one Pod object document into the pruned record.
+Result<std::shared_ptr<const Pod>> DecodePod(Decoder& decoder, JsonInput json);
+
+}  // namespace kcm::api

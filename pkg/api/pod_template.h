@@ -1,0 +1,26 @@
+// PodTemplate: a pod template (`spec.template`) kept verbatim as raw JSON, plus its labels parsed
+// for selector matching. Decision 1: the template travels Deployment → ReplicaSet → Pod untouched.
+// Plain data; thread-compatible.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "pkg/api/json.h"
+#include "pkg/util/result.h"
+
+namespace kcm::api {
+
+struct PodTemplate {
+  std::string raw_json;                       // the exact `spec.template` object ("" when absent)
+  std::map<std::string, std::string> labels;  // spec.template.metadata.labels
+
+  // The template as a JSON value (parses raw_json; "{}" → empty object).
+  Result<json::Value> ToJson() const;
+};
+
+// D3: templates equal ignoring the pod-template-hash label, semantically (key order, number
+// spelling, and null/empty fields do not matter).
+Result<bool> EqualIgnoreHash(const PodTemplate& a, const PodTemplate& b);
+
+}  // namespace kcm::api

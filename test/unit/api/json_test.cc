@@ -1,0 +1,95 @@
+#include "pkg/api/json.h"
+
+#include <gtest/gtest.h>
+
+namespace kcm::api::json {
+namespace {
+
+TEST(JsonTest, ParseSerializeRoundTripKeepsOrderAndNumberText) {
+  const std::string in = R"({"b":1.50,"a":[true,false,null,-0,1e3],"c":{"z":"x","y":{}}})";
+  auto v = Parse(in);
+  ASSERT_TRUE(v.ok()) << v.error().ToString();
+  EXPECT_EQ(Serialize(*v), in);
+  EXPECT_EQ(GetPath(*v, {"b"})->number_text(), "1.50");
+}
+
+TEST(JsonTest, ParseAcceptsWhitespaceAndScalarsAtRoot) {
+  EXPECT_EQ(Serialize(*Parse(" { \"a\" : [ 1 , 2 ] } \n")), R"({"a":[1,2]})");
+  EXPECT_EQ(Serialize(*Parse("\"s\"")), "\"s\"");
+  EXPECT_EQ(Serialize(*Parse("42")), "42");
+  EXPECT_TRUE(Parse("null")->is_null());
+}
+
+TEST(JsonTest, ParseErrorsAreDecodeErrors) {
+  for (const char* bad : {"", "{", "{\"a\":}", "[1,2", "{\"a\":1}}", "nul", "01", "1.", "\"\\x\"",
+                          "{\"a\" 1}", "tru"}) {
+    auto v = Parse(bad);
+    ASSERT_FALSE(v.ok()) << bad;
+    EXPECT_EQ(v.error().reason, "DecodeError") << bad;
+  }
+}
+
+TEST(JsonTest, SerializeEscapesQuotesBackslashAndControlCharsAndPassesUtf8) {
+  std::string s = "q\"b\\n\nt\tc\x01\x1f del\x7f é🚀";
+  EXPECT_EQ(Serialize(Value::String(s)), "\"q\\\"b\\\\n\\nt\\tc\\u0001\\u001f del\x7f é🚀\"");
+  // Round trip through the parser restores the same bytes.
+  EXPECT_EQ(Parse(Serialize(Value::String(s)))->as_string(), s);
+}
+
+TEST(JsonTest, ParseUnescapesUnicodeEscapes) {
+  auto v = Parse(R"("\u00e9\ud83d\ude80\n")");
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(v->as_string(), "é🚀\n");
+}
+
+TEST(JsonTest, DuplicateKeysLastWins) {
+  EXPECT_EQ(Serialize(*Parse(R"({"a":1,"a":2})")), R"({"a":2})");
+}
+
+TEST(JsonTest, CanonicalSortsKeysRecursivelyAndNormalizesNumbers) {
+  auto v = Parse(R"({"b":{"y":1.0,"x":-0},"a":[{"d":1e2,"c":0.5}],"n":12345678901234567890})");
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(CanonicalString(*v),
+            R"({"a":[{"c":0.5,"d":100}],"b":{"x":0,"y":1},"n":12345678901234567168})");
+}
+
+TEST(JsonTest, SemanticEqualIgnoresOrderEmptyAndNull) {
+  auto a = Parse(R"({"metadata":{"labels":{"a":"1"},"annotations":{}},"spec":{"x":null,"y":[]}})");
+  auto b = Parse(R"({"spec":{},"metadata":{"labels":{"a":"1"}}})");
+  EXPECT_TRUE(SemanticEqual(*a, *b));
+  auto c = Parse(R"({"metadata":{"labels":{"a":"2"}}})");
+  EXPECT_FALSE(SemanticEqual(*a, *c));
+  // Array order is meaningful.
+  EXPECT_FALSE(SemanticEqual(*Parse("[1,2]"), *Parse("[2,1]")));
+}
+
+TEST(JsonTest, PathGetSetErase) {
+  Value v;
+  ASSERT_TRUE(SetPath(v, {"spec", "replicas"}, Value::Int(3)).ok());
+  ASSERT_TRUE(
+      SetPath(v, {"metadata", "labels", "app.kubernetes.io/name"}, Value::String("x")).ok());
+  EXPECT_EQ(Serialize(v),
+            R"({"spec":{"replicas":3},"metadata":{"labels":{"app.kubernetes.io/name":"x"}}})");
+  EXPECT_EQ(GetPath(v, {"spec", "replicas"})->as_int64(), 3);
+  EXPECT_EQ(GetPath(v, {"spec", "missing"}), nullptr);
+  // Overwrite keeps the member's position.
+  ASSERT_TRUE(SetPath(v, {"spec", "replicas"}, Value::Int(5)).ok());
+  EXPECT_EQ(Serialize(v),
+            R"({"spec":{"replicas":5},"metadata":{"labels":{"app.kubernetes.io/name":"x"}}})");
+  EXPECT_TRUE(ErasePath(v, {"metadata", "labels", "app.kubernetes.io/name"}));
+  EXPECT_FALSE(ErasePath(v, {"metadata", "labels", "nope"}));
+  EXPECT_FALSE(ErasePath(v, {"nope", "x"}));
+  // An intermediate that is not an object is an error, not a silent overwrite.
+  auto s = SetPath(v, {"spec", "replicas", "x"}, Value::Int(1));
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().reason, "InvalidPath");
+}
+
+TEST(JsonTest, AsInt64OnlyForIntegerLiteralsInRange) {
+  EXPECT_EQ(Parse("12")->as_int64(), 12);
+  EXPECT_EQ(Parse("1.5")->as_int64(), std::nullopt);
+  EXPECT_EQ(Parse("99999999999999999999")->as_int64(), std::nullopt);
+}
+
+}  // namespace
+}  // namespace kcm::api::json

@@ -1,0 +1,93 @@
+#include "pkg/api/labels.h"
+
+#include <gtest/gtest.h>
+
+#include "pkg/api/label_selector.h"
+
+namespace kcm::api {
+namespace {
+
+TEST(LabelSelectorTest, NullMatchesNothingEmptyMatchesEverything) {
+  auto nothing = LabelSelectorAsSelector(nullptr);
+  ASSERT_TRUE(nothing.ok());
+  EXPECT_TRUE(nothing->IsNothing());
+  EXPECT_FALSE(nothing->Matches({}));
+  EXPECT_FALSE(nothing->Matches({{"a", "b"}}));
+  LabelSelector empty;
+  auto everything = LabelSelectorAsSelector(&empty);
+  ASSERT_TRUE(everything.ok());
+  EXPECT_TRUE(everything->Empty());
+  EXPECT_TRUE(everything->Matches({}));
+  EXPECT_TRUE(everything->Matches({{"a", "b"}}));
+  EXPECT_EQ(everything->String(), "");
+}
+
+TEST(LabelSelectorTest, MatchLabelsAndExpressions) {
+  LabelSelector sel;
+  sel.match_labels = {{"a", "b"}};
+  sel.match_expressions = {{"c", "In", {"y", "x"}},
+                           {"d", "DoesNotExist", {}},
+                           {"e", "Exists", {}},
+                           {"f", "NotIn", {"z"}}};
+  auto s = LabelSelectorAsSelector(&sel);
+  ASSERT_TRUE(s.ok()) << s.error().ToString();
+  EXPECT_EQ(s->String(), "a=b,c in (x,y),!d,e,f notin (z)");
+  EXPECT_TRUE(s->Matches({{"a", "b"}, {"c", "x"}, {"e", ""}}));
+  EXPECT_TRUE(s->Matches({{"a", "b"}, {"c", "y"}, {"e", "1"}, {"f", "q"}}));
+  EXPECT_FALSE(s->Matches({{"a", "b"}, {"c", "x"}, {"e", ""}, {"f", "z"}}));  // NotIn
+  EXPECT_FALSE(s->Matches({{"a", "b"}, {"c", "x"}, {"e", ""}, {"d", ""}}));   // DoesNotExist
+  EXPECT_FALSE(s->Matches({{"a", "b"}, {"c", "w"}, {"e", ""}}));              // In
+  EXPECT_FALSE(s->Matches({{"a", "b"}, {"c", "x"}}));                         // Exists
+  EXPECT_FALSE(s->Matches({{"a", "c"}, {"c", "x"}, {"e", ""}}));              // matchLabels
+}
+
+TEST(LabelSelectorTest, OperatorRulesAreValidated) {
+  auto check_invalid = [](LabelSelectorRequirement r) {
+    LabelSelector sel;
+    sel.match_expressions = {std::move(r)};
+    auto s = LabelSelectorAsSelector(&sel);
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.error().reason, "Invalid");
+  };
+  check_invalid({"a", "In", {}});
+  check_invalid({"a", "NotIn", {}});
+  check_invalid({"a", "Exists", {"x"}});
+  check_invalid({"a", "DoesNotExist", {"x"}});
+  check_invalid({"a", "Equals", {"x"}});
+  check_invalid({"-bad-", "Exists", {}});
+  check_invalid({"a", "In", {"bad value"}});
+  LabelSelector bad_match;
+  bad_match.match_labels = {{"a", "x y"}};
+  EXPECT_FALSE(LabelSelectorAsSelector(&bad_match).ok());
+}
+
+TEST(LabelSelectorTest, KeySyntax) {
+  EXPECT_TRUE(labels::IsQualifiedName("app"));
+  EXPECT_TRUE(labels::IsQualifiedName("app.kubernetes.io/name"));
+  EXPECT_FALSE(labels::IsQualifiedName("App.Example/x"));
+  EXPECT_FALSE(labels::IsQualifiedName("/x"));
+  EXPECT_FALSE(labels::IsQualifiedName(std::string(64, 'a')));
+  EXPECT_TRUE(labels::IsValidLabelValue(""));
+  EXPECT_FALSE(labels::IsValidLabelValue("-a"));
+}
+
+TEST(LabelSelectorTest, FromJsonAndBack) {
+  auto v = json::Parse(
+      R"({"matchLabels":{"app":"web"},"matchExpressions":[{"key":"t","operator":"In","values":["a"]}]})");
+  auto sel = LabelSelectorFromJson(*v);
+  ASSERT_TRUE(sel.ok());
+  EXPECT_EQ(sel->match_labels.at("app"), "web");
+  EXPECT_TRUE(json::SemanticEqual(sel->ToJson(), *v));
+  auto bad = LabelSelectorFromJson(*json::Parse(R"({"matchLabels":{"app":1}})"));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("selector.matchLabels.app"), std::string::npos);
+}
+
+TEST(LabelSelectorTest, SelectorFromSet) {
+  auto s = labels::Selector::FromSet({{"b", "2"}, {"a", "1"}});
+  EXPECT_EQ(s.String(), "a=1,b=2");
+  EXPECT_TRUE(s.Matches({{"a", "1"}, {"b", "2"}, {"c", "3"}}));
+}
+
+}  // namespace
+}  // namespace kcm::api

@@ -1,0 +1,82 @@
+#include "pkg/api/pod.h"
+
+#include <gtest/gtest.h>
+
+#include "pkg/api/codec.h"
+#include "pkg/api/time.h"
+#include "test/unit/api/testdata.h"
+
+namespace kcm::api {
+namespace {
+
+TEST(PodTest, DecodesTheSharedPodIntoThePrunedRecord) {
+  Decoder d;
+  auto pod = DecodePod(d, testing::SharedTestdata("pod-10k.json"));
+  ASSERT_TRUE(pod.ok()) << pod.error().ToString();
+  const Pod& p = **pod;
+  EXPECT_EQ(p.Kind(), "Pod");
+  EXPECT_EQ(p.metadata.name, "web-7d9f8b6c5d-x2k4q");
+  EXPECT_EQ(p.metadata.generate_name, "web-7d9f8b6c5d-");
+  EXPECT_EQ(p.metadata.namespace_, "prod");
+  EXPECT_EQ(p.metadata.uid, "2f1c7a8e-5b3d-4e6f-9a0b-1c2d3e4f5a6b");
+  EXPECT_EQ(p.metadata.resource_version, "123456789");
+  EXPECT_EQ(p.metadata.creation_timestamp, *ParseRFC3339("2026-11-29T10:00:00Z"));
+  EXPECT_EQ(p.metadata.labels.size(), 4u);
+  EXPECT_EQ(p.metadata.labels.at("pod-template-hash"), "7d9f8b6c5d");
+  // Pruned: annotations other than the deletion cost are not kept.
+  EXPECT_TRUE(p.metadata.annotations.empty());
+  ASSERT_NE(p.metadata.ControllerRef(), nullptr);
+  EXPECT_EQ(p.metadata.ControllerRef()->name, "web-7d9f8b6c5d");
+  EXPECT_TRUE(p.metadata.ControllerRef()->block_owner_deletion);
+  EXPECT_EQ(MetaNamespaceKey(p), "prod/web-7d9f8b6c5d-x2k4q");
+  EXPECT_FALSE(p.node_name.empty());
+  EXPECT_EQ(p.phase, PodPhase::kRunning);
+  EXPECT_TRUE(p.IsReady());
+  EXPECT_TRUE(p.ready_transition_time.has_value());
+  EXPECT_TRUE(p.IsActive());
+}
+
+// R9 inputs: deletion cost (invalid = 0), Ready time, restart counts, phase; R10 activity.
+TEST(PodTest, RankingFields) {
+  Decoder d;
+  auto pod = DecodePod(d, R"({"metadata":{"name":"p","annotations":{"a":"b",
+      "controller.kubernetes.io/pod-deletion-cost":"-7"},"deletionTimestamp":"2026-11-29T10:00:00Z",
+      "deletionGracePeriodSeconds":30,"finalizers":["f1","f2"]},
+    "spec":{"nodeName":"n1"},
+    "status":{"phase":"Pending","conditions":[{"type":"PodScheduled","status":"True"},
+      {"status":"False","lastTransitionTime":"2026-11-29T10:00:01Z","type":"Ready"}],
+      "containerStatuses":[{"restartCount":2},{"restartCount":5},{"name":"x","restartCount":0}]}})");
+  ASSERT_TRUE(pod.ok()) << pod.error().ToString();
+  const Pod& p = **pod;
+  EXPECT_EQ(p.deletion_cost, -7);
+  EXPECT_EQ(p.node_name, "n1");
+  EXPECT_EQ(p.phase, PodPhase::kPending);
+  EXPECT_EQ(p.ready, ConditionStatus::kFalse);
+  EXPECT_EQ(p.ready_transition_time, *ParseRFC3339("2026-11-29T10:00:01Z"));
+  EXPECT_EQ(p.restart_count_sum, 7);
+  EXPECT_EQ(p.restart_count_max, 5);
+  EXPECT_EQ(p.metadata.deletion_grace_period_seconds, 30);
+  EXPECT_EQ(p.metadata.finalizers, (std::vector<std::string>{"f1", "f2"}));
+  EXPECT_FALSE(p.IsActive());  // deletionTimestamp set
+
+  auto invalid = DecodePod(d, R"({"metadata":{"name":"p","annotations":{
+      "controller.kubernetes.io/pod-deletion-cost":"99999999999"}},"status":{"phase":"Succeeded"}})");
+  ASSERT_TRUE(invalid.ok());
+  EXPECT_EQ((*invalid)->deletion_cost, 0);
+  EXPECT_FALSE((*invalid)->IsActive());
+  auto absent = DecodePod(d, R"({"metadata":{"name":"p"}})");
+  EXPECT_EQ((*absent)->deletion_cost, std::nullopt);
+  EXPECT_EQ((*absent)->phase, PodPhase::kUnset);
+}
+
+TEST(PodTest, PaddedInputDecodesInPlace) {
+  PaddedBuffer buf;
+  buf.Append(R"(xx{"metadata":{"name":"p"}}yy)");
+  Decoder d;
+  auto pod = DecodePod(d, buf.Input(2, 25));
+  ASSERT_TRUE(pod.ok()) << pod.error().ToString();
+  EXPECT_EQ((*pod)->metadata.name, "p");
+}
+
+}  // namespace
+}  // namespace kcm::api

@@ -1,0 +1,107 @@
+#include <gtest/gtest.h>
+
+#include "pkg/api/codec.h"
+#include "pkg/api/deployment.h"
+#include "pkg/api/replicaset.h"
+#include "pkg/api/time.h"
+#include "test/unit/api/testdata.h"
+
+namespace kcm::api {
+namespace {
+
+TEST(ReplicaSetTest, DecodesModelledFieldsAndKeepsRaw) {
+  Decoder d;
+  std::string raw = testing::ApiTestdata("replicaset.json");
+  auto rs = DecodeReplicaSet(d, raw);
+  ASSERT_TRUE(rs.ok()) << rs.error().ToString();
+  const ReplicaSet& r = **rs;
+  EXPECT_EQ(r.metadata.name, "web-7d9f8b6c5d");
+  EXPECT_EQ(r.metadata.generation, 3);
+  EXPECT_EQ(r.metadata.annotations.at("deployment.kubernetes.io/revision"), "2");
+  EXPECT_EQ(r.spec.replicas, 3);
+  EXPECT_EQ(r.spec.min_ready_seconds, 5);
+  ASSERT_TRUE(r.spec.selector.has_value());
+  EXPECT_EQ(r.spec.selector->match_labels.at("app"), "web");
+  ASSERT_EQ(r.spec.selector->match_expressions.size(), 1u);
+  EXPECT_EQ(r.spec.selector->match_expressions[0].op, "NotIn");
+  EXPECT_EQ(r.spec.pod_template.labels.at("pod-template-hash"), "7d9f8b6c5d");
+  auto tmpl = json::Parse(r.spec.pod_template.raw_json);
+  ASSERT_TRUE(tmpl.ok());
+  EXPECT_TRUE(json::GetPath(*tmpl, {"spec", "futurePodField", "enabled"})->as_bool());
+  EXPECT_EQ(r.status.replicas, 3);
+  EXPECT_EQ(r.status.fully_labeled_replicas, 3);
+  EXPECT_EQ(r.status.ready_replicas, 2);
+  EXPECT_EQ(r.status.available_replicas, 2);
+  EXPECT_EQ(r.status.terminating_replicas, 1);
+  EXPECT_EQ(r.status.observed_generation, 3);
+  ASSERT_EQ(r.status.conditions.size(), 1u);
+  EXPECT_EQ(r.status.conditions[0].reason, "FailedCreate");
+  EXPECT_TRUE(json::SemanticEqual(*json::Parse(r.raw_json), *json::Parse(raw)));
+}
+
+TEST(ReplicaSetTest, DefaultsWhenAbsent) {
+  Decoder d;
+  auto rs = DecodeReplicaSet(d, R"({"metadata":{"name":"r"},"spec":{"selector":null}})");
+  ASSERT_TRUE(rs.ok()) << rs.error().ToString();
+  EXPECT_EQ((*rs)->spec.replicas, 1);
+  EXPECT_FALSE((*rs)->spec.selector.has_value());
+  EXPECT_EQ((*rs)->status.terminating_replicas, std::nullopt);
+  EXPECT_TRUE((*rs)->spec.pod_template.raw_json.empty());
+}
+
+TEST(DeploymentTest, DecodesModelledFields) {
+  Decoder d;
+  auto dep = DecodeDeployment(d, testing::ApiTestdata("deployment.json"));
+  ASSERT_TRUE(dep.ok()) << dep.error().ToString();
+  const Deployment& x = **dep;
+  EXPECT_EQ(x.Kind(), "Deployment");
+  EXPECT_EQ(x.spec.replicas, 3);
+  EXPECT_EQ(x.spec.strategy.type, "RollingUpdate");
+  ASSERT_TRUE(x.spec.strategy.rolling_update.has_value());
+  EXPECT_EQ(x.spec.strategy.rolling_update->max_unavailable, IntOrString::FromString("25%"));
+  EXPECT_EQ(x.spec.strategy.rolling_update->max_surge, IntOrString::FromInt(1));
+  EXPECT_EQ(x.spec.min_ready_seconds, 10);
+  EXPECT_EQ(x.spec.revision_history_limit, 5);
+  EXPECT_TRUE(x.spec.paused);
+  EXPECT_EQ(x.spec.progress_deadline_seconds, 600);
+  EXPECT_EQ(x.spec.pod_template.labels.at("app"), "web");
+  EXPECT_EQ(x.metadata.finalizers.size(), 1u);
+  EXPECT_EQ(x.status.observed_generation, 4);
+  EXPECT_EQ(x.status.updated_replicas, 3);
+  EXPECT_EQ(x.status.collision_count, 2);
+  ASSERT_EQ(x.status.conditions.size(), 2u);
+  EXPECT_EQ(x.status.conditions[1].type, "Progressing");
+  EXPECT_EQ(x.status.conditions[1].last_update_time, *ParseRFC3339("2026-11-29T08:06:00Z"));
+  EXPECT_EQ(x.status.conditions[1].message,
+            "ReplicaSet \"web-7d9f8b6c5d\" has successfully progressed.");
+}
+
+TEST(DeploymentTest, OptionalFieldsAbsent) {
+  Decoder d;
+  auto dep =
+      DecodeDeployment(d, R"({"metadata":{"name":"d"},"spec":{"strategy":{"type":"Recreate"}}})");
+  ASSERT_TRUE(dep.ok());
+  EXPECT_EQ((*dep)->spec.strategy.type, "Recreate");
+  EXPECT_FALSE((*dep)->spec.strategy.rolling_update.has_value());
+  EXPECT_FALSE((*dep)->spec.revision_history_limit.has_value());
+  EXPECT_FALSE((*dep)->spec.progress_deadline_seconds.has_value());
+  EXPECT_FALSE((*dep)->status.collision_count.has_value());
+}
+
+// D3: the RS template equals the Deployment's ignoring pod-template-hash.
+TEST(PodTemplateTest, EqualIgnoreHash) {
+  PodTemplate a{
+      R"({"metadata":{"labels":{"app":"web","pod-template-hash":"x"}},"spec":{"containers":[{"name":"c","image":"i"}]}})",
+      {}};
+  PodTemplate b{
+      R"({"spec":{"containers":[{"image":"i","name":"c"}]},"metadata":{"creationTimestamp":null,"labels":{"app":"web"}}})",
+      {}};
+  PodTemplate c{
+      R"({"metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"name":"c","image":"j"}]}})",
+      {}};
+  EXPECT_TRUE(*EqualIgnoreHash(a, b));
+  EXPECT_FALSE(*EqualIgnoreHash(a, c));
+}
+
+}  // namespace
+}  // namespace kcm::api
