@@ -1,0 +1,40 @@
+// ResourceListerWatcher: the production ListerWatcher — LIST and WATCH through a ResourceClient,
+// decoded by the kind's api::Codec straight from the padded response buffers. Called from one
+// reflector thread (List, Watch, and the stream's Next); WatchInterface::Stop from any thread.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "pkg/api/codec.h"
+#include "pkg/api/decoder.h"
+#include "pkg/cache/listwatch.h"
+#include "pkg/client/resource_client.h"
+
+namespace kcm::informers {
+
+// Adjusts list/watch options (label/field selectors) for every request of an informer.
+using TweakListOptionsFunc = std::function<void(api::ListOptions&)>;
+
+class ResourceListerWatcher final : public cache::ListerWatcher {
+ public:
+  ResourceListerWatcher(std::shared_ptr<client::ResourceClient> client, std::string ns,
+                        const api::Codec& codec, TweakListOptionsFunc tweak = {});
+
+  Result<api::ObjectList> List(const api::ListOptions& options) override;
+  Result<std::unique_ptr<cache::WatchInterface>> Watch(const api::ListOptions& options) override;
+
+ private:
+  std::shared_ptr<client::ResourceClient> client_;
+  std::string namespace_;
+  const api::Codec& codec_;
+  TweakListOptionsFunc tweak_;
+  // Shared by List and the open watch; both run on the reflector thread, the mutex only makes
+  // that contract checkable rather than assumed.
+  std::shared_ptr<std::mutex> decoder_mu_ = std::make_shared<std::mutex>();
+  std::shared_ptr<api::Decoder> decoder_ = std::make_shared<api::Decoder>();
+};
+
+}  // namespace kcm::informers

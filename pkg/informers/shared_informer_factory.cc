@@ -1,0 +1,117 @@
+#include "pkg/informers/shared_informer_factory.h"
+
+#include <glog/logging.h>
+
+#include "pkg/cache/index.h"
+
+namespace kcm::informers {
+
+SharedInformerFactory::SharedInformerFactory(std::shared_ptr<client::RestClient> client,
+                                             Clock::duration default_resync,
+                                             SharedInformerFactoryOptions options)
+    : SharedInformerFactory(
+          [client, ns = options.namespace_,
+           tweak = options.tweak_list_options](const ResourceType& r) {
+            auto rc = std::make_shared<client::ResourceClient>(client, r.gvr, r.namespaced);
+            return std::make_shared<ResourceListerWatcher>(rc, r.namespaced ? ns : "", *r.codec,
+                                                           tweak);
+          },
+          default_resync, options) {}
+
+SharedInformerFactory::SharedInformerFactory(ListerWatcherFactory lister_watchers,
+                                             Clock::duration default_resync,
+                                             SharedInformerFactoryOptions options)
+    : lister_watchers_(std::move(lister_watchers)),
+      default_resync_(default_resync),
+      options_(std::move(options)) {}
+
+SharedInformerFactory::~SharedInformerFactory() {
+  Shutdown();
+}
+
+std::shared_ptr<cache::SharedIndexInformer> SharedInformerFactory::InformerFor(
+    const ResourceType& resource) {
+  std::lock_guard lock(mu_);
+  auto it = informers_.find(resource.name);
+  if (it != informers_.end()) return it->second.informer;
+
+  cache::SharedIndexInformerOptions o;
+  o.name = resource.name;
+  o.expected_kind = std::string(resource.codec->kind);
+  auto custom = options_.custom_resync.find(resource.name);
+  o.resync_period = custom != options_.custom_resync.end() ? custom->second : default_resync_;
+  o.indexers = {{cache::kNamespaceIndex, cache::MetaNamespaceIndexFunc}};
+  o.use_watch_list = options_.use_watch_list;
+  o.clock = options_.clock;
+  auto informer =
+      std::make_shared<cache::SharedIndexInformer>(lister_watchers_(resource), std::move(o));
+  if (auto t = options_.transforms.find(resource.name); t != options_.transforms.end()) {
+    // Cannot fail: the informer has not started.
+    (void)informer->SetTransform(t->second);
+  }
+  informers_.emplace(resource.name, Entry{informer, false});
+  return informer;
+}
+
+TypedInformer<api::Pod> SharedInformerFactory::Pods() {
+  auto inf = InformerFor(PodsResource());
+  return {inf, PodLister(inf->GetIndexer())};
+}
+
+TypedInformer<api::ReplicaSet> SharedInformerFactory::ReplicaSets() {
+  auto inf = InformerFor(ReplicaSetsResource());
+  return {inf, ReplicaSetLister(inf->GetIndexer())};
+}
+
+TypedInformer<api::Deployment> SharedInformerFactory::Deployments() {
+  auto inf = InformerFor(DeploymentsResource());
+  return {inf, DeploymentLister(inf->GetIndexer())};
+}
+
+void SharedInformerFactory::Start(std::stop_token stop) {
+  std::lock_guard lock(mu_);
+  if (shut_down_) return;
+  // Either the caller's stop or Shutdown ends the informers.
+  std::stop_source& own = shutdown_;
+  forwards_.push_back(std::make_unique<std::stop_callback<std::function<void()>>>(
+      stop, std::function<void()>([&own] { own.request_stop(); })));
+  for (auto& [name, entry] : informers_) {
+    if (entry.started) continue;
+    entry.started = true;
+    threads_.emplace_back(
+        [informer = entry.informer, token = shutdown_.get_token()] { informer->Run(token); });
+    VLOG(1) << "started informer " << name;
+  }
+}
+
+std::map<std::string, bool> SharedInformerFactory::WaitForCacheSync(std::stop_token stop) {
+  std::vector<std::pair<std::string, std::shared_ptr<cache::SharedIndexInformer>>> started;
+  {
+    std::lock_guard lock(mu_);
+    for (auto& [name, entry] : informers_) {
+      if (entry.started) started.emplace_back(name, entry.informer);
+    }
+  }
+  std::map<std::string, bool> result;
+  Clock& clock = options_.clock ? *options_.clock : RealClock::Get();
+  for (auto& [name, informer] : started) {
+    result[name] =
+        cache::WaitForCacheSync(stop, {[informer] { return informer->HasSynced(); }}, clock);
+  }
+  return result;
+}
+
+void SharedInformerFactory::Shutdown() {
+  std::vector<std::jthread> threads;
+  {
+    std::lock_guard lock(mu_);
+    shut_down_ = true;
+    shutdown_.request_stop();
+    threads = std::move(threads_);
+  }
+  threads.clear();  // Joins every informer thread.
+  std::lock_guard lock(mu_);
+  forwards_.clear();
+}
+
+}  // namespace kcm::informers
