@@ -81,6 +81,8 @@ if [ -z "$GO" ]; then
   else die "no Go toolchain found (need Go >= 1.26 as 'go' on PATH or /usr/local/go/bin/go); cannot build kube-apiserver, etcd or kwok"
   fi
 fi
+command -v "$GO" >/dev/null 2>&1 ||
+  die "no Go toolchain at '$GO' (need Go >= 1.26); cannot build kube-apiserver, etcd or kwok"
 go_version=$("$GO" env GOVERSION 2>/dev/null) || die "'$GO env GOVERSION' failed; is the Go toolchain at $GO broken?"
 log "Go toolchain: $GO ($go_version)"
 
@@ -117,7 +119,8 @@ run() {
   local what=$1 logf=$2 limit=$3 rc=0
   shift 3
   printf '$ %s\n' "$*" >>"$logf"
-  timeout --kill-after=30 "$limit" "$@" >>"$logf" 2>&1 || rc=$?
+  # --foreground keeps the step in our process group, so Ctrl-C stops it with the script.
+  timeout --foreground --kill-after=30 "$limit" "$@" >>"$logf" 2>&1 || rc=$?
   if [ "$rc" -ne 0 ]; then
     log "--- last lines of $logf ---"
     tail -n 25 "$logf" >&2 || true
@@ -144,12 +147,14 @@ build() {
   t0=$(date +%s)
   log "$what: compiling $* (jobs=$jobs, log: $logf) — the first build takes several minutes"
   (cd "$dir" && run "$what" "$logf" "$build_timeout" "$GO" build -mod=mod -p "$jobs" -trimpath \
-     -ldflags='-s -w' -o "$bin.tmp/" "$@") &
-  local pid=$! rc=0
+     -ldflags="-s -w ${ldflags:-}" -o "$bin.tmp/" "$@") &
+  local pid=$! rc=0 ticks=0
   while kill -0 "$pid" 2>/dev/null; do
-    sleep 30 &
-    wait $! || true
-    kill -0 "$pid" 2>/dev/null && log "$what: still compiling ($(( $(date +%s) - t0 ))s)"
+    sleep 1
+    ticks=$((ticks + 1))
+    if [ $((ticks % 30)) -eq 0 ] && kill -0 "$pid" 2>/dev/null; then
+      log "$what: still compiling ($(( $(date +%s) - t0 ))s)"
+    fi
   done
   wait "$pid" || rc=$?
   [ "$rc" -eq 0 ] || exit "$rc"
@@ -179,9 +184,20 @@ mkdir -p "$entry/src/kubernetes"
 n_staging=$(grep -c '=> k8s.io/' "$entry/src/kubernetes/go.mod" || true)
 [ "$n_staging" -gt 10 ] || die "kubernetes: found only $n_staging staging modules in $k8s_dir; the recipe needs updating"
 log "kubernetes: wrapper module replaces $n_staging staging modules with $staging_ver"
+# Stamp the version the way upstream release builds do, so /version, `kubectl version` and
+# version-skew checks see v1.37.x instead of the v0.0.0-master default.
+minor=${k8s_ver#v1.}
+minor=${minor%%.*}
+ldflags=""
+for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+  ldflags+=" -X $pkg.gitVersion=$k8s_ver -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
+  ldflags+=" -X $pkg.gitTreeState=clean -X $pkg.gitCommit=module-$k8s_ver"
+done
 build kubernetes "$entry/src/kubernetes" k8s.io/kubernetes/cmd/kube-apiserver \
   k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kube-controller-manager \
   k8s.io/kubernetes/cmd/kubectl
+
+ldflags=""
 
 # --- etcd ------------------------------------------------------------------------------------
 etcd_log=$entry/logs/etcd.log
