@@ -75,8 +75,10 @@ class Controller {
   std::mutex mu_;
   bool started_ = false;
   std::stop_token stop_;  // The Start call's token, for watches added later.
-  std::vector<PendingWatch> watches_;
+  // Declared before watches_ so that sources (and their handlers, which hold the queue) are
+  // destroyed first.
   std::unique_ptr<Queue> queue_;
+  std::vector<PendingWatch> watches_;
 };
 
 }  // namespace kcm::runtime
