@@ -1,0 +1,114 @@
+#include "pkg/controller/pod_control.h"
+
+#include <glog/logging.h>
+
+#include <utility>
+
+#include "pkg/api/json.h"
+#include "pkg/api/object_builders.h"
+#include "pkg/client/api_errors.h"
+#include "pkg/client/resource_client.h"
+#include "pkg/record/reference.h"
+
+namespace kcm::controller {
+
+namespace json = api::json;
+
+Result<std::string> GetPodFromTemplate(const api::PodTemplate& pod_template, std::string_view ns,
+                                       std::string_view parent_name,
+                                       const api::OwnerReference* controller_ref) {
+  if (pod_template.labels.empty()) {
+    return Error::Local(std::string(client::reason::kInvalid), "unable to create pods, no labels");
+  }
+  Result<json::Value> tmpl = pod_template.ToJson();
+  if (!tmpl.ok()) return tmpl.error();
+
+  json::Value meta = json::Value::MakeObject();
+  meta.Set("generateName", json::Value::String(std::string(parent_name) + "-"));
+  if (!ns.empty()) meta.Set("namespace", json::Value::String(std::string(ns)));
+  // Copied as JSON, not through our model, so fields we do not model survive (decision 1).
+  for (std::string_view field : {"labels", "annotations", "finalizers"}) {
+    const json::Value* v = json::GetPath(*tmpl, {"metadata", field});
+    if (v != nullptr && !v->is_null()) meta.Set(field, *v);
+  }
+  if (controller_ref != nullptr) {
+    meta.Set("ownerReferences",
+             json::Value::MakeArray({api::OwnerReferenceToJson(*controller_ref)}));
+  }
+
+  json::Value pod = json::Value::MakeObject();
+  pod.Set("apiVersion", json::Value::String("v1"));
+  pod.Set("kind", json::Value::String("Pod"));
+  pod.Set("metadata", std::move(meta));
+  const json::Value* spec = tmpl->Find("spec");
+  pod.Set("spec", spec != nullptr ? *spec : json::Value::MakeObject());
+  return json::Serialize(pod);
+}
+
+RealPodControl::RealPodControl(std::shared_ptr<client::ResourceClient> pods,
+                               record::EventRecorder& recorder, std::string controller_api_version)
+    : pods_(std::move(pods)),
+      recorder_(recorder),
+      controller_api_version_(std::move(controller_api_version)) {}
+
+Status RealPodControl::CreatePods(std::string_view ns, const api::PodTemplate& pod_template,
+                                  const api::Object& controller_object,
+                                  const api::OwnerReference& controller_ref) {
+  Result<std::string> body =
+      GetPodFromTemplate(pod_template, ns, controller_object.Meta().name, &controller_ref);
+  if (!body.ok()) return body.error();
+  Result<std::string> created = pods_->Create(ns, std::move(*body));
+  const record::ObjectReference ref =
+      record::GetReference(controller_object, controller_api_version_);
+  if (!created.ok()) {
+    // Creates into a terminating namespace are expected while it drains; no warning for them.
+    if (!client::IsNamespaceTerminating(created.error())) {
+      recorder_.Event(ref, record::kEventTypeWarning, kFailedCreatePodReason,
+                      "Error creating: " + created.error().message);
+    }
+    return created.error();
+  }
+  std::string name;
+  if (Result<json::Value> pod = json::Parse(*created); pod.ok()) {
+    if (const json::Value* v = json::GetPath(*pod, {"metadata", "name"}); v && v->is_string()) {
+      name = v->as_string();
+    }
+  }
+  VLOG(4) << "Controller " << controller_object.Meta().name << " created pod " << ns << "/" << name;
+  recorder_.Event(ref, record::kEventTypeNormal, kSuccessfulCreatePodReason,
+                  "Created pod: " + name);
+  return OkStatus();
+}
+
+Status RealPodControl::DeletePod(std::string_view ns, std::string_view name,
+                                 const api::Object& controller_object) {
+  VLOG(2) << "Controller " << controller_object.Meta().name << " deleting pod " << ns << "/"
+          << name;
+  Result<std::string> deleted = pods_->Delete(ns, name);
+  if (deleted.ok()) {
+    recorder_.Event(record::GetReference(controller_object, controller_api_version_),
+                    record::kEventTypeNormal, kSuccessfulDeletePodReason,
+                    "Deleted pod: " + std::string(name));
+    return OkStatus();
+  }
+  if (client::IsNotFound(deleted.error())) {
+    VLOG(4) << "Pod " << ns << "/" << name << " has already been deleted";
+    return deleted.error();
+  }
+  recorder_.Event(record::GetReference(controller_object, controller_api_version_),
+                  record::kEventTypeWarning, kFailedDeletePodReason,
+                  "Error deleting: " + deleted.error().message);
+  Error e = deleted.error();
+  e.message = "unable to delete pods: " + e.message;
+  return e;
+}
+
+Status RealPodControl::PatchPod(std::string_view ns, std::string_view name,
+                                const std::string& patch) {
+  Result<std::string> patched =
+      pods_->Patch(ns, name, client::PatchType::kStrategicMergePatch, patch);
+  if (!patched.ok()) return patched.error();
+  return OkStatus();
+}
+
+}  // namespace kcm::controller

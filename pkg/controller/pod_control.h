@@ -1,0 +1,72 @@
+// PodControlInterface (spec R7, R8, R11, R12): how the ReplicaSet controller creates, deletes and
+// patches pods, with the events upstream records on the controller. RealPodControl writes through
+// the API server. Implementations are thread-safe (slow-start batches call them concurrently).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "pkg/api/object.h"
+#include "pkg/api/object_meta.h"
+#include "pkg/api/pod_template.h"
+#include "pkg/record/event_recorder.h"
+#include "pkg/util/result.h"
+
+namespace kcm::client {
+class ResourceClient;
+}
+
+namespace kcm::controller {
+
+// Event reasons (R12), as upstream.
+inline constexpr std::string_view kSuccessfulCreatePodReason = "SuccessfulCreate";
+inline constexpr std::string_view kFailedCreatePodReason = "FailedCreate";
+inline constexpr std::string_view kSuccessfulDeletePodReason = "SuccessfulDelete";
+inline constexpr std::string_view kFailedDeletePodReason = "FailedDelete";
+
+// The create body of a pod from `pod_template` (R11): generateName "<parent_name>-", namespace
+// `ns`, the template's labels, annotations and finalizers, `controller_ref` (when given) as the
+// only ownerReference, and the template's spec verbatim. Refused ("Invalid") when the template
+// has no labels: such a pod could never match its controller's selector.
+Result<std::string> GetPodFromTemplate(const api::PodTemplate& pod_template, std::string_view ns,
+                                       std::string_view parent_name,
+                                       const api::OwnerReference* controller_ref);
+
+class PodControlInterface {
+ public:
+  virtual ~PodControlInterface() = default;
+
+  // Creates one pod from `pod_template` in `ns`, owned through `controller_ref`; events go to
+  // `controller_object`.
+  virtual Status CreatePods(std::string_view ns, const api::PodTemplate& pod_template,
+                            const api::Object& controller_object,
+                            const api::OwnerReference& controller_ref) = 0;
+  // Deletes pod `name`. A NotFound answer is returned as is (callers treat it as done).
+  virtual Status DeletePod(std::string_view ns, std::string_view name,
+                           const api::Object& controller_object) = 0;
+  // Sends a strategic merge patch to pod `name` (adopt/release, R13).
+  virtual Status PatchPod(std::string_view ns, std::string_view name, const std::string& patch) = 0;
+};
+
+class RealPodControl final : public PodControlInterface {
+ public:
+  // `pods` serves core/v1 pods; `controller_api_version` ("apps/v1") names the controller
+  // objects in events. The recorder must outlive this object.
+  RealPodControl(std::shared_ptr<client::ResourceClient> pods, record::EventRecorder& recorder,
+                 std::string controller_api_version);
+
+  Status CreatePods(std::string_view ns, const api::PodTemplate& pod_template,
+                    const api::Object& controller_object,
+                    const api::OwnerReference& controller_ref) override;
+  Status DeletePod(std::string_view ns, std::string_view name,
+                   const api::Object& controller_object) override;
+  Status PatchPod(std::string_view ns, std::string_view name, const std::string& patch) override;
+
+ private:
+  std::shared_ptr<client::ResourceClient> pods_;
+  record::EventRecorder& recorder_;
+  std::string controller_api_version_;
+};
+
+}  // namespace kcm::controller
