@@ -96,17 +96,21 @@ spec:
 TEST(Testbed, ControllerManagerUserIsLimitedByRbac) {
   KCM_REQUIRE_TESTBED();
   const auto& info = kEnv->info();
-  auto can = [&](const std::string& verb, const std::string& resource) {
-    auto r = RunCommand({info.kubectl, "--kubeconfig=" + info.kcm_kubeconfig, "auth", "can-i",
-                         verb, resource, "--all-namespaces"});
+  // can(verb, resource, extra kubectl args): `kubectl auth can-i` as the controller-manager user.
+  auto can = [&](const std::string& verb, const std::string& resource,
+                 std::vector<std::string> extra = {"--all-namespaces"}) {
+    std::vector<std::string> argv = {info.kubectl, "--kubeconfig=" + info.kcm_kubeconfig, "auth",
+                                     "can-i", verb, resource};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    auto r = RunCommand(argv);
     return r.out.rfind("yes", 0) == 0;
   };
   EXPECT_TRUE(can("list", "pods"));
   EXPECT_TRUE(can("create", "pods"));
   EXPECT_TRUE(can("update", "replicasets.apps"));
-  EXPECT_TRUE(can("patch", "deployments.apps/status"));
+  EXPECT_TRUE(can("patch", "deployments.apps", {"--all-namespaces", "--subresource=status"}));
   EXPECT_TRUE(can("create", "events"));
-  EXPECT_TRUE(can("update", "leases.coordination.k8s.io"));
+  EXPECT_TRUE(can("create", "leases.coordination.k8s.io", {"-n", "kube-system"}));
   EXPECT_FALSE(can("list", "secrets"));
   EXPECT_FALSE(can("delete", "nodes"));
   EXPECT_FALSE(can("create", "clusterrolebindings.rbac.authorization.k8s.io"));
