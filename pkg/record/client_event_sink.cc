@@ -1,0 +1,65 @@
+#include "pkg/record/client_event_sink.h"
+
+#include <utility>
+
+#include "pkg/api/json.h"
+#include "pkg/api/json_input.h"
+
+namespace kcm::record {
+namespace {
+
+const client::GroupVersionResource kEvents{"", "v1", "events"};
+
+// Upstream refuses to write an event without a namespace rather than guess one.
+Status RequireNamespace(const api::Event& event) {
+  if (event.metadata.namespace_.empty()) {
+    return Error::Local("BadRequest", "event " + event.metadata.name + " has no namespace");
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+Result<std::string> EncodeEvent(const api::Event& event) {
+  auto parsed = api::json::Parse(event.ToJson());
+  if (!parsed.ok()) return parsed.error();
+  api::json::Value obj = std::move(parsed).value();
+  if (obj.Find("eventTime") == nullptr) obj.Set("eventTime", api::json::Value::Null());
+  return api::json::Serialize(obj);
+}
+
+ClientEventSink::ClientEventSink(std::shared_ptr<client::RestClient> client)
+    : events_(std::move(client), kEvents, /*namespaced=*/true) {}
+
+Result<api::Event> ClientEventSink::Create(const api::Event& event) {
+  if (Status s = RequireNamespace(event); !s.ok()) return s.error();
+  api::Event copy = event;
+  copy.metadata.resource_version.clear();  // a create carries no precondition
+  auto body = EncodeEvent(copy);
+  if (!body.ok()) return body.error();
+  return Decode(events_.Create(copy.metadata.namespace_, std::move(body).value()));
+}
+
+Result<api::Event> ClientEventSink::Update(const api::Event& event) {
+  if (Status s = RequireNamespace(event); !s.ok()) return s.error();
+  auto body = EncodeEvent(event);
+  if (!body.ok()) return body.error();
+  return Decode(
+      events_.Update(event.metadata.namespace_, event.metadata.name, std::move(body).value()));
+}
+
+Result<api::Event> ClientEventSink::Patch(const api::Event& event, std::string_view patch) {
+  if (Status s = RequireNamespace(event); !s.ok()) return s.error();
+  return Decode(events_.Patch(event.metadata.namespace_, event.metadata.name,
+                              client::PatchType::kStrategicMergePatch, std::string(patch)));
+}
+
+Result<api::Event> ClientEventSink::Decode(Result<std::string> body) {
+  if (!body.ok()) return body.error();
+  std::lock_guard lock(decoder_mu_);
+  auto event = api::DecodeEvent(decoder_, api::JsonInput(*body));
+  if (!event.ok()) return event.error();
+  return **event;
+}
+
+}  // namespace kcm::record

@@ -1,0 +1,217 @@
+#include "pkg/record/event_broadcaster.h"
+
+#include <glog/logging.h>
+
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <utility>
+
+#include "pkg/client/api_errors.h"
+
+namespace kcm::record {
+
+struct EventBroadcaster::Queue {
+  explicit Queue(size_t cap) : capacity(cap) {}
+
+  // False when the event was dropped.
+  bool Push(api::Event event) {
+    uint64_t dropped_now = 0;
+    {
+      std::lock_guard lock(mu);
+      if (!closed && items.size() < capacity) {
+        items.push_back(std::move(event));
+        cv.notify_one();
+        return true;
+      }
+      dropped_now = ++dropped;
+    }
+    // Log the 1st, 2nd, 4th, 8th, ... drop: a flood must not turn into a flood of log lines.
+    if ((dropped_now & (dropped_now - 1)) == 0) {
+      LOG(ERROR) << "Unable to record event " << event.reason << " for "
+                 << event.involved_object.kind << " " << event.metadata.namespace_ << "/"
+                 << event.involved_object.name
+                 << ": too many queued events or shutting down; events dropped so far: "
+                 << dropped_now;
+    }
+    return false;
+  }
+
+  const size_t capacity;
+  mutable std::mutex mu;
+  std::condition_variable_any cv;
+  std::deque<api::Event> items;  // guarded by mu
+  bool closed = false;           // guarded by mu
+  uint64_t dropped = 0;          // guarded by mu
+};
+
+namespace {
+
+class Recorder final : public EventRecorder {
+ public:
+  Recorder(std::shared_ptr<EventBroadcaster::Queue> queue, Clock& clock, api::EventSource source)
+      : queue_(std::move(queue)), clock_(clock), source_(std::move(source)) {}
+
+  void Event(const ObjectReference& object, std::string_view type, std::string_view reason,
+             std::string_view message) override {
+    if (type != kEventTypeNormal && type != kEventTypeWarning) {
+      LOG(ERROR) << "Unsupported event type: '" << type << "'";
+      return;
+    }
+    const api::Time now = clock_.WallNow();
+    api::Event event;
+    event.metadata.name = EventName(object.name, now);
+    // Cluster-scoped objects get their events in "default", as upstream.
+    event.metadata.namespace_ = object.namespace_.empty() ? "default" : object.namespace_;
+    event.involved_object = object;
+    event.reason = std::string(reason);
+    event.message = std::string(message);
+    event.first_timestamp = now;
+    event.last_timestamp = now;
+    event.count = 1;
+    event.type = std::string(type);
+    event.source = source_;
+    event.reporting_component = source_.component;
+    event.reporting_instance = source_.host;
+    queue_->Push(std::move(event));
+  }
+
+ private:
+  std::shared_ptr<EventBroadcaster::Queue> queue_;
+  Clock& clock_;
+  const api::EventSource source_;
+};
+
+std::string Describe(const api::Event& e) {
+  return e.metadata.namespace_ + "/" + e.metadata.name + " (" + e.involved_object.kind + " " +
+         e.involved_object.name + " " + e.type + " " + e.reason + ")";
+}
+
+}  // namespace
+
+EventBroadcaster::EventBroadcaster(BroadcasterOptions options)
+    : options_(std::move(options)),
+      clock_(options_.clock != nullptr ? *options_.clock : RealClock::Get()),
+      queue_(std::make_shared<Queue>(options_.queue_size)),
+      correlator_(clock_, options_.correlator),
+      rng_(std::random_device{}()) {}
+
+EventBroadcaster::~EventBroadcaster() {
+  Shutdown();
+}
+
+void EventBroadcaster::StartRecordingToSink(std::shared_ptr<EventSink> sink) {
+  if (worker_.joinable()) {
+    LOG(ERROR) << "EventBroadcaster: StartRecordingToSink called twice; ignored";
+    return;
+  }
+  sink_ = std::move(sink);
+  worker_ = std::jthread([this](std::stop_token stop) { Run(stop); });
+}
+
+std::shared_ptr<EventRecorder> EventBroadcaster::NewRecorder(api::EventSource source) {
+  return std::make_shared<Recorder>(queue_, clock_, std::move(source));
+}
+
+void EventBroadcaster::Shutdown() {
+  {
+    std::lock_guard lock(queue_->mu);
+    queue_->closed = true;
+  }
+  queue_->cv.notify_all();
+  if (worker_.joinable()) {
+    worker_.request_stop();
+    worker_.join();
+  }
+}
+
+uint64_t EventBroadcaster::dropped() const {
+  std::lock_guard lock(queue_->mu);
+  return queue_->dropped;
+}
+
+void EventBroadcaster::Run(std::stop_token stop) {
+  for (;;) {
+    api::Event event;
+    {
+      std::unique_lock lock(queue_->mu);
+      queue_->cv.wait(lock, stop, [&] { return !queue_->items.empty() || queue_->closed; });
+      // After a stop the queue is still drained, so Shutdown flushes what was recorded.
+      if (queue_->items.empty()) {
+        if (queue_->closed || stop.stop_requested()) return;
+        continue;
+      }
+      event = std::move(queue_->items.front());
+      queue_->items.pop_front();
+    }
+    if (options_.log_verbosity >= 0) {
+      VLOG(options_.log_verbosity)
+          << "Event occurred: object=" << event.involved_object.namespace_ << "/"
+          << event.involved_object.name << " kind=" << event.involved_object.kind
+          << " apiVersion=" << event.involved_object.api_version << " type=" << event.type
+          << " reason=" << event.reason << " message=\"" << event.message << "\"";
+    }
+    RecordToSink(event, stop);
+  }
+}
+
+void EventBroadcaster::RecordToSink(const api::Event& event, std::stop_token stop) {
+  EventCorrelateResult result = correlator_.EventCorrelate(event);
+  if (result.skip) return;
+  const bool update_existing = result.event.count > 1;
+  for (int tries = 1;; ++tries) {
+    if (RecordEvent(result.event, result.patch, update_existing)) return;
+    if (tries >= options_.max_tries) {
+      LOG(ERROR) << "Unable to write event " << Describe(result.event)
+                 << " (retry limit exceeded!)";
+      return;
+    }
+    auto wait = std::chrono::duration_cast<Clock::duration>(options_.retry_sleep);
+    if (tries == 1) {
+      wait = std::chrono::duration_cast<Clock::duration>(
+          wait * std::uniform_real_distribution<double>(0.0, 1.0)(rng_));
+    }
+    if (!clock_.SleepFor(wait, stop)) {
+      LOG(WARNING) << "Not retrying event " << Describe(result.event) << ": shutting down";
+      return;
+    }
+  }
+}
+
+bool EventBroadcaster::RecordEvent(const api::Event& event, const std::string& patch,
+                                   bool update_existing) {
+  Result<api::Event> written = Error::Local("NotAttempted", "");
+  bool create = !update_existing;
+  if (update_existing) {
+    written = sink_->Patch(event, patch);
+    // The Event may have expired on the server (events have a TTL): create it afresh.
+    if (!written.ok() && written.error().code == 404) create = true;
+  }
+  if (create) {
+    api::Event fresh = event;
+    fresh.metadata.resource_version.clear();
+    written = sink_->Create(fresh);
+  }
+  if (written.ok()) {
+    correlator_.UpdateState(*written);
+    return true;
+  }
+  const Error& err = written.error();
+  // Only a failure to reach the server (or to read its answer) is worth retrying; a server that
+  // answered will answer the same way again.
+  if (err.code == 0 && (err.reason == client::reason::kTransport || err.reason == "DecodeError")) {
+    LOG(ERROR) << "Unable to write event " << Describe(event) << ": " << err.ToString()
+               << " (may retry after sleeping)";
+    return false;
+  }
+  if (client::IsAlreadyExists(err) || client::IsNamespaceTerminating(err)) {
+    VLOG(5) << "Server rejected event " << Describe(event) << ": " << err.ToString()
+            << " (will not retry!)";
+  } else {
+    LOG(ERROR) << "Server rejected event " << Describe(event) << ": " << err.ToString()
+               << " (will not retry!)";
+  }
+  return true;
+}
+
+}  // namespace kcm::record

@@ -1,0 +1,194 @@
+// EventBroadcaster end to end over a FakeEventSink and a FakeClock (spec E1-E3): the Event as
+// written, repeats sent as patches, the bounded non-blocking queue, retries and fallbacks.
+#include "pkg/record/event_broadcaster.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "pkg/client/api_errors.h"
+#include "test/unit/record/fake_sink.h"
+
+namespace kcm::record {
+namespace {
+
+using std::chrono::seconds;
+
+const ObjectReference kDeployment{"Deployment", "prod", "web", "uid-1", "apps/v1", "42", ""};
+
+Error TransportError() {
+  return Error{0, std::string(client::reason::kTransport), "connection refused", {}};
+}
+Error ApiError(int code, std::string_view reason) {
+  return Error{code, std::string(reason), "from the server", {}};
+}
+
+class EventBroadcasterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    sink_ = std::make_shared<FakeEventSink>();
+    broadcaster_ = std::make_unique<EventBroadcaster>(BroadcasterOptions{.clock = &clock_});
+    recorder_ = broadcaster_->NewRecorder({"deployment-controller", ""});
+  }
+
+  FakeClock clock_;
+  std::shared_ptr<FakeEventSink> sink_;
+  std::unique_ptr<EventBroadcaster> broadcaster_;
+  std::shared_ptr<EventRecorder> recorder_;
+};
+
+TEST_F(EventBroadcasterTest, WritesACoreV1EventWithUpstreamFields) {  // E1
+  broadcaster_->StartRecordingToSink(sink_);
+  const api::Time now = clock_.WallNow();
+  recorder_->Eventf(kDeployment, "Normal", "ScalingReplicaSet", "Scaled up replica set %s to %d",
+                    "web-5d8f", 3);
+  ASSERT_TRUE(sink_->WaitForCalls(1));
+  const SinkCall call = sink_->Calls()[0];
+  EXPECT_EQ(call.verb, "create");
+  const api::Event& e = call.event;
+  EXPECT_EQ(e.metadata.name, EventName("web", now));
+  EXPECT_EQ(e.metadata.namespace_, "prod");
+  EXPECT_EQ(e.metadata.resource_version, "");
+  EXPECT_EQ(e.involved_object.kind, "Deployment");
+  EXPECT_EQ(e.involved_object.namespace_, "prod");
+  EXPECT_EQ(e.involved_object.name, "web");
+  EXPECT_EQ(e.involved_object.uid, "uid-1");
+  EXPECT_EQ(e.involved_object.api_version, "apps/v1");
+  EXPECT_EQ(e.involved_object.resource_version, "42");
+  EXPECT_EQ(e.reason, "ScalingReplicaSet");
+  EXPECT_EQ(e.message, "Scaled up replica set web-5d8f to 3");
+  EXPECT_EQ(e.type, "Normal");
+  EXPECT_EQ(e.count, 1);
+  EXPECT_EQ(e.first_timestamp, now);
+  EXPECT_EQ(e.last_timestamp, now);
+  EXPECT_EQ(e.source.component, "deployment-controller");
+  EXPECT_EQ(e.reporting_component, "deployment-controller");
+  EXPECT_FALSE(e.event_time.has_value());
+}
+
+TEST_F(EventBroadcasterTest, ClusterScopedObjectsGetEventsInDefault) {  // E1
+  broadcaster_->StartRecordingToSink(sink_);
+  recorder_->Event({"Node", "", "node-1", "uid-n", "v1", "", ""}, "Warning", "NodeNotReady", "x");
+  ASSERT_TRUE(sink_->WaitForCalls(1));
+  EXPECT_EQ(sink_->Calls()[0].event.metadata.namespace_, "default");
+  EXPECT_EQ(sink_->Calls()[0].event.type, "Warning");
+}
+
+TEST_F(EventBroadcasterTest, UnsupportedTypeIsDropped) {  // E1
+  broadcaster_->StartRecordingToSink(sink_);
+  recorder_->Event(kDeployment, "Fancy", "R", "dropped");
+  recorder_->Event(kDeployment, "Normal", "R", "kept");
+  ASSERT_TRUE(sink_->WaitForCalls(1));
+  broadcaster_->Shutdown();
+  ASSERT_EQ(sink_->Calls().size(), 1u);
+  EXPECT_EQ(sink_->Calls()[0].event.message, "kept");
+}
+
+TEST_F(EventBroadcasterTest, RepeatIsPatchedOnTheExistingEvent) {  // E2
+  broadcaster_->StartRecordingToSink(sink_);
+  recorder_->Event(kDeployment, "Normal", "ScalingReplicaSet", "same");
+  ASSERT_TRUE(sink_->WaitForCalls(1));
+  clock_.Step(seconds(5));
+  recorder_->Event(kDeployment, "Normal", "ScalingReplicaSet", "same");
+  ASSERT_TRUE(sink_->WaitForCalls(2));
+  const auto calls = sink_->Calls();
+  EXPECT_EQ(calls[1].verb, "patch");
+  EXPECT_EQ(calls[1].event.metadata.name, calls[0].event.metadata.name);
+  EXPECT_EQ(calls[1].event.count, 2);
+  EXPECT_NE(calls[1].patch.find(R"("count":2)"), std::string::npos) << calls[1].patch;
+  EXPECT_NE(calls[1].patch.find(R"("lastTimestamp")"), std::string::npos) << calls[1].patch;
+}
+
+TEST_F(EventBroadcasterTest, PatchAnswered404CreatesInstead) {  // E3
+  broadcaster_->StartRecordingToSink(sink_);
+  recorder_->Event(kDeployment, "Normal", "ScalingReplicaSet", "same");
+  ASSERT_TRUE(sink_->WaitForCalls(1));
+  sink_->FailNext("patch", ApiError(404, client::reason::kNotFound));
+  recorder_->Event(kDeployment, "Normal", "ScalingReplicaSet", "same");
+  ASSERT_TRUE(sink_->WaitForCalls(3));
+  const auto calls = sink_->Calls();
+  EXPECT_EQ(calls[1].verb, "patch");
+  EXPECT_EQ(calls[2].verb, "create");
+  EXPECT_EQ(calls[2].event.metadata.resource_version, "");
+  EXPECT_EQ(calls[2].event.count, 2);
+}
+
+TEST_F(EventBroadcasterTest, TransportErrorsAreRetriedOnTheClock) {  // E3
+  broadcaster_->StartRecordingToSink(sink_);
+  sink_->FailNext("create", TransportError());
+  sink_->FailNext("create", TransportError());
+  recorder_->Event(kDeployment, "Normal", "R", "m");
+  ASSERT_TRUE(sink_->WaitForCalls(1));
+  // The first wait is a random fraction of 10 s, the next ones 10 s.
+  ASSERT_TRUE(clock_.WaitForWaiters(1));
+  EXPECT_EQ(sink_->Calls().size(), 1u);
+  clock_.Step(seconds(10));
+  ASSERT_TRUE(sink_->WaitForCalls(2));
+  ASSERT_TRUE(clock_.WaitForWaiters(1));
+  clock_.Step(seconds(9));
+  EXPECT_EQ(sink_->Calls().size(), 2u);
+  clock_.Step(seconds(1));
+  ASSERT_TRUE(sink_->WaitForCalls(3));
+  broadcaster_->Shutdown();
+  EXPECT_EQ(sink_->Calls().size(), 3u);
+}
+
+TEST_F(EventBroadcasterTest, GivesUpAfterTwelveTries) {  // E3
+  broadcaster_->StartRecordingToSink(sink_);
+  for (int i = 0; i < 12; ++i) sink_->FailNext("create", TransportError());
+  recorder_->Event(kDeployment, "Normal", "R", "m");
+  for (int i = 1; i < 12; ++i) {
+    ASSERT_TRUE(sink_->WaitForCalls(i));
+    ASSERT_TRUE(clock_.WaitForWaiters(1));
+    clock_.Step(seconds(10));
+  }
+  ASSERT_TRUE(sink_->WaitForCalls(12));
+  // The worker moves on: a new event is written at once.
+  recorder_->Event(kDeployment, "Normal", "Other", "m");
+  ASSERT_TRUE(sink_->WaitForCalls(13));
+  EXPECT_EQ(sink_->Calls()[12].event.reason, "Other");
+  EXPECT_EQ(clock_.Waiters(), 0);
+}
+
+TEST_F(EventBroadcasterTest, ServerRejectionsAreNotRetried) {  // E3
+  broadcaster_->StartRecordingToSink(sink_);
+  sink_->FailNext("create", ApiError(409, client::reason::kAlreadyExists));
+  sink_->FailNext("create", ApiError(422, client::reason::kInvalid));
+  recorder_->Event(kDeployment, "Normal", "A", "m");
+  recorder_->Event(kDeployment, "Normal", "B", "m");
+  recorder_->Event(kDeployment, "Normal", "C", "m");
+  ASSERT_TRUE(sink_->WaitForCalls(3));
+  const auto calls = sink_->Calls();
+  EXPECT_EQ(calls[0].event.reason, "A");
+  EXPECT_EQ(calls[1].event.reason, "B");
+  EXPECT_EQ(calls[2].event.reason, "C");
+  EXPECT_EQ(clock_.Waiters(), 0);
+}
+
+TEST_F(EventBroadcasterTest, FullQueueDropsWithoutBlocking) {  // E3
+  // No sink yet: nothing drains the queue of 1000.
+  for (int i = 0; i < 1010; ++i) {
+    recorder_->Event(kDeployment, "Normal", "R", "m" + std::to_string(i));
+  }
+  EXPECT_EQ(broadcaster_->dropped(), 10u);
+  broadcaster_->Shutdown();
+  recorder_->Event(kDeployment, "Normal", "R", "after shutdown");
+  EXPECT_EQ(broadcaster_->dropped(), 11u);
+}
+
+TEST_F(EventBroadcasterTest, ShutdownFlushesQueuedEvents) {  // E3
+  recorder_->Event(kDeployment, "Normal", "A", "m");
+  recorder_->Event(kDeployment, "Normal", "B", "m");
+  broadcaster_->StartRecordingToSink(sink_);
+  broadcaster_->Shutdown();
+  EXPECT_EQ(sink_->Calls().size(), 2u);
+}
+
+TEST_F(EventBroadcasterTest, RecorderOutlivesBroadcaster) {  // E3
+  broadcaster_.reset();
+  recorder_->Event(kDeployment, "Normal", "R", "dropped, not a crash");
+}
+
+}  // namespace
+}  // namespace kcm::record
