@@ -39,11 +39,11 @@ if [ "$use_ours" = 1 ]; then
   # shellcheck disable=SC1091
   source "$state/testbed.env"
   say "starting OUR kube-controller-manager ($ours)"
-  setsid "$ours" --kubeconfig="$KCM_TESTBED_KCM_KUBECONFIG" \
-    --controllers=deployment,replicaset --leader-elect=false \
-    >"$state/logs/kube-controller-manager.log" 2>&1 </dev/null &
-  pid=$!
-  echo "$pid $(awk '{print $22}' "/proc/$pid/stat")" >"$state/pids/kube-controller-manager"
+  hack/testbed run kube-controller-manager "$ours" --kubeconfig="$KCM_TESTBED_KCM_KUBECONFIG" \
+    --controllers=deployment,replicaset --leader-elect=false
+  sleep 2
+  hack/testbed status >/dev/null ||
+    { echo "ERROR: our kube-controller-manager exited (log: $state/logs/kube-controller-manager.log)" >&2; exit 1; }
   controller="our kube-controller-manager (log: $state/logs/kube-controller-manager.log)"
 else
   say "starting the testbed in $state with the UPSTREAM kube-controller-manager"
