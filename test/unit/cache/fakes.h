@@ -1,11 +1,22 @@
 // Test doubles for pkg/cache: a minimal api::Object and a scripted ListerWatcher.
 #pragma once
 
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <utility>
+#include <variant>
+#include <vector>
 
 #include "pkg/api/object.h"
+#include "pkg/cache/listwatch.h"
+#include "pkg/cache/store.h"
 
 namespace kcm::cache::testing {
 
@@ -38,19 +49,6 @@ inline const std::string& Payload(const api::ObjectPtr& obj) {
 }
 
 }  // namespace kcm::cache::testing
-
-#include <chrono>
-#include <condition_variable>
-#include <deque>
-#include <functional>
-#include <mutex>
-#include <optional>
-#include <thread>
-#include <variant>
-#include <vector>
-
-#include "pkg/cache/listwatch.h"
-#include "pkg/cache/store.h"
 
 namespace kcm::cache::testing {
 
