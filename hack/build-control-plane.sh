@@ -164,7 +164,7 @@ build() {
 # --- Kubernetes ------------------------------------------------------------------------------
 k8s_log=$entry/logs/kubernetes.log
 fetch kubernetes "k8s.io/kubernetes@$k8s_ver" "$k8s_log"
-k8s_dir=$("$GO" mod download -json "k8s.io/kubernetes@$k8s_ver" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",$/\1/p')
+k8s_dir=$(timeout "$fetch_timeout" "$GO" mod download -json "k8s.io/kubernetes@$k8s_ver" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",$/\1/p')
 [ -f "$k8s_dir" ] || die "kubernetes: cannot find the go.mod of k8s.io/kubernetes@$k8s_ver (log: $k8s_log)"
 staging_ver=v0.${k8s_ver#v1.}
 mkdir -p "$entry/src/kubernetes"
@@ -237,7 +237,7 @@ build kwok "$entry/src/kwok" sigs.k8s.io/kwok/cmd/kwok
 # the "fast" stages that ship in the pinned module (nodes become Ready at once and heartbeat;
 # scheduled pods become Running/Ready; terminating pods are finished and removed) and join them
 # into one config file next to the binaries, so the stages always match the kwok version.
-kwok_src=$(cd "$entry/src/kwok" && "$GO" list -m -f '{{.Dir}}' sigs.k8s.io/kwok 2>>"$kwok_log") ||
+kwok_src=$(cd "$entry/src/kwok" && timeout "$fetch_timeout" "$GO" list -m -f '{{.Dir}}' sigs.k8s.io/kwok 2>>"$kwok_log") ||
   die "kwok: cannot locate the sigs.k8s.io/kwok module source (log: $kwok_log)"
 mkdir -p "$entry/share.tmp"
 {
@@ -256,8 +256,8 @@ mkdir -p "$entry/share.tmp"
 for b in "${binaries[@]}"; do
   [ -x "$bin.tmp/$b" ] || die "$b missing after the build (logs: $entry/logs/)"
 done
-"$bin.tmp/etcd" --version >>"$etcd_log" 2>&1 || die "etcd: built binary does not run (log: $etcd_log)"
-"$bin.tmp/kube-apiserver" --version >>"$k8s_log" 2>&1 || die "kubernetes: built kube-apiserver does not run (log: $k8s_log)"
+timeout 30 "$bin.tmp/etcd" --version >>"$etcd_log" 2>&1 || die "etcd: built binary does not run (log: $etcd_log)"
+timeout 30 "$bin.tmp/kube-apiserver" --version >>"$k8s_log" 2>&1 || die "kubernetes: built kube-apiserver does not run (log: $k8s_log)"
 rm -rf "$entry/share"
 mv "$entry/share.tmp" "$entry/share"
 mv "$bin.tmp" "$bin"

@@ -8,7 +8,8 @@
 # until then the upstream kube-controller-manager stands in for it.
 #
 # Environment: KCM_TESTBED_DIR (default /tmp/kcm-testbed), KCM_TESTBED_NODES (default 3),
-#              KCM_LOCAL_UP_UPSTREAM=1 forces the upstream controller manager.
+#              KCM_LOCAL_UP_UPSTREAM=1 forces the upstream controller manager,
+#              KCM_LOCAL_UP_SKIP_BUILD=1 skips hack/build.sh (uses what build/ already has).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
@@ -20,8 +21,12 @@ say() { printf '\n==> %s\n' "$*"; }
 
 say "installing missing Debian packages"
 hack/install-deps.sh
-say "building the C++ project (hack/build.sh)"
-hack/build.sh build
+if [ "${KCM_LOCAL_UP_SKIP_BUILD:-0}" = 1 ]; then
+  say "skipping the C++ build (KCM_LOCAL_UP_SKIP_BUILD=1)"
+else
+  say "building the C++ project (hack/build.sh)"
+  hack/build.sh build
+fi
 say "building or reusing the control-plane binaries (hack/build-control-plane.sh)"
 hack/build-control-plane.sh >/dev/null
 
