@@ -8,11 +8,9 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iostream>
-#include <memory>
 
 #ifndef KCM_SOURCE_DIR
 #error "KCM_SOURCE_DIR must be defined by the build"
@@ -51,8 +49,7 @@ std::string SourceDir() {
 }
 
 CommandResult RunCommand(const std::vector<std::string>& argv, std::chrono::seconds timeout,
-                         const std::string& input,
-                         const std::map<std::string, std::string>& env) {
+                         const std::string& input, const std::map<std::string, std::string>& env) {
   CommandResult result;
   if (argv.empty()) {
     result.err = "RunCommand: empty argv";
@@ -124,9 +121,18 @@ CommandResult RunCommand(const std::vector<std::string>& argv, std::chrono::seco
     pollfd fds[3];
     int n = 0;
     int out_i = -1, err_i = -1, in_i = -1;
-    if (out_fd >= 0) { fds[n] = {out_fd, POLLIN, 0}; out_i = n++; }
-    if (err_fd >= 0) { fds[n] = {err_fd, POLLIN, 0}; err_i = n++; }
-    if (in_fd >= 0) { fds[n] = {in_fd, POLLOUT, 0}; in_i = n++; }
+    if (out_fd >= 0) {
+      fds[n] = {out_fd, POLLIN, 0};
+      out_i = n++;
+    }
+    if (err_fd >= 0) {
+      fds[n] = {err_fd, POLLIN, 0};
+      err_i = n++;
+    }
+    if (in_fd >= 0) {
+      fds[n] = {in_fd, POLLOUT, 0};
+      in_i = n++;
+    }
     int rc = ::poll(fds, n, static_cast<int>(std::min<long long>(left.count(), 1000)));
     if (rc < 0 && errno != EINTR) break;
     if (rc <= 0) continue;
@@ -232,18 +238,16 @@ void TestbedEnvironment::SetUp() {
       ready_ = true;
       return;
     }
-    std::cerr << "[testenv] testbed " << existing << " does not fit this test (nodes "
-              << info.nodes << ", upstream KCM " << info.upstream_kcm
-              << "); starting a private one\n";
+    std::cerr << "[testenv] testbed " << existing << " does not fit this test (nodes " << info.nodes
+              << ", upstream KCM " << info.upstream_kcm << "); starting a private one\n";
   }
 
-  char tmpl[] = "/tmp/kcm-testbed-XXXXXX";
-  std::string base = std::getenv("TMPDIR") != nullptr ? std::getenv("TMPDIR") : "/tmp";
-  std::string pattern = base + "/kcm-testbed-XXXXXX";
+  const char* tmpdir = std::getenv("TMPDIR");
+  std::string pattern =
+      std::string(tmpdir != nullptr && *tmpdir != '\0' ? tmpdir : "/tmp") + "/kcm-testbed-XXXXXX";
   std::vector<char> buf(pattern.begin(), pattern.end());
   buf.push_back('\0');
   char* dir = ::mkdtemp(buf.data());
-  if (dir == nullptr) dir = ::mkdtemp(tmpl);
   if (dir == nullptr) {
     setup_error_ = std::string("mkdtemp failed: ") + std::strerror(errno);
     ADD_FAILURE() << setup_error_;
@@ -253,15 +257,15 @@ void TestbedEnvironment::SetUp() {
   if (options_.upstream_kcm) argv.push_back("--with-upstream-kcm");
   std::cerr << "[testenv] starting a private testbed in " << dir << " (log of `up` follows)\n";
   auto t0 = Clock::now();
-  auto up = RunCommand(argv, options_.up_timeout, "",
-                       {{"KCM_TESTBED_DIR", dir},
-                        {"KCM_TESTBED_OWNER_PID", std::to_string(::getpid())}});
+  auto up =
+      RunCommand(argv, options_.up_timeout, "",
+                 {{"KCM_TESTBED_DIR", dir}, {"KCM_TESTBED_OWNER_PID", std::to_string(::getpid())}});
   std::cerr << up.err;
   owned_ = true;  // even a failed `up` may have left a dir to clean up
   info_.dir = dir;
   if (!up.ok()) {
-    setup_error_ = "hack/testbed up failed (" + up.Describe() + "); logs in " + std::string(dir) +
-                   "/logs";
+    setup_error_ =
+        "hack/testbed up failed (" + up.Describe() + "); logs in " + std::string(dir) + "/logs";
     ADD_FAILURE() << setup_error_;
     return;
   }
@@ -292,8 +296,7 @@ void TestbedEnvironment::TearDown() {
   if (!down.ok()) {
     std::cerr << "[testenv] hack/testbed down failed: " << down.Describe() << "\n";
   } else if (!passed) {
-    std::cerr << "[testenv] tests failed; testbed stopped, logs kept in " << info_.dir
-              << "/logs\n";
+    std::cerr << "[testenv] tests failed; testbed stopped, logs kept in " << info_.dir << "/logs\n";
   }
 }
 

@@ -17,12 +17,12 @@
 // any thread.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <chrono>
 #include <map>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 namespace kcm::testenv {
 
@@ -114,6 +114,6 @@ TestbedEnvironment& Testbed();
 }  // namespace kcm::testenv
 
 // In a test body: stop the test with a clear message if the testbed is not up.
-#define KCM_REQUIRE_TESTBED()                                                                 \
-  ASSERT_TRUE(::kcm::testenv::Testbed().ready())                                              \
+#define KCM_REQUIRE_TESTBED()                    \
+  ASSERT_TRUE(::kcm::testenv::Testbed().ready()) \
       << "control plane not available: " << ::kcm::testenv::Testbed().setup_error()

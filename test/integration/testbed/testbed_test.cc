@@ -1,13 +1,12 @@
 // Shows the testbed is a real control plane: KWOK nodes are Ready, the scheduler binds pods to
 // them and KWOK runs and deletes them, the controller-manager user is limited by RBAC, and
 // etcdctl reaches the testbed's etcd.
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <sstream>
 #include <string>
-
-#include <gtest/gtest.h>
 
 #include "test/integration/framework/testenv.h"
 
@@ -39,8 +38,8 @@ TEST(Testbed, ExposesFacts) {
   const auto& info = kEnv->info();
   EXPECT_EQ(info.server.rfind("https://127.0.0.1:", 0), 0u) << info.server;
   EXPECT_EQ(info.etcd_endpoint.rfind("http://127.0.0.1:", 0), 0u) << info.etcd_endpoint;
-  for (const auto& f : {info.ca_file, info.admin_kubeconfig, info.kcm_kubeconfig, info.kubectl,
-                        info.etcdctl}) {
+  for (const auto& f :
+       {info.ca_file, info.admin_kubeconfig, info.kcm_kubeconfig, info.kubectl, info.etcdctl}) {
     EXPECT_TRUE(std::filesystem::exists(f)) << f;
   }
   EXPECT_FALSE(info.admin_token.empty());
@@ -51,10 +50,10 @@ TEST(Testbed, ExposesFacts) {
 
 TEST(Testbed, KwokNodesAreReady) {
   KCM_REQUIRE_TESTBED();
-  auto r = kEnv->Kubectl(
-      {"get", "nodes", "-l", "type=kwok", "-o",
-       "go-template={{range .items}}{{.metadata.name}} {{range .status.conditions}}"
-       "{{if eq .type \"Ready\"}}{{.status}}{{end}}{{end}}{{\"\\n\"}}{{end}}"});
+  auto r =
+      kEnv->Kubectl({"get", "nodes", "-l", "type=kwok", "-o",
+                     "go-template={{range .items}}{{.metadata.name}} {{range .status.conditions}}"
+                     "{{if eq .type \"Ready\"}}{{.status}}{{end}}{{end}}{{\"\\n\"}}{{end}}"});
   ASSERT_TRUE(r.ok()) << r.Describe();
   auto lines = Lines(r.out);
   ASSERT_GE(lines.size(), static_cast<size_t>(kNodes)) << r.out;
@@ -81,8 +80,8 @@ spec:
   r = kEnv->Kubectl({"-n", ns, "wait", "--for=condition=Ready", "pod/probe", "--timeout=90s"},
                     std::chrono::seconds(120));
   ASSERT_TRUE(r.ok()) << "pod never became Ready: " << r.Describe();
-  r = kEnv->Kubectl({"-n", ns, "get", "pod", "probe", "-o",
-                     "jsonpath={.spec.nodeName} {.status.phase}"});
+  r = kEnv->Kubectl(
+      {"-n", ns, "get", "pod", "probe", "-o", "jsonpath={.spec.nodeName} {.status.phase}"});
   ASSERT_TRUE(r.ok()) << r.Describe();
   EXPECT_EQ(r.out.rfind("kwok-node-", 0), 0u) << r.out;
   EXPECT_NE(r.out.find("Running"), std::string::npos) << r.out;
@@ -99,8 +98,8 @@ TEST(Testbed, ControllerManagerUserIsLimitedByRbac) {
   // can(verb, resource, extra kubectl args): `kubectl auth can-i` as the controller-manager user.
   auto can = [&](const std::string& verb, const std::string& resource,
                  std::vector<std::string> extra = {"--all-namespaces"}) {
-    std::vector<std::string> argv = {info.kubectl, "--kubeconfig=" + info.kcm_kubeconfig, "auth",
-                                     "can-i", verb, resource};
+    std::vector<std::string> argv = {
+        info.kubectl, "--kubeconfig=" + info.kcm_kubeconfig, "auth", "can-i", verb, resource};
     argv.insert(argv.end(), extra.begin(), extra.end());
     auto r = RunCommand(argv);
     return r.out.rfind("yes", 0) == 0;

@@ -1,12 +1,11 @@
 // With the upstream kube-controller-manager standing in for ours, a Deployment applied with
 // kubectl becomes Available with every pod Running on a KWOK node: the control plane is real end
 // to end. Our daemon's e2e tests make the same check against our controllers.
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <sstream>
 #include <string>
-
-#include <gtest/gtest.h>
 
 #include "test/integration/framework/testenv.h"
 
