@@ -1,0 +1,112 @@
+#include "pkg/controller/slow_start.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+
+namespace kcm::controller {
+namespace {
+
+Status Fail(const std::string& message) {
+  return Error::Local("Test", message);
+}
+
+// R7: batches 1, 2, 4, …; a failure in the third batch (calls 4-7) stops there: the batch
+// finishes, its other calls count as successes, and no further batch starts.
+TEST(SlowStartBatchTest, StopsAfterFirstBatchWithFailure) {
+  std::atomic<int> calls{0};
+  SlowStartResult r = SlowStartBatch(100, 1, [&]() -> Status {
+    const int n = ++calls;
+    return n == 4 ? Fail("call 4") : OkStatus();
+  });
+  EXPECT_EQ(calls.load(), 1 + 2 + 4);
+  EXPECT_EQ(r.successes, 6);
+  ASSERT_FALSE(r.first_error.ok());
+  EXPECT_EQ(r.first_error.error().message, "call 4");
+}
+
+// R7: every call of a failing batch may fail; successes count only earlier batches.
+TEST(SlowStartBatchTest, AllFailingBatch) {
+  std::atomic<int> calls{0};
+  SlowStartResult r =
+      SlowStartBatch(10, 1, [&]() -> Status { return ++calls > 3 ? Fail("quota") : OkStatus(); });
+  EXPECT_EQ(calls.load(), 7);
+  EXPECT_EQ(r.successes, 3);
+  EXPECT_FALSE(r.first_error.ok());
+}
+
+// R7: with no failure every call runs; the last batch is capped by what remains (1,2,4,3).
+TEST(SlowStartBatchTest, RunsAllWhenNothingFails) {
+  std::atomic<int> calls{0};
+  SlowStartResult r = SlowStartBatch(10, 1, [&] {
+    ++calls;
+    return OkStatus();
+  });
+  EXPECT_EQ(calls.load(), 10);
+  EXPECT_EQ(r.successes, 10);
+  EXPECT_TRUE(r.first_error.ok());
+  // A failure at call 8 (first of the capped last batch of 3) proves the last batch was 3 wide.
+  calls = 0;
+  r = SlowStartBatch(10, 1, [&]() -> Status { return ++calls == 8 ? Fail("x") : OkStatus(); });
+  EXPECT_EQ(calls.load(), 10);
+  EXPECT_EQ(r.successes, 9);
+}
+
+// R7: count 0 calls nothing; an initial batch larger than count is one batch.
+TEST(SlowStartBatchTest, EdgeSizes) {
+  std::atomic<int> calls{0};
+  auto fn = [&] {
+    ++calls;
+    return OkStatus();
+  };
+  EXPECT_EQ(SlowStartBatch(0, 1, fn).successes, 0);
+  EXPECT_EQ(calls.load(), 0);
+  calls = 0;
+  SlowStartResult r =
+      SlowStartBatch(3, 8, [&]() -> Status { return ++calls == 1 ? Fail("first") : OkStatus(); });
+  EXPECT_EQ(calls.load(), 3);  // one batch of 3, no second batch
+  EXPECT_EQ(r.successes, 2);
+}
+
+// R7: the calls of one batch run concurrently: each call waits (up to 10 s of real time) until
+// its whole batch has arrived, which only happens if they run at the same time.
+TEST(SlowStartBatchTest, CallsWithinBatchRunConcurrently) {
+  std::mutex mu;
+  std::condition_variable cv;
+  int arrived = 0;
+  auto fn = [&]() -> Status {
+    std::unique_lock lock(mu);
+    const int index = arrived++;
+    // Cumulative batch ends for batches 1, 2, 4, 8: 1, 3, 7, 15.
+    int end = 1;
+    while (end <= index) end = 2 * end + 1;
+    cv.notify_all();
+    if (!cv.wait_for(lock, std::chrono::seconds(10), [&] { return arrived >= end; })) {
+      return Fail("batch did not run concurrently");
+    }
+    return OkStatus();
+  };
+  SlowStartResult r = SlowStartBatch(15, 1, fn);
+  EXPECT_TRUE(r.first_error.ok()) << r.first_error.error().message;
+  EXPECT_EQ(r.successes, 15);
+}
+
+// R7: a concurrency cap of 1 still runs every call of the batch (one after another).
+TEST(SlowStartBatchTest, ConcurrencyCapStillRunsAll) {
+  std::atomic<int> calls{0};
+  SlowStartResult r = SlowStartBatch(
+      20, 1,
+      [&] {
+        ++calls;
+        return OkStatus();
+      },
+      /*max_concurrency=*/1);
+  EXPECT_EQ(calls.load(), 20);
+  EXPECT_EQ(r.successes, 20);
+}
+
+}  // namespace
+}  // namespace kcm::controller
