@@ -1,0 +1,249 @@
+#include "cmd/kube-controller-manager/app/run.h"
+
+#include <glog/logging.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <thread>
+
+#include "cmd/kube-controller-manager/app/controller_context.h"
+#include "cmd/kube-controller-manager/app/flags.h"
+#include "pkg/client/kubeconfig.h"
+#include "pkg/client/user_agent.h"
+#include "pkg/informers/shared_informer_factory.h"
+#include "pkg/leaderelection/identity.h"
+#include "pkg/leaderelection/leader_elector.h"
+#include "pkg/leaderelection/lease_lock.h"
+#include "pkg/record/client_event_sink.h"
+#include "pkg/record/event_broadcaster.h"
+#include "pkg/server/delegating_authorizer.h"
+#include "pkg/server/secure_server.h"
+
+namespace kcm::app {
+namespace {
+
+// Blocks until stop is requested.
+void WaitForStop(std::stop_token stop) {
+  std::mutex m;
+  std::condition_variable_any cv;
+  std::unique_lock lock(m);
+  cv.wait(lock, stop, [] { return false; });
+}
+
+// Waits until the API server answers /healthz, logging why not, with a capped backoff. Returns
+// false if stopped first. An unreachable server is an operational state, not a crash.
+bool WaitForAPIServer(client::RestClient& client, const std::string& host, std::stop_token stop) {
+  auto delay = std::chrono::seconds(1);
+  for (int attempt = 1;; ++attempt) {
+    client::Request req;
+    req.path = "/healthz";
+    auto r = client.Do(req, stop);
+    if (r.ok()) {
+      if (attempt > 1) LOG(INFO) << "API server " << host << " is reachable";
+      return true;
+    }
+    if (stop.stop_requested()) return false;
+    LOG(ERROR) << "waiting for the API server at " << host << " (attempt " << attempt
+               << "): " << r.error().ToString() << "; retrying in " << delay.count() << "s";
+    if (!RealClock::Get().SleepFor(delay, stop)) return false;
+    delay = std::min(delay * 2, std::chrono::seconds(30));
+  }
+}
+
+// The state /readyz reports.
+struct Readiness {
+  std::atomic<bool> informers_synced{false};
+  std::atomic<int> controllers_running{0};
+  std::atomic<bool> controllers_started{false};
+};
+
+// Builds the controllers, starts the informers and runs until stop (the leader's work).
+Status RunControllers(const Options& options, const ClientBuilder& clients,
+                      record::EventBroadcaster& broadcaster, Readiness& ready,
+                      std::stop_token stop) {
+  auto informer_client = clients.ClientFor("shared-informers");
+  if (!informer_client.ok()) return informer_client.error();
+  informers::SharedInformerFactory factory(*informer_client,
+                                           ResyncPeriod(options.min_resync_period));
+  ControllerContext ctx{options, clients, factory, broadcaster, RealClock::Get(), stop};
+
+  std::vector<std::pair<std::string, std::unique_ptr<RunnableController>>> controllers;
+  for (auto& [name, init] : NewControllerInitializers()) {
+    if (!IsControllerEnabled(name, options.controllers)) {
+      LOG(WARNING) << "\"" << name << "\" is disabled";
+      continue;
+    }
+    LOG(INFO) << "Starting \"" << name << "\"";
+    auto c = init(ctx);
+    if (!c.ok()) {
+      return Error::Local("ControllerStartFailed",
+                          "error starting \"" + name + "\": " + c.error().ToString());
+    }
+    controllers.emplace_back(name, std::move(*c));
+    LOG(INFO) << "Started \"" << name << "\"";
+  }
+
+  factory.Start(stop);
+  std::vector<std::jthread> threads;
+  for (auto& [name, c] : controllers) {
+    threads.emplace_back([&ready, c = c.get(), stop] {
+      ++ready.controllers_running;
+      c->Run(stop);
+      --ready.controllers_running;
+    });
+  }
+  ready.controllers_started = true;
+  bool all_synced = true;
+  for (const auto& [resource, synced] : factory.WaitForCacheSync(stop)) {
+    if (!synced) all_synced = false;
+    VLOG(1) << "informer " << resource << (synced ? " synced" : " not synced");
+  }
+  ready.informers_synced = all_synced && !stop.stop_requested();
+  if (ready.informers_synced) LOG(INFO) << "Caches are synced";
+  WaitForStop(stop);
+  LOG(INFO) << "Stopping controllers; in-flight syncs finish first";
+  threads.clear();  // Joins: every controller's Run returns after its workers finished.
+  factory.Shutdown();
+  ready.controllers_started = false;
+  ready.informers_synced = false;
+  return OkStatus();
+}
+
+}  // namespace
+
+int Run(const Options& options, const BuildInfo& build, std::stop_token stop) {
+  LOG(INFO) << "Version: " << build.version << (build.commit.empty() ? "" : " commit ")
+            << build.commit;
+  LOG(INFO) << "Flags: " << EffectiveFlags(options);
+  if (options.kube_api_content_type != "application/json") {
+    LOG(INFO) << "--kube-api-content-type=" << options.kube_api_content_type
+              << " is accepted for compatibility; this controller manager speaks JSON";
+  }
+
+  auto config = client::BuildConfigFromFlags(options.master, options.kubeconfig);
+  if (!config.ok()) {
+    LOG(ERROR) << "invalid client configuration: " << config.error().ToString();
+    return 1;
+  }
+  config->qps = static_cast<float>(options.kube_api_qps);
+  config->burst = options.kube_api_burst;
+  config->user_agent = client::DefaultUserAgent(
+      {"kube-controller-manager", build.version, "linux", "amd64", build.commit});
+  ClientBuilder clients(*config);
+  auto main_client = clients.ClientFor("kube-controller-manager");
+  auto events_client = clients.ClientFor("event-broadcaster");
+  auto election_client = clients.ClientFor("leader-election");
+  if (!main_client.ok() || !events_client.ok() || !election_client.ok()) {
+    const Error& e = !main_client.ok()     ? main_client.error()
+                     : !events_client.ok() ? events_client.error()
+                                           : election_client.error();
+    LOG(ERROR) << "cannot build a client for " << config->host << ": " << e.ToString();
+    return 1;
+  }
+
+  record::EventBroadcaster broadcaster;
+  broadcaster.StartRecordingToSink(std::make_shared<record::ClientEventSink>(*events_client));
+
+  // Leader election is set up before serving so /healthz can report a stuck elector.
+  std::stop_source shutdown;
+  std::stop_callback forward(stop, [&] { shutdown.request_stop(); });
+  std::atomic<bool> lost_lease{false}, failed{false};
+  Readiness ready;
+  auto run_controllers = [&](std::stop_token leading) {
+    Status s = RunControllers(options, clients, broadcaster, ready, leading);
+    if (!s.ok()) {
+      LOG(ERROR) << s.error().ToString();
+      failed = true;
+      shutdown.request_stop();
+    }
+  };
+  std::unique_ptr<leaderelection::LeaderElector> elector;
+  const auto& le = options.leader_election;
+  if (le.leader_elect) {
+    auto identity = leaderelection::NewIdentity();
+    if (!identity.ok()) {
+      LOG(ERROR) << "cannot build a leader election identity: " << identity.error().ToString();
+      return 1;
+    }
+    LOG(INFO) << "Leader election identity: " << *identity << " lease " << le.resource_namespace
+              << "/" << le.resource_name;
+    leaderelection::LeaderElectionConfig lc;
+    lc.lock = std::make_shared<leaderelection::LeaseLock>(
+        *election_client, le.resource_namespace, le.resource_name, *identity,
+        broadcaster.NewRecorder({"kube-controller-manager", ""}));
+    lc.lease_duration = std::chrono::duration_cast<Clock::duration>(le.lease_duration);
+    lc.renew_deadline = std::chrono::duration_cast<Clock::duration>(le.renew_deadline);
+    lc.retry_period = std::chrono::duration_cast<Clock::duration>(le.retry_period);
+    lc.release_on_cancel = true;
+    lc.name = le.resource_name;
+    lc.callbacks.on_started_leading = run_controllers;
+    lc.callbacks.on_stopped_leading = [&] {
+      if (!shutdown.stop_requested()) {
+        LOG(ERROR) << "leaderelection lost";
+        lost_lease = true;
+      }
+    };
+    lc.callbacks.on_new_leader = [id = *identity](const std::string& leader) {
+      if (leader != id) LOG(INFO) << "New leader elected: " << leader;
+    };
+    auto e = leaderelection::LeaderElector::Create(std::move(lc));
+    if (!e.ok()) {
+      LOG(ERROR) << "invalid leader election configuration: " << e.error().ToString();
+      return 1;
+    }
+    elector = std::move(*e);
+  }
+
+  server::ServingOptions so;
+  so.bind_address = options.bind_address;
+  so.port = options.secure_port;
+  so.tls_cert_file = options.tls_cert_file;
+  so.tls_private_key_file = options.tls_private_key_file;
+  so.always_allow_paths = options.authorization_always_allow_paths;
+  server::SecureServer server(so);
+  server.AddHealthCheck({"ping", [] { return OkStatus(); }});
+  if (elector) {
+    server.AddHealthCheck(
+        {"leaderElection", [&] { return elector->Check(std::chrono::seconds(20)); }});
+    server.AddReadyCheck({"leader", [&]() -> Status {
+                            if (elector->IsLeader()) return OkStatus();
+                            return Error::Local("NotLeader",
+                                                "not leading; leader is " + elector->GetLeader());
+                          }});
+  }
+  server.AddReadyCheck({"informer-sync", [&]() -> Status {
+                          if (ready.informers_synced) return OkStatus();
+                          return Error::Local("NotSynced", "informers not synced");
+                        }});
+  server.AddReadyCheck({"controllers", [&]() -> Status {
+                          if (ready.controllers_started && ready.controllers_running > 0) {
+                            return OkStatus();
+                          }
+                          return Error::Local("NotRunning", "controllers not running");
+                        }});
+  server.SetAuthorizer(std::make_shared<server::DelegatingAuthorizer>(*main_client));
+  if (options.secure_port != 0) {
+    Status s = server.Start();
+    if (!s.ok()) {
+      LOG(ERROR) << "serving on --bind-address=" << options.bind_address
+                 << " --secure-port=" << options.secure_port << ": " << s.error().message;
+      return 1;
+    }
+    LOG(INFO) << "Serving securely on " << options.bind_address << ":" << server.Port();
+  }
+
+  if (WaitForAPIServer(**main_client, config->host, shutdown.get_token())) {
+    if (elector) {
+      elector->Run(shutdown.get_token());
+    } else {
+      run_controllers(shutdown.get_token());
+    }
+  }
+  server.Stop();
+  broadcaster.Shutdown();
+  if (lost_lease || failed) return 1;
+  LOG(INFO) << "Stopped";
+  return 0;
+}
+
+}  // namespace kcm::app
