@@ -33,11 +33,13 @@ Clock::duration ExponentialBackoff::Next() {
 bool WaitForCacheSync(std::stop_token stop, const std::vector<std::function<bool()>>& has_synced,
                       Clock& clock) {
   while (true) {
-    if (stop.stop_requested()) {
-      return false;
-    }
+    // Checked before the stop, as upstream's immediate poll does: caches that have synced are
+    // reported synced even if the caller is already stopping (a factory's per-type results).
     if (std::all_of(has_synced.begin(), has_synced.end(), [](const auto& f) { return f(); })) {
       return true;
+    }
+    if (stop.stop_requested()) {
+      return false;
     }
     if (!clock.SleepFor(std::chrono::milliseconds(100), stop)) {
       return false;

@@ -337,6 +337,17 @@ TEST(WaitForCacheSyncTest, PollsEvery100msUntilSyncedOrStopped) {
   stopped.join();
 }
 
+// 4.7: "false if stopped first" — first, that is, before the caches synced. Synced caches are
+// true even when the stop was already requested (upstream polls immediately).
+TEST(WaitForCacheSyncTest, SyncedBeforeTheStopIsTrue) {
+  FakeClock clock;
+  std::stop_source stop;
+  stop.request_stop();
+  EXPECT_TRUE(WaitForCacheSync(stop.get_token(), {[] { return true; }}, clock));
+  EXPECT_FALSE(
+      WaitForCacheSync(stop.get_token(), {[] { return true; }, [] { return false; }}, clock));
+}
+
 // 4.7
 TEST_F(SharedInformerTest, WaitForCacheSyncOnARealInformerAndRegistration) {
   MakeInformer();
