@@ -1,6 +1,25 @@
 #include "pkg/informers/resource_lister_watcher.h"
 
+#include <algorithm>
+
+#include "pkg/client/api_errors.h"
+#include "pkg/client/transport.h"
+
 namespace kcm::informers {
+
+Error ForReflector(Error err) {
+  // pkg/client reports every transport failure as code 0, reason "Transport", with the kind of
+  // failure as its cause; pkg/cache's IsWatchErrorRetriable keys on reason "ConnectionRefused".
+  // Without this a refused connection (an API server restarting) would only be recognised by
+  // curl's wording of the message.
+  if (err.code == 0 && err.reason == client::reason::kTransport &&
+      std::find(err.causes.begin(), err.causes.end(),
+                client::transport_cause::kConnectionRefused) != err.causes.end()) {
+    err.reason = client::transport_cause::kConnectionRefused;
+  }
+  return err;
+}
+
 namespace {
 
 api::JsonInput PaddedInput(const std::string& body) {
@@ -23,7 +42,7 @@ class ResourceWatch final : public cache::WatchInterface {
 
   Result<std::optional<api::WatchEvent>> Next() override {
     auto frame = stream_->Next();
-    if (!frame.ok()) return frame.error();
+    if (!frame.ok()) return ForReflector(frame.error());
     if (!frame->has_value()) return std::optional<api::WatchEvent>();
     std::lock_guard lock(*mu_);
     auto event = codec_.decode_watch_event(*decoder_, PaddedInput(**frame));
@@ -61,7 +80,7 @@ Result<api::ObjectList> ResourceListerWatcher::List(const api::ListOptions& opti
   api::ListOptions opts = options;
   if (tweak_) tweak_(opts);
   auto body = client_->List(namespace_, opts);
-  if (!body.ok()) return body.error();
+  if (!body.ok()) return ForReflector(body.error());
   std::lock_guard lock(*decoder_mu_);
   return codec_.decode_list(*decoder_, PaddedInput(*body));
 }
@@ -71,7 +90,7 @@ Result<std::unique_ptr<cache::WatchInterface>> ResourceListerWatcher::Watch(
   api::ListOptions opts = options;
   if (tweak_) tweak_(opts);
   auto stream = client_->Watch(namespace_, opts);
-  if (!stream.ok()) return stream.error();
+  if (!stream.ok()) return ForReflector(stream.error());
   return std::unique_ptr<cache::WatchInterface>(
       std::make_unique<ResourceWatch>(std::move(*stream), codec_, decoder_mu_, decoder_));
 }

@@ -18,6 +18,12 @@ namespace kcm::informers {
 // Adjusts list/watch options (label/field selectors) for every request of an informer.
 using TweakListOptionsFunc = std::function<void(api::ListOptions&)>;
 
+// The client's error in the form pkg/cache classifies (reflector.h, pager.h): API errors pass
+// unchanged (410 Expired, 429, "ResourceVersionTooLarge" causes); a refused connection gets
+// reason "ConnectionRefused" so IsWatchErrorRetriable backs off and re-watches instead of
+// relisting.
+Error ForReflector(Error err);
+
 class ResourceListerWatcher final : public cache::ListerWatcher {
  public:
   ResourceListerWatcher(std::shared_ptr<client::ResourceClient> client, std::string ns,

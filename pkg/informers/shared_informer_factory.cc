@@ -6,6 +6,12 @@
 
 namespace kcm::informers {
 
+std::string InformerKey(const ResourceType& resource) {
+  // A typed informer and a schema-less one of the same resource hold different object types;
+  // sharing one would hand a GenericObject to a typed lister's cast.
+  return resource.codec == &api::GenericCodec() ? "generic:" + resource.name : resource.name;
+}
+
 SharedInformerFactory::SharedInformerFactory(std::shared_ptr<client::RestClient> client,
                                              Clock::duration default_resync,
                                              SharedInformerFactoryOptions options)
@@ -32,7 +38,8 @@ SharedInformerFactory::~SharedInformerFactory() {
 std::shared_ptr<cache::SharedIndexInformer> SharedInformerFactory::InformerFor(
     const ResourceType& resource) {
   std::lock_guard lock(mu_);
-  auto it = informers_.find(resource.name);
+  const std::string key = InformerKey(resource);
+  auto it = informers_.find(key);
   if (it != informers_.end()) return it->second.informer;
 
   cache::SharedIndexInformerOptions o;
@@ -49,7 +56,7 @@ std::shared_ptr<cache::SharedIndexInformer> SharedInformerFactory::InformerFor(
     // Cannot fail: the informer has not started.
     (void)informer->SetTransform(t->second);
   }
-  informers_.emplace(resource.name, Entry{informer, false});
+  informers_.emplace(key, Entry{informer, false});
   return informer;
 }
 
@@ -92,11 +99,15 @@ std::map<std::string, bool> SharedInformerFactory::WaitForCacheSync(std::stop_to
       if (entry.started) started.emplace_back(name, entry.informer);
     }
   }
+  // Shutdown ends the wait too: a stopped informer never syncs.
+  std::stop_source either;
+  std::stop_callback on_stop(stop, [&either] { either.request_stop(); });
+  std::stop_callback on_shutdown(shutdown_.get_token(), [&either] { either.request_stop(); });
   std::map<std::string, bool> result;
   Clock& clock = options_.clock ? *options_.clock : RealClock::Get();
   for (auto& [name, informer] : started) {
-    result[name] =
-        cache::WaitForCacheSync(stop, {[informer] { return informer->HasSynced(); }}, clock);
+    result[name] = cache::WaitForCacheSync(either.get_token(),
+                                           {[informer] { return informer->HasSynced(); }}, clock);
   }
   return result;
 }

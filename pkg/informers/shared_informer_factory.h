@@ -37,6 +37,11 @@ struct TypedInformer {
   TypedLister<T> lister;
 };
 
+// The factory's key for a resource: ResourceType::name, prefixed "generic:" for schema-less
+// (GenericResource) informers so they never share a cache with the typed informer of the same
+// resource. WaitForCacheSync reports by this key.
+std::string InformerKey(const ResourceType& resource);
+
 class SharedInformerFactory {
  public:
   // Makes a ResourceListerWatcher for a resource; tests swap in fakes.
@@ -51,7 +56,8 @@ class SharedInformerFactory {
   SharedInformerFactory(const SharedInformerFactory&) = delete;
   SharedInformerFactory& operator=(const SharedInformerFactory&) = delete;
 
-  // The one informer of this resource; the first call creates it (6.2).
+  // The one informer of this resource (by InformerKey); the first call creates it with this
+  // factory's options (6.2).
   std::shared_ptr<cache::SharedIndexInformer> InformerFor(const ResourceType& resource);
 
   TypedInformer<api::Pod> Pods();
@@ -61,7 +67,8 @@ class SharedInformerFactory {
   // Starts every informer not started yet; safe to call again after adding informers (6.3).
   // Informers stop when `stop` is requested or on Shutdown.
   void Start(std::stop_token stop);
-  // Waits for the started informers; per resource name, whether it synced before stop (6.3).
+  // Waits for the started informers; per InformerKey, whether it synced before `stop` or
+  // Shutdown (6.3).
   std::map<std::string, bool> WaitForCacheSync(std::stop_token stop);
   // Stops every informer and waits for their threads (6.3). Idempotent.
   void Shutdown();

@@ -1,0 +1,286 @@
+// ResourceListerWatcher and the client-backed SharedInformerFactory against a scripted HTTP
+// server (test/unit/client/test_server.h): request shape (6.1), decoding, and that the client's
+// errors come out in the form pkg/cache classifies (2.3, 2.4).
+#include "pkg/informers/resource_lister_watcher.h"
+
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <memory>
+#include <string>
+
+#include "pkg/cache/pager.h"
+#include "pkg/cache/reflector.h"
+#include "pkg/client/rest_client.h"
+#include "pkg/informers/shared_informer_factory.h"
+#include "test/unit/cache/fakes.h"
+#include "test/unit/client/test_server.h"
+
+namespace kcm::informers {
+namespace {
+
+using namespace std::chrono_literals;
+using cache::testing::WaitUntil;
+using kcm::testing::Conn;
+using kcm::testing::RecordedRequest;
+using kcm::testing::TestServer;
+
+std::string PodJson(const std::string& ns, const std::string& name, const std::string& rv,
+                    const std::string& node = "") {
+  return R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":")" + name + R"(","namespace":")" +
+         ns + R"(","resourceVersion":")" + rv +
+         R"(","labels":{"app":"web"},"managedFields":[{"manager":"x"}]},"spec":{"nodeName":")" +
+         node + R"("},"status":{"phase":"Running"}})";
+}
+
+std::string PodList(const std::string& rv, const std::string& items, const std::string& cont = "") {
+  return R"({"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":")" + rv +
+         R"(","continue":")" + cont + R"("},"items":[)" + items + "]}";
+}
+
+std::string Status(int code, const std::string& reason, const std::string& message,
+                   const std::string& causes = "") {
+  std::string details = causes.empty() ? "" : R"(,"details":{"causes":[)" + causes + "]}";
+  return R"({"kind":"Status","apiVersion":"v1","status":"Failure","message":")" + message +
+         R"(","reason":")" + reason + R"(","code":)" + std::to_string(code) + details + "}";
+}
+
+bool IsWatch(const RecordedRequest& r) {
+  return r.query.find("watch=true") != std::string::npos ||
+         r.query.find("watch=1") != std::string::npos;
+}
+
+std::shared_ptr<client::ResourceClient> PodsClient(const std::string& url) {
+  auto c = client::RestClient::Create({.host = url, .qps = -1});
+  EXPECT_TRUE(c.ok()) << c.error().ToString();
+  return std::make_shared<client::ResourceClient>(*c, PodsResource().gvr, true);
+}
+
+// A loopback port nothing listens on.
+int ClosedPort() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  socklen_t len = sizeof(addr);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+TEST(ResourceListerWatcherTest, ListDecodesIntoTheKindsRecordWithTweakedOptions) {
+  TestServer server([](const RecordedRequest&, Conn& c) {
+    c.Respond(
+        200,
+        PodList("42", PodJson("team-a", "p1", "40", "n1") + "," + PodJson("team-a", "p2", "41"),
+                "next"));
+  });
+  ResourceListerWatcher lw(PodsClient(server.url()), "team-a", api::PodCodec(),
+                           [](api::ListOptions& o) { o.label_selector = "app=web"; });
+  api::ListOptions options;
+  options.limit = 500;
+  options.resource_version = "0";
+  auto list = lw.List(options);
+  ASSERT_TRUE(list.ok()) << list.error().ToString();
+  EXPECT_EQ(list->resource_version, "42");
+  EXPECT_EQ(list->continue_token, "next");
+  ASSERT_EQ(list->items.size(), 2u);
+  auto& pod = static_cast<const api::Pod&>(*list->items[0]);
+  EXPECT_EQ(pod.metadata.name, "p1");
+  EXPECT_EQ(pod.node_name, "n1");
+  EXPECT_EQ(pod.phase, api::PodPhase::kRunning);
+
+  auto reqs = server.requests();
+  ASSERT_EQ(reqs.size(), 1u);
+  EXPECT_EQ(reqs[0].path, "/api/v1/namespaces/team-a/pods");
+  EXPECT_NE(reqs[0].query.find("labelSelector=app%3Dweb"), std::string::npos) << reqs[0].query;
+  EXPECT_NE(reqs[0].query.find("limit=500"), std::string::npos) << reqs[0].query;
+  EXPECT_NE(reqs[0].query.find("resourceVersion=0"), std::string::npos) << reqs[0].query;
+}
+
+TEST(ResourceListerWatcherTest, WatchDecodesEventsAndPassesErrorFrames) {
+  TestServer server([](const RecordedRequest&, Conn& c) {
+    c.StartChunked(200);
+    c.Chunk(R"({"type":"ADDED","object":)" + PodJson("ns", "p", "5") + "}\n");
+    c.Chunk(
+        R"({"type":"BOOKMARK","object":{"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"7"}}})"
+        "\n");
+    c.Chunk(R"({"type":"ERROR","object":)" +
+            Status(410, "Expired", "too old resource version: 5 (9)") + "}\n");
+    c.EndChunked();
+  });
+  ResourceListerWatcher lw(PodsClient(server.url()), "ns", api::PodCodec());
+  api::ListOptions options;
+  options.resource_version = "4";
+  options.allow_watch_bookmarks = true;
+  auto w = lw.Watch(options);
+  ASSERT_TRUE(w.ok()) << w.error().ToString();
+  auto e1 = (*w)->Next();
+  ASSERT_TRUE(e1.ok() && e1->has_value());
+  EXPECT_EQ((*e1)->type, api::WatchEventType::kAdded);
+  EXPECT_EQ((*e1)->object->Meta().name, "p");
+  auto e2 = (*w)->Next();
+  ASSERT_TRUE(e2.ok() && e2->has_value());
+  EXPECT_EQ((*e2)->type, api::WatchEventType::kBookmark);
+  EXPECT_EQ((*e2)->resource_version, "7");
+  auto e3 = (*w)->Next();
+  ASSERT_TRUE(e3.ok() && e3->has_value());
+  ASSERT_EQ((*e3)->type, api::WatchEventType::kError);
+  // 2.4: what the reflector turns into a relist.
+  EXPECT_TRUE(cache::IsExpiredError((*e3)->error)) << (*e3)->error.ToString();
+  auto end = (*w)->Next();
+  ASSERT_TRUE(end.ok());
+  EXPECT_FALSE(end->has_value());
+
+  auto reqs = server.requests();
+  ASSERT_EQ(reqs.size(), 1u);
+  EXPECT_TRUE(IsWatch(reqs[0])) << reqs[0].query;
+  EXPECT_NE(reqs[0].query.find("allowWatchBookmarks=true"), std::string::npos);
+  EXPECT_NE(reqs[0].query.find("resourceVersion=4"), std::string::npos);
+}
+
+// 1.8: an undecodable frame ends the stream with the synthetic 500 ClientWatchDecoding.
+TEST(ResourceListerWatcherTest, UndecodableFrameEndsTheStream) {
+  TestServer server([](const RecordedRequest&, Conn& c) {
+    c.StartChunked(200);
+    c.Chunk(R"({"type":"ADDED","object":{"kind":"Pod","metadata":{"name":7}}})"
+            "\n");
+    c.HoldOpen();
+  });
+  ResourceListerWatcher lw(PodsClient(server.url()), "ns", api::PodCodec());
+  auto w = lw.Watch({});
+  ASSERT_TRUE(w.ok()) << w.error().ToString();
+  auto e = (*w)->Next();
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.error().code, 500);
+  EXPECT_EQ(e.error().reason, "ClientWatchDecoding");
+}
+
+// 2.3: 410 on LIST and "too large resource version" are classified as pkg/cache expects.
+TEST(ResourceListerWatcherTest, ListErrorsKeepTheirApiClassification) {
+  TestServer server([](const RecordedRequest& r, Conn& c) {
+    if (r.query.find("resourceVersion=10") != std::string::npos) {
+      c.Respond(410, Status(410, "Expired", "too old"));
+    } else {
+      c.Respond(504, Status(504, "Timeout", "Too large resource version: 99, current: 12",
+                            R"({"reason":"ResourceVersionTooLarge","message":"x"})"));
+    }
+  });
+  ResourceListerWatcher lw(PodsClient(server.url()), "ns", api::PodCodec());
+  api::ListOptions old_rv;
+  old_rv.resource_version = "10";
+  auto gone = lw.List(old_rv);
+  ASSERT_FALSE(gone.ok());
+  EXPECT_TRUE(cache::IsExpiredError(gone.error())) << gone.error().ToString();
+  EXPECT_FALSE(cache::IsWatchErrorRetriable(gone.error()));
+
+  api::ListOptions future;
+  future.resource_version = "99";
+  auto ahead = lw.List(future);
+  ASSERT_FALSE(ahead.ok());
+  EXPECT_TRUE(cache::IsTooLargeResourceVersionError(ahead.error())) << ahead.error().ToString();
+}
+
+// 2.4: a refused connection (API server restarting) is retriable: back off and re-watch, keep the
+// cache. pkg/client reports it as reason "Transport" with cause "ConnectionRefused"; the adapter
+// must hand the reflector reason "ConnectionRefused" rather than rely on curl's message wording.
+TEST(ResourceListerWatcherTest, ConnectionRefusedIsRetriable) {
+  const std::string url = "http://127.0.0.1:" + std::to_string(ClosedPort());
+  ResourceListerWatcher lw(PodsClient(url), "ns", api::PodCodec());
+  // The watch request is sent when the stream is first read; the failure surfaces there.
+  auto w = lw.Watch({});
+  Error err = w.ok() ? Error{} : w.error();
+  if (w.ok()) {
+    auto e = (*w)->Next();
+    ASSERT_FALSE(e.ok());
+    err = e.error();
+  }
+  EXPECT_EQ(err.code, 0);
+  EXPECT_EQ(err.reason, "ConnectionRefused") << err.ToString();
+  EXPECT_TRUE(cache::IsWatchErrorRetriable(err)) << err.ToString();
+  auto l = lw.List({});
+  ASSERT_FALSE(l.ok());
+  EXPECT_EQ(l.error().reason, "ConnectionRefused") << l.error().ToString();
+  EXPECT_FALSE(cache::IsExpiredError(l.error()));
+}
+
+TEST(ResourceListerWatcherTest, ForReflectorLeavesOtherErrorsAlone) {
+  Error reset{0, "Transport", "Recv failure: Connection reset by peer", {"ConnectionReset"}};
+  EXPECT_EQ(ForReflector(reset).reason, "Transport");
+  EXPECT_FALSE(cache::IsWatchErrorRetriable(ForReflector(reset)));
+  Error throttled{429, "TooManyRequests", "slow down", {}};
+  EXPECT_TRUE(cache::IsWatchErrorRetriable(ForReflector(throttled)));
+  Error refused{0, "Transport", "Couldn't connect to server", {"ConnectionRefused"}};
+  EXPECT_EQ(ForReflector(refused).reason, "ConnectionRefused");
+  EXPECT_EQ(ForReflector(refused).causes, refused.causes);
+}
+
+// 6.1: the client-backed factory sends the namespace and the tweaked selectors on every LIST and
+// WATCH; a cluster-scoped resource ignores the namespace. The informer syncs what was listed.
+TEST(SharedInformerFactoryClientTest, NamespaceAndTweakReachListAndWatch) {
+  TestServer server([](const RecordedRequest& r, Conn& c) {
+    if (IsWatch(r) && r.path == "/api/v1/namespaces") {
+      c.StartChunked(200);
+      c.HoldOpen();
+      return;
+    }
+    if (IsWatch(r)) {
+      c.StartChunked(200);
+      c.Chunk(R"({"type":"MODIFIED","object":)" + PodJson("team-a", "p1", "43", "n2") + "}\n");
+      c.HoldOpen();
+      return;
+    }
+    if (r.path == "/api/v1/namespaces") {
+      c.Respond(
+          200,
+          R"({"kind":"NamespaceList","apiVersion":"v1","metadata":{"resourceVersion":"50"},"items":[{"metadata":{"name":"team-a","resourceVersion":"3"}}]})");
+      return;
+    }
+    c.Respond(200, PodList("42", PodJson("team-a", "p1", "40")));
+  });
+  auto rest = client::RestClient::Create({.host = server.url(), .qps = -1});
+  ASSERT_TRUE(rest.ok());
+  SharedInformerFactoryOptions options;
+  options.namespace_ = "team-a";
+  options.tweak_list_options = [](api::ListOptions& o) {
+    o.label_selector = "app=web";
+    o.field_selector = "status.phase=Running";
+  };
+  SharedInformerFactory factory(*rest, 0s, options);
+  auto pods = factory.Pods();
+  auto namespaces = factory.InformerFor(GenericResource({"", "v1", "namespaces"}, false));
+  std::stop_source stop;
+  factory.Start(stop.get_token());
+  auto synced = factory.WaitForCacheSync(stop.get_token());
+  EXPECT_EQ(synced, (std::map<std::string, bool>{{"generic:namespaces", true}, {"pods", true}}));
+  // The watch's MODIFIED reaches the cache.
+  ASSERT_TRUE(WaitUntil([&] {
+    auto p = pods.lister.ByNamespace("team-a").Get("p1");
+    return p.ok() && (*p)->metadata.resource_version == "43";
+  }));
+  EXPECT_EQ(namespaces->GetIndexer()->List().size(), 1u);
+  factory.Shutdown();
+
+  int pod_lists = 0, pod_watches = 0;
+  for (const auto& r : server.requests()) {
+    if (r.path == "/api/v1/namespaces") {
+      // The tweak applies to every informer of the factory (as upstream), the namespace only
+      // to namespaced ones.
+      EXPECT_NE(r.query.find("labelSelector=app%3Dweb"), std::string::npos) << r.query;
+      continue;
+    }
+    EXPECT_EQ(r.path, "/api/v1/namespaces/team-a/pods");
+    EXPECT_NE(r.query.find("labelSelector=app%3Dweb"), std::string::npos) << r.query;
+    EXPECT_NE(r.query.find("fieldSelector=status.phase%3DRunning"), std::string::npos) << r.query;
+    (IsWatch(r) ? pod_watches : pod_lists)++;
+  }
+  EXPECT_GE(pod_lists, 1);
+  EXPECT_GE(pod_watches, 1);
+}
+
+}  // namespace
+}  // namespace kcm::informers

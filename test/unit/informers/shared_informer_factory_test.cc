@@ -1,0 +1,326 @@
+// SharedInformerFactory (spec 6.1-6.3) and the typed listers, with scripted ListerWatchers from
+// test/unit/cache/fakes.h.
+#include "pkg/informers/shared_informer_factory.h"
+
+#include <dirent.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "pkg/api/pod.h"
+#include "pkg/api/replicaset.h"
+#include "pkg/cache/resource_event_handler.h"
+#include "pkg/client/api_errors.h"
+#include "test/unit/cache/fakes.h"
+
+namespace kcm::informers {
+namespace {
+
+using namespace std::chrono_literals;
+using cache::testing::FakeListerWatcher;
+using cache::testing::WaitUntil;
+
+api::ObjectPtr MakePod(std::string ns, std::string name, std::string rv,
+                       std::map<std::string, std::string> labels = {}) {
+  auto pod = std::make_shared<api::Pod>();
+  pod->metadata.namespace_ = std::move(ns);
+  pod->metadata.name = std::move(name);
+  pod->metadata.resource_version = std::move(rv);
+  pod->metadata.labels = std::move(labels);
+  return pod;
+}
+
+api::ObjectPtr MakeReplicaSet(std::string ns, std::string name, std::string rv) {
+  auto rs = std::make_shared<api::ReplicaSet>();
+  rs->metadata.namespace_ = std::move(ns);
+  rs->metadata.name = std::move(name);
+  rs->metadata.resource_version = std::move(rv);
+  return rs;
+}
+
+int ThreadCount() {
+  int n = 0;
+  if (DIR* d = opendir("/proc/self/task")) {
+    while (dirent* e = readdir(d)) {
+      if (e->d_name[0] != '.') ++n;
+    }
+    closedir(d);
+  }
+  return n;
+}
+
+// Hands out one FakeListerWatcher per resource name and counts how often each was asked for.
+class FakeListerWatchers {
+ public:
+  std::shared_ptr<FakeListerWatcher> For(const std::string& name) {
+    std::lock_guard lock(mu_);
+    auto& lw = lws_[name];
+    if (!lw) lw = std::make_shared<FakeListerWatcher>();
+    return lw;
+  }
+  int calls(const std::string& name) {
+    std::lock_guard lock(mu_);
+    return calls_[name];
+  }
+  SharedInformerFactory::ListerWatcherFactory Factory() {
+    return [this](const ResourceType& r) -> std::shared_ptr<cache::ListerWatcher> {
+      {
+        std::lock_guard lock(mu_);
+        ++calls_[InformerKey(r)];
+      }
+      return For(InformerKey(r));
+    };
+  }
+
+ private:
+  std::mutex mu_;
+  std::map<std::string, std::shared_ptr<FakeListerWatcher>> lws_;
+  std::map<std::string, int> calls_;
+};
+
+// 6.2: one informer per resource; its ListerWatcher is built once, by the first caller.
+TEST(SharedInformerFactoryTest, OneInformerPerResource) {
+  FakeListerWatchers lws;
+  SharedInformerFactory factory(lws.Factory(), 0s);
+  auto first = factory.InformerFor(PodsResource());
+  EXPECT_EQ(first, factory.Pods().informer);
+  EXPECT_EQ(first, factory.InformerFor(PodsResource()));
+  EXPECT_EQ(lws.calls("pods"), 1);
+
+  auto rs = factory.ReplicaSets().informer;
+  EXPECT_NE(rs, first);
+  EXPECT_EQ(rs, factory.ReplicaSets().informer);
+  EXPECT_EQ(lws.calls("replicasets.apps"), 1);
+  EXPECT_NE(factory.Deployments().informer, rs);
+}
+
+// A schema-less informer of a resource must not be handed out as the typed one (its objects are
+// GenericObjects; a typed lister would cast them to api::Pod).
+TEST(SharedInformerFactoryTest, GenericAndTypedInformersOfOneResourceAreSeparate) {
+  FakeListerWatchers lws;
+  SharedInformerFactory factory(lws.Factory(), 0s);
+  auto generic = factory.InformerFor(GenericResource({"", "v1", "pods"}, true));
+  auto typed = factory.Pods().informer;
+  EXPECT_NE(generic, typed);
+  EXPECT_EQ(InformerKey(GenericResource({"", "v1", "pods"}, true)), "generic:pods");
+  EXPECT_EQ(InformerKey(PodsResource()), "pods");
+  EXPECT_EQ(generic, factory.InformerFor(GenericResource({"", "v1", "pods"}, true)));
+}
+
+// 6.1: a transform configured for a resource prunes what reaches the cache.
+TEST(SharedInformerFactoryTest, TransformIsApplied) {
+  FakeListerWatchers lws;
+  lws.For("pods")->ScriptList({MakePod("ns", "a", "5")}, "5");
+  SharedInformerFactoryOptions options;
+  options.transforms["pods"] = [](api::ObjectPtr obj) -> Result<api::ObjectPtr> {
+    auto copy = std::make_shared<api::Pod>(static_cast<const api::Pod&>(*obj));
+    copy->node_name = "transformed";
+    return api::ObjectPtr(copy);
+  };
+  SharedInformerFactory factory(lws.Factory(), 0s, options);
+  auto pods = factory.Pods();
+  std::stop_source stop;
+  factory.Start(stop.get_token());
+  ASSERT_TRUE(WaitUntil([&] { return pods.informer->HasSynced(); }));
+  auto got = pods.lister.ByNamespace("ns").Get("a");
+  ASSERT_TRUE(got.ok()) << got.error().ToString();
+  EXPECT_EQ((*got)->node_name, "transformed");
+  // A resource without a transform is cached as listed.
+  lws.For("replicasets.apps")->ScriptList({MakeReplicaSet("ns", "r", "6")}, "6");
+  auto rs = factory.ReplicaSets();
+  factory.Start(stop.get_token());
+  ASSERT_TRUE(WaitUntil([&] { return rs.informer->HasSynced(); }));
+  EXPECT_EQ(rs.lister.List().size(), 1u);
+  factory.Shutdown();
+}
+
+// 6.2: resync = the resource's custom period, else the factory default. A FakeClock makes it
+// exact: after 1 min only pods (custom 1 min) resync; replicasets (default 10 min) wait.
+TEST(SharedInformerFactoryTest, CustomResyncPerResourceElseDefault) {
+  FakeClock clock;
+  FakeListerWatchers lws;
+  lws.For("pods")->ScriptList({MakePod("ns", "a", "5")}, "5");
+  lws.For("replicasets.apps")->ScriptList({MakeReplicaSet("ns", "r", "6")}, "6");
+  SharedInformerFactoryOptions options;
+  options.custom_resync["pods"] = 1min;
+  options.clock = &clock;
+  SharedInformerFactory factory(lws.Factory(), 10min, options);
+
+  std::atomic<int> pod_resyncs{0}, rs_resyncs{0};
+  auto counter = [](std::atomic<int>& n) {
+    cache::ResourceEventHandlerFuncs f;
+    f.update_func = [&n](const api::ObjectPtr& o, const api::ObjectPtr& nw) {
+      if (o->Meta().resource_version == nw->Meta().resource_version) ++n;
+    };
+    return f;
+  };
+  auto pods = factory.Pods().informer;
+  auto rs = factory.ReplicaSets().informer;
+  ASSERT_TRUE(pods->AddEventHandler(counter(pod_resyncs)).ok());
+  ASSERT_TRUE(rs->AddEventHandler(counter(rs_resyncs)).ok());
+  std::stop_source stop;
+  factory.Start(stop.get_token());
+  ASSERT_TRUE(WaitUntil([&] { return pods->HasSynced() && rs->HasSynced(); }));
+  // Both resync timers asleep on the clock (the watches block on their fake streams).
+  ASSERT_TRUE(clock.WaitForWaiters(2));
+
+  clock.Step(1min);
+  ASSERT_TRUE(WaitUntil([&] { return pod_resyncs.load() >= 1; }));
+  ASSERT_TRUE(clock.WaitForWaiters(2));
+  EXPECT_EQ(rs_resyncs.load(), 0);
+
+  clock.Step(9min);
+  ASSERT_TRUE(WaitUntil([&] { return rs_resyncs.load() >= 1; }));
+  factory.Shutdown();
+}
+
+// 6.3: Start again starts only informers added since; WaitForCacheSync reports per type.
+TEST(SharedInformerFactoryTest, StartTwiceStartsOnlyNewInformers) {
+  FakeListerWatchers lws;
+  lws.For("pods")->ScriptList({MakePod("ns", "a", "5")}, "5");
+  SharedInformerFactory factory(lws.Factory(), 0s);
+  auto pods = factory.Pods().informer;
+  std::stop_source stop;
+  factory.Start(stop.get_token());
+  auto synced = factory.WaitForCacheSync(stop.get_token());
+  EXPECT_EQ(synced, (std::map<std::string, bool>{{"pods", true}}));
+  // The pod informer is watching: one list, one watch.
+  lws.For("pods")->WaitForOpenedWatch(0);
+  EXPECT_EQ(lws.For("pods")->num_lists(), 1u);
+
+  lws.For("replicasets.apps")->ScriptList({MakeReplicaSet("ns", "r", "6")}, "6");
+  factory.ReplicaSets();
+  factory.Start(stop.get_token());
+  synced = factory.WaitForCacheSync(stop.get_token());
+  EXPECT_EQ(synced, (std::map<std::string, bool>{{"pods", true}, {"replicasets.apps", true}}));
+  lws.For("replicasets.apps")->WaitForOpenedWatch(0);
+  // A second Run of the pod informer would have listed again.
+  EXPECT_EQ(lws.For("pods")->num_lists(), 1u);
+  EXPECT_EQ(lws.For("pods")->num_watches(), 1u);
+  EXPECT_EQ(lws.For("replicasets.apps")->num_lists(), 1u);
+  factory.Shutdown();
+}
+
+// 6.3 / 4.7: an informer that cannot sync reports false once the caller's stop is requested.
+TEST(SharedInformerFactoryTest, WaitForCacheSyncFalseWhenStoppedFirst) {
+  FakeListerWatchers lws;
+  lws.For("pods")->ScriptList({MakePod("ns", "a", "5")}, "5");
+  for (int i = 0; i < 100; ++i) {
+    lws.For("deployments.apps")->ScriptList(Error{403, "Forbidden", "no", {}});
+  }
+  SharedInformerFactory factory(lws.Factory(), 0s);
+  factory.Pods();
+  factory.Deployments();
+  std::stop_source run;
+  factory.Start(run.get_token());
+  ASSERT_TRUE(WaitUntil([&] { return factory.Pods().informer->HasSynced(); }));
+  std::stop_source wait;
+  wait.request_stop();
+  auto synced = factory.WaitForCacheSync(wait.get_token());
+  EXPECT_EQ(synced, (std::map<std::string, bool>{{"deployments.apps", false}, {"pods", true}}));
+  factory.Shutdown();
+}
+
+// Informers not started are not waited for, and Shutdown ends a wait that would never succeed.
+TEST(SharedInformerFactoryTest, ShutdownEndsWaitForCacheSync) {
+  FakeListerWatchers lws;
+  for (int i = 0; i < 100; ++i) {
+    lws.For("pods")->ScriptList(Error{403, "Forbidden", "no", {}});
+  }
+  SharedInformerFactory factory(lws.Factory(), 0s);
+  factory.Pods();
+  EXPECT_TRUE(factory.WaitForCacheSync({}).empty());
+  factory.Start({});
+  std::map<std::string, bool> synced;
+  std::thread waiter([&] { synced = factory.WaitForCacheSync({}); });
+  ASSERT_TRUE(WaitUntil([&] { return lws.For("pods")->num_lists() >= 1; }));
+  factory.Shutdown();
+  waiter.join();
+  EXPECT_EQ(synced, (std::map<std::string, bool>{{"pods", false}}));
+}
+
+// 6.3: Shutdown stops and joins every informer thread, and may be called again (and by the
+// destructor). Start after Shutdown starts nothing.
+TEST(SharedInformerFactoryTest, ShutdownJoinsEveryThreadAndIsIdempotent) {
+  const int before = ThreadCount();
+  FakeListerWatchers lws;
+  lws.For("pods")->ScriptList({MakePod("ns", "a", "5")}, "5");
+  lws.For("replicasets.apps")->ScriptList({MakeReplicaSet("ns", "r", "6")}, "6");
+  {
+    SharedInformerFactory factory(lws.Factory(), 0s);
+    auto pods = factory.Pods().informer;
+    auto rs = factory.ReplicaSets().informer;
+    ASSERT_TRUE(pods->AddEventHandler(cache::ResourceEventHandlerFuncs{}).ok());
+    std::stop_source stop;
+    factory.Start(stop.get_token());
+    ASSERT_TRUE(WaitUntil([&] { return pods->HasSynced() && rs->HasSynced(); }));
+    EXPECT_GT(ThreadCount(), before);
+    factory.Shutdown();
+    EXPECT_EQ(ThreadCount(), before);
+    EXPECT_TRUE(pods->IsStopped());
+    EXPECT_TRUE(rs->IsStopped());
+    factory.Shutdown();
+    factory.Deployments();
+    factory.Start(stop.get_token());
+    EXPECT_EQ(ThreadCount(), before);
+    EXPECT_EQ(lws.For("deployments.apps")->num_lists(), 0u);
+  }
+  EXPECT_EQ(ThreadCount(), before);
+}
+
+// The caller's stop token stops the informers too; Shutdown then only joins.
+TEST(SharedInformerFactoryTest, CallersStopStopsInformers) {
+  const int before = ThreadCount();
+  FakeListerWatchers lws;
+  SharedInformerFactory factory(lws.Factory(), 0s);
+  auto pods = factory.Pods().informer;
+  std::stop_source stop;
+  factory.Start(stop.get_token());
+  ASSERT_TRUE(WaitUntil([&] { return pods->HasSynced(); }));
+  stop.request_stop();
+  ASSERT_TRUE(WaitUntil([&] { return pods->IsStopped(); }));
+  factory.Shutdown();
+  EXPECT_EQ(ThreadCount(), before);
+}
+
+// Typed listers: Get by namespace (NotFound when absent), List with a selector, across and
+// within namespaces.
+TEST(TypedListerTest, GetAndListWithSelector) {
+  FakeListerWatchers lws;
+  lws.For("pods")->ScriptList(
+      {MakePod("a", "web-1", "5", {{"app", "web"}}), MakePod("a", "db-1", "6", {{"app", "db"}}),
+       MakePod("b", "web-1", "7", {{"app", "web"}})},
+      "7");
+  SharedInformerFactory factory(lws.Factory(), 0s);
+  auto pods = factory.Pods();
+  std::stop_source stop;
+  factory.Start(stop.get_token());
+  ASSERT_TRUE(WaitUntil([&] { return pods.informer->HasSynced(); }));
+
+  auto got = pods.lister.ByNamespace("b").Get("web-1");
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ((*got)->metadata.resource_version, "7");
+  auto missing = pods.lister.ByNamespace("b").Get("db-1");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_TRUE(client::IsNotFound(missing.error())) << missing.error().ToString();
+  EXPECT_EQ(missing.error().code, 404);
+
+  auto web = api::labels::Selector::FromSet({{"app", "web"}});
+  cache::Selector is_web = [&web](const api::Object& o) { return web.Matches(o.Meta().labels); };
+  EXPECT_EQ(pods.lister.List().size(), 3u);
+  EXPECT_EQ(pods.lister.List(is_web).size(), 2u);
+  auto in_a = pods.lister.ByNamespace("a").List(is_web);
+  ASSERT_EQ(in_a.size(), 1u);
+  EXPECT_EQ(in_a[0]->metadata.name, "web-1");
+  EXPECT_EQ(in_a[0]->metadata.namespace_, "a");
+  EXPECT_TRUE(pods.lister.ByNamespace("c").List().empty());
+  factory.Shutdown();
+}
+
+}  // namespace
+}  // namespace kcm::informers
