@@ -50,8 +50,7 @@ TEST(ReplicaSetSortingTest, BySize) {
 TEST(ReplicaSetSortingTest, ByRevision) {
   EXPECT_EQ(SortedNames(
                 {MakeReplicaSet("r10", 0, kNow - 5h, "10"), MakeReplicaSet("r9", 0, kNow - 1h, "9"),
-                 MakeReplicaSet("none", 0, kNow, std::nullopt),
-                 MakeReplicaSet("r9-older", 0, kNow - 2h, "9")},
+                 MakeReplicaSet("none", 0, kNow), MakeReplicaSet("r9-older", 0, kNow - 2h, "9")},
                 ReplicaSetsByRevision()),
             (std::vector<std::string>{"none", "r9-older", "r9", "r10"}));
   EXPECT_EQ(*Revision(MakeReplicaSet("x", 0, kNow, "12")->metadata), 12);

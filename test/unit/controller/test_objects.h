@@ -59,13 +59,13 @@ struct PodBuilder {
 
 inline std::shared_ptr<const api::ReplicaSet> MakeReplicaSet(
     std::string name, int32_t replicas, std::optional<api::Time> created,
-    std::optional<std::string> revision = std::nullopt) {
+    const char* revision = nullptr) {  // nullptr: no revision annotation
   auto rs = std::make_shared<api::ReplicaSet>();
   rs->metadata.name = std::move(name);
   rs->metadata.namespace_ = "default";
   rs->metadata.uid = "uid-" + rs->metadata.name;
   rs->metadata.creation_timestamp = created;
-  if (revision) rs->metadata.annotations["deployment.kubernetes.io/revision"] = *revision;
+  if (revision != nullptr) rs->metadata.annotations["deployment.kubernetes.io/revision"] = revision;
   rs->spec.replicas = replicas;
   return rs;
 }
