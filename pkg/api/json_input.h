@@ -28,6 +28,13 @@ struct JsonInput {
     in.padded = true;
     return in;
   }
+  // A std::string whose capacity leaves kJsonPadding bytes after size() (pkg/client reserves
+  // them) is read in place; otherwise it is copied. The string must outlive the decode call.
+  static JsonInput FromString(const std::string& s) {
+    JsonInput in{std::string_view(s)};
+    in.padded = s.capacity() >= s.size() + kJsonPadding;
+    return in;
+  }
 };
 
 // A growable byte buffer that always keeps kJsonPadding zeroed bytes after its contents, so any

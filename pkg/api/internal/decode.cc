@@ -67,6 +67,13 @@ Result<ObjectPtr> DecodeDocumentAt(DecoderImpl& d, std::string_view padded_text,
   return obj;
 }
 
+Status NullOk(od::value v, std::string_view path) {
+  bool is_null = false;
+  if (auto ec = v.is_null().get(is_null); ec) return DecodeErrorAt(path, ec);
+  if (!is_null) return DecodeErrorAt(path, "invalid literal");
+  return OkStatus();
+}
+
 Status ReadStringAt(od::value v, std::string_view path, std::string* out) {
   if (auto ec = ReadString(v, out); ec) return DecodeErrorAt(path, ec);
   return OkStatus();

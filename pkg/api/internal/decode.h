@@ -40,12 +40,16 @@ using FromValueFn = Result<ObjectPtr> (*)(DecoderImpl&, od::value v, int level);
 Result<ObjectPtr> DecodeDocumentAt(DecoderImpl& d, std::string_view padded_text, int level,
                                    FromValueFn fn);
 
+// Consumes a null (validating the literal) for containers that may be null.
+Status NullOk(od::value v, std::string_view path);
+
 // Iterates an object's fields; null counts as an empty object. fn(od::field&) → Status.
 template <typename Fn>
 Status ForEachField(od::value v, std::string_view path, Fn&& fn) {
-  bool is_null = false;
-  if (auto ec = v.is_null().get(is_null); ec) return DecodeErrorAt(path, ec);
-  if (is_null) return OkStatus();
+  // type() only peeks, so it is also safe on a document's root value (is_null() is not).
+  od::json_type t;
+  if (auto ec = v.type().get(t); ec) return DecodeErrorAt(path, ec);
+  if (t == od::json_type::null) return NullOk(v, path);
   od::object obj;
   if (auto ec = v.get_object().get(obj); ec) return DecodeErrorAt(path, ec);
   for (auto res : obj) {
@@ -60,9 +64,9 @@ Status ForEachField(od::value v, std::string_view path, Fn&& fn) {
 // Iterates an array's elements; null counts as empty. fn(od::value, size_t index) → Status.
 template <typename Fn>
 Status ForEachElement(od::value v, std::string_view path, Fn&& fn) {
-  bool is_null = false;
-  if (auto ec = v.is_null().get(is_null); ec) return DecodeErrorAt(path, ec);
-  if (is_null) return OkStatus();
+  od::json_type t;
+  if (auto ec = v.type().get(t); ec) return DecodeErrorAt(path, ec);
+  if (t == od::json_type::null) return NullOk(v, path);
   od::array arr;
   if (auto ec = v.get_array().get(arr); ec) return DecodeErrorAt(path, ec);
   size_t i = 0;

@@ -80,3 +80,22 @@ TEST(PodTest, PaddedInputDecodesInPlace) {
 
 }  // namespace
 }  // namespace kcm::api
+
+namespace kcm::api {
+namespace {
+
+TEST(JsonInputTest, FromStringUsesCapacityAsPadding) {
+  std::string s = R"({"metadata":{"name":"p"}})";
+  s.reserve(s.size() + kJsonPadding);
+  EXPECT_TRUE(JsonInput::FromString(s).padded);
+  std::string tight = "x";
+  tight.shrink_to_fit();
+  EXPECT_EQ(JsonInput::FromString(tight).padded, tight.capacity() >= 1 + kJsonPadding);
+  Decoder d;
+  auto pod = DecodePod(d, JsonInput::FromString(s));
+  ASSERT_TRUE(pod.ok());
+  EXPECT_EQ((*pod)->metadata.name, "p");
+}
+
+}  // namespace
+}  // namespace kcm::api

@@ -40,6 +40,14 @@ TEST(TimeTest, RejectsMalformed) {
   }
 }
 
+// Found by the fuzzer: year 1014 overflowed the nanosecond count (UB).
+TEST(TimeTest, OutOfRangeYearsSaturate) {
+  EXPECT_EQ(*ParseRFC3339("0001-01-01T00:00:00Z"), Time::min());
+  EXPECT_EQ(*ParseRFC3339("1014-05-01T00:00:00Z"), Time::min());
+  EXPECT_EQ(*ParseRFC3339("9999-12-31T23:59:59Z"), Time::max());
+  EXPECT_LT(*ParseRFC3339("1678-01-01T00:00:00Z"), *ParseRFC3339("1970-01-01T00:00:00Z"));
+}
+
 TEST(TimeTest, FormatsTimeAndMicroTimeInUtc) {
   Time t = Epoch(1795946400) + std::chrono::duration_cast<Time::duration>(microseconds(42));
   EXPECT_EQ(FormatTime(t), "2026-11-29T10:00:00Z");
