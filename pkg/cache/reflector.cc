@@ -261,7 +261,9 @@ Status Reflector::Watch(std::unique_ptr<WatchInterface> w, std::stop_token stop)
         VLOG(1) << options_.name << ": watch closed with: " << err.ToString();
         return OkStatus();
       }
-      if (err.code == 429) {
+      if (IsWatchErrorRetriable(err)) {
+        // A lazily opened stream (pkg/client sends the request on the first read) reports a
+        // refused connection or a 429 here rather than from Watch(): back off and re-watch.
         if (!clock_.SleepFor(backoff_.Next(), stop)) {
           return OkStatus();
         }

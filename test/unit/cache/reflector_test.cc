@@ -215,6 +215,43 @@ TEST_F(ReflectorTest, ConnectionRefusedOr429OnWatchBacksOffAndRewatchesWithoutRe
   EXPECT_TRUE(lw_->WaitForOpenedWatch(0)->stopped());
 }
 
+// 2.4: pkg/client sends a WATCH request when its stream is first read, so a refused connection
+// surfaces from Next(), not from Watch(). It must still mean "back off and re-watch", not relist.
+TEST_F(ReflectorTest, ConnectionRefusedOnTheFirstReadOfAWatchRewatchesWithoutRelist) {
+  class RefusedStream final : public WatchInterface {
+   public:
+    Result<std::optional<api::WatchEvent>> Next() override {
+      return Error{0, "ConnectionRefused", "Couldn't connect to server", {"ConnectionRefused"}};
+    }
+    void Stop() override {}
+  };
+  class LazyListerWatcher final : public ListerWatcher {
+   public:
+    explicit LazyListerWatcher(std::shared_ptr<FakeListerWatcher> inner) : inner_(inner) {}
+    Result<api::ObjectList> List(const api::ListOptions& o) override { return inner_->List(o); }
+    Result<std::unique_ptr<WatchInterface>> Watch(const api::ListOptions& o) override {
+      if (refused_++ == 0)
+        return std::unique_ptr<WatchInterface>(std::make_unique<RefusedStream>());
+      return inner_->Watch(o);
+    }
+
+   private:
+    std::shared_ptr<FakeListerWatcher> inner_;
+    int refused_ = 0;
+  };
+  ReflectorOptions options{.backoff = {.jitter = 0.0}};
+  options.clock = &clock_;
+  options.rand = [] { return 0.5; };
+  Reflector reflector(std::make_shared<LazyListerWatcher>(lw_), store_, options);
+  std::jthread runner([&](std::stop_token st) { EXPECT_TRUE(reflector.ListAndWatch(st).ok()); });
+  ASSERT_TRUE(clock_.WaitForWaiters(1));
+  clock_.Step(800ms);
+  lw_->WaitForOpenedWatch(0);
+  EXPECT_EQ(lw_->num_lists(), 1u);
+  runner.request_stop();
+  runner.join();
+}
+
 // 2.5
 TEST_F(ReflectorTest, EventsGoToStoreBookmarksOnlyAdvanceRVAndWrongKindIsSkipped) {
   lw_->open_watches_when_unscripted = false;
