@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake ninja-build ccache clang-format pkg-config
+  build-essential cmake ninja-build ccache clang-format clang pkg-config
   libcurl4-openssl-dev libsimdjson-dev libgflags-dev libgoogle-glog-dev prometheus-cpp-dev
   libgtest-dev libgmock-dev libbenchmark-dev libyaml-cpp-dev libssl-dev
   libssl-dev openssl curl ca-certificates procps iproute2
