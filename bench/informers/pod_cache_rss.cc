@@ -1,0 +1,194 @@
+// pod_cache_rss: what one pod informer costs against a real API server (spec P2, P6, P8). Starts
+// SharedInformerFactory's pod informer, waits for the initial sync, and prints one line of
+// key=value pairs: sync time, RSS before and after (VmRSS), bytes per cached pod, and — with
+// --relist — the peak RSS (VmHWM, reset just before) of a relist forced by a synthetic 410
+// Expired on the open watch, the reflector's ordinary path after an etcd compaction.
+// bench/informers/go/main.go prints the same keys for client-go; hack/bench-informers.sh runs both.
+//
+// Usage: pod_cache_rss --kubeconfig=FILE [--namespace=NS] [--expect=N] [--relist=0|1]
+//                      [--watch-list=0|1]
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "pkg/client/kubeconfig.h"
+#include "pkg/client/resource_client.h"
+#include "pkg/informers/shared_informer_factory.h"
+
+namespace {
+
+using namespace std::chrono_literals;
+using kcm::Result;
+
+long StatusKB(const char* field) {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  const std::string prefix = std::string(field) + ":";
+  while (std::getline(in, line)) {
+    if (line.rfind(prefix, 0) == 0) return std::strtol(line.c_str() + prefix.size(), nullptr, 10);
+  }
+  return -1;
+}
+
+// VmHWM starts again from the current RSS (Linux: clear_refs 5).
+void ResetPeak() {
+  std::ofstream("/proc/self/clear_refs") << "5";
+}
+
+// Forwards a ListerWatcher; Inject() ends the open watch with an ERROR event carrying 410
+// Expired, exactly what the API server sends when the watch's resourceVersion was compacted.
+class InjectingListerWatcher final : public kcm::cache::ListerWatcher {
+ public:
+  explicit InjectingListerWatcher(std::shared_ptr<kcm::cache::ListerWatcher> inner)
+      : inner_(std::move(inner)) {}
+
+  Result<kcm::api::ObjectList> List(const kcm::api::ListOptions& options) override {
+    auto r = inner_->List(options);
+    // Count whole LISTs: the last page (or an error) ends one.
+    if (!r.ok() || r->continue_token.empty()) ++lists_done_;
+    return r;
+  }
+
+  Result<std::unique_ptr<kcm::cache::WatchInterface>> Watch(
+      const kcm::api::ListOptions& options) override {
+    auto w = inner_->Watch(options);
+    if (!w.ok()) return w;
+    auto own = std::make_unique<Injecting>(std::move(*w), this);
+    std::lock_guard lock(mu_);
+    current_ = own.get();
+    return std::unique_ptr<kcm::cache::WatchInterface>(std::move(own));
+  }
+
+  void Inject() {
+    std::lock_guard lock(mu_);
+    inject_ = true;
+    if (current_) current_->Stop();
+  }
+  long lists_done() const { return lists_done_; }
+
+ private:
+  class Injecting final : public kcm::cache::WatchInterface {
+   public:
+    Injecting(std::unique_ptr<kcm::cache::WatchInterface> w, InjectingListerWatcher* owner)
+        : w_(std::move(w)), owner_(owner) {}
+    ~Injecting() override {
+      std::lock_guard lock(owner_->mu_);
+      if (owner_->current_ == this) owner_->current_ = nullptr;
+    }
+    Result<std::optional<kcm::api::WatchEvent>> Next() override {
+      auto e = w_->Next();
+      std::lock_guard lock(owner_->mu_);
+      if (owner_->inject_) {
+        owner_->inject_ = false;
+        kcm::api::WatchEvent gone;
+        gone.type = kcm::api::WatchEventType::kError;
+        gone.error = kcm::Error{410, "Expired", "injected: too old resource version", {}};
+        return std::optional<kcm::api::WatchEvent>(std::move(gone));
+      }
+      return e;
+    }
+    void Stop() override { w_->Stop(); }
+
+   private:
+    std::unique_ptr<kcm::cache::WatchInterface> w_;
+    InjectingListerWatcher* owner_;
+  };
+
+  std::shared_ptr<kcm::cache::ListerWatcher> inner_;
+  std::atomic<long> lists_done_{0};
+  std::mutex mu_;
+  bool inject_ = false;
+  Injecting* current_ = nullptr;
+};
+
+std::string Flag(int argc, char** argv, const std::string& name, const std::string& def) {
+  const std::string prefix = "--" + name + "=";
+  for (int i = 1; i < argc; ++i) {
+    if (std::strncmp(argv[i], prefix.c_str(), prefix.size()) == 0) return argv[i] + prefix.size();
+  }
+  return def;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string kubeconfig = Flag(argc, argv, "kubeconfig", "");
+  const std::string ns = Flag(argc, argv, "namespace", "");
+  const long expect = std::stol(Flag(argc, argv, "expect", "0"));
+  const bool relist = Flag(argc, argv, "relist", "1") == "1";
+  const bool watch_list = Flag(argc, argv, "watch-list", "0") == "1";
+
+  auto config = kcm::client::BuildConfigFromFlags("", kubeconfig);
+  if (!config.ok()) {
+    std::fprintf(stderr, "%s\n", config.error().ToString().c_str());
+    return 1;
+  }
+  config->qps = -1;
+  auto rest = kcm::client::RestClient::Create(*config);
+  if (!rest.ok()) {
+    std::fprintf(stderr, "%s\n", rest.error().ToString().c_str());
+    return 1;
+  }
+  const long rss_before = StatusKB("VmRSS");
+
+  std::shared_ptr<InjectingListerWatcher> lw;
+  kcm::informers::SharedInformerFactoryOptions options;
+  options.namespace_ = ns;
+  options.use_watch_list = watch_list;
+  auto client = *rest;
+  kcm::informers::SharedInformerFactory factory(
+      [&lw, client, ns](const kcm::informers::ResourceType& r) {
+        auto rc = std::make_shared<kcm::client::ResourceClient>(client, r.gvr, r.namespaced);
+        lw = std::make_shared<InjectingListerWatcher>(
+            std::make_shared<kcm::informers::ResourceListerWatcher>(rc, ns, *r.codec));
+        return lw;
+      },
+      0s, options);
+  auto pods = factory.Pods();
+  std::stop_source stop;
+  const auto start = std::chrono::steady_clock::now();
+  factory.Start(stop.get_token());
+  if (!factory.WaitForCacheSync(stop.get_token())["pods"]) {
+    std::fprintf(stderr, "cache did not sync\n");
+    return 1;
+  }
+  const double sync_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const long hwm_sync = StatusKB("VmHWM");
+  const size_t cached = pods.informer->GetIndexer()->ListKeys().size();
+  std::this_thread::sleep_for(2s);
+  const long rss_steady = StatusKB("VmRSS");
+  const long n = expect > 0 ? expect : static_cast<long>(cached);
+  std::printf(
+      "impl=kcm pods=%zu sync_s=%.2f rss_before_kb=%ld hwm_sync_kb=%ld rss_steady_kb=%ld "
+      "bytes_per_pod=%.0f",
+      cached, sync_s, rss_before, hwm_sync, rss_steady,
+      static_cast<double>(rss_steady - rss_before) * 1024 / static_cast<double>(n > 0 ? n : 1));
+
+  if (relist) {
+    ResetPeak();
+    const long lists_before = lw->lists_done();
+    const auto relist_start = std::chrono::steady_clock::now();
+    lw->Inject();
+    while (lw->lists_done() == lists_before) std::this_thread::sleep_for(10ms);
+    const double list_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - relist_start).count();
+    // Give the informer time to apply the Replace (every item is re-delivered).
+    std::this_thread::sleep_for(3s);
+    const long hwm_relist = StatusKB("VmHWM");
+    std::printf(" relist_list_s=%.2f hwm_relist_kb=%ld relist_peak_over_steady=%.3f", list_s,
+                hwm_relist, static_cast<double>(hwm_relist) / static_cast<double>(rss_steady));
+  }
+  std::printf("\n");
+  std::fflush(stdout);
+  factory.Shutdown();
+  return 0;
+}

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Informer benchmark (spec P2, P6, P8), ours and client-go's side by side against one real
+# kube-apiserver: fills a namespace with N pods (our client, QPS lifted, pods no scheduler or
+# KWOK node takes), then runs, alternately and each in a fresh process, bench/informers'
+# pod_cache_rss (C++) and bench/informers/go (client-go v0.37.2) R times: initial sync seconds,
+# RSS, bytes per cached pod, and peak RSS during a relist forced by a 410 on the watch.
+#
+# Usage: hack/bench-informers.sh [N=10000] [R=3]
+# Environment:
+#   KCM_TESTBED_DIR_EXISTING  use this running testbed (else one is started and stopped here)
+#   KCM_BENCH_BUILD_DIR       CMake build dir (default build-inf; configured if missing)
+#   KCM_BENCH_NAMESPACE       namespace for the pods (default bench-informers-<N>)
+#   KCM_BENCH_KEEP_PODS=1     leave the pods (a later run with the same N reuses them)
+#   KCM_BENCH_GO_FLAGS        extra flags for the Go program (e.g. -strip-managed-fields)
+#   KCM_BENCH_GO_WATCHLIST    client-go WatchListClient gate (default false: both sides LIST)
+set -euo pipefail
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+n=${1:-10000}
+runs=${2:-3}
+build=${KCM_BENCH_BUILD_DIR:-$repo/build-inf}
+ns=${KCM_BENCH_NAMESPACE:-bench-informers-$n}
+log() { printf '[bench-informers] %s\n' "$*" >&2; }
+
+# ---- binaries -------------------------------------------------------------------------------
+if [ ! -f "$build/build.ninja" ] && [ ! -f "$build/Makefile" ]; then
+  cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+fi
+cmake --build "$build" --target pod_cache_rss create_pods >/dev/null
+ours=$build/bench/informers/pod_cache_rss
+creator=$build/bench/informers/create_pods
+
+gobin=${XDG_CACHE_HOME:-$HOME/.cache}/kcm-bench/pod-cache-rss-go
+mkdir -p "$(dirname "$gobin")"
+# Only the Go module proxy is needed (and only on the first build).
+(cd "$repo/bench/informers/go" && GOFLAGS=-mod=mod go build -o "$gobin" .)
+
+# ---- testbed --------------------------------------------------------------------------------
+owned=""
+if [ -n "${KCM_TESTBED_DIR_EXISTING:-}" ]; then
+  state=$KCM_TESTBED_DIR_EXISTING
+else
+  state=$(mktemp -d "${TMPDIR:-/tmp}/kcm-bench-informers.XXXXXX")
+  owned=$state
+  KCM_TESTBED_DIR=$state KCM_TESTBED_NODES=1 KCM_TESTBED_OWNER_PID=$$ "$repo/hack/testbed" up
+fi
+cleanup() {
+  if [ "${KCM_BENCH_KEEP_PODS:-0}" != 1 ] && [ -f "$state/admin.kubeconfig" ]; then
+    local kubectl
+    kubectl=$(sed -n 's/^KCM_TESTBED_KUBECTL=//p' "$state/testbed.env")
+    "$kubectl" --kubeconfig="$state/admin.kubeconfig" -n "$ns" delete pods --all --grace-period=0 \
+      --wait=false >/dev/null 2>&1 || true
+  fi
+  if [ -n "$owned" ]; then KCM_TESTBED_DIR=$owned "$repo/hack/testbed" down --purge >/dev/null 2>&1 || true; fi
+}
+trap cleanup EXIT
+kubeconfig=$state/admin.kubeconfig
+
+# ---- setup ----------------------------------------------------------------------------------
+log "creating $n pods in namespace $ns"
+"$creator" --kubeconfig="$kubeconfig" --namespace="$ns" --count="$n" --threads=32
+
+# ---- runs -----------------------------------------------------------------------------------
+log "machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+for ((i = 1; i <= runs; i++)); do
+  "$ours" --kubeconfig="$kubeconfig" --namespace="$ns" --expect="$n"
+  # shellcheck disable=SC2086
+  KUBE_FEATURE_WatchListClient=${KCM_BENCH_GO_WATCHLIST:-false} "$gobin" -kubeconfig="$kubeconfig" -namespace="$ns" -expect="$n" ${KCM_BENCH_GO_FLAGS:-}
+done
+log "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
