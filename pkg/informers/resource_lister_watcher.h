@@ -37,8 +37,9 @@ class ResourceListerWatcher final : public cache::ListerWatcher {
   std::string namespace_;
   const api::Codec& codec_;
   TweakListOptionsFunc tweak_;
-  // Shared by List and the open watch; both run on the reflector thread, the mutex only makes
-  // that contract checkable rather than assumed.
+  // For watch frames, shared by the watches this ListerWatcher opens (one at a time, on the
+  // reflector thread; the mutex makes that contract checkable rather than assumed). List uses a
+  // fresh decoder per call so a big LIST's buffers do not outlive it.
   std::shared_ptr<std::mutex> decoder_mu_ = std::make_shared<std::mutex>();
   std::shared_ptr<api::Decoder> decoder_ = std::make_shared<api::Decoder>();
 };
