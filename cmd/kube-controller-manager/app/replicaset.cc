@@ -1,0 +1,56 @@
+#include "cmd/kube-controller-manager/app/replicaset.h"
+
+#include <glog/logging.h>
+
+#include "controllers/replicaset/replica_set.h"
+#include "controllers/replicaset/replica_set_client.h"
+#include "pkg/client/resource_client.h"
+#include "pkg/controller/pod_control.h"
+
+namespace kcm::app {
+namespace {
+
+class ReplicaSetRunnable final : public RunnableController {
+ public:
+  ReplicaSetRunnable(std::shared_ptr<record::EventRecorder> recorder,
+                     std::shared_ptr<controller::PodControlInterface> pod_control,
+                     std::unique_ptr<replicaset::ReplicaSetController> controller)
+      : recorder_(std::move(recorder)),
+        pod_control_(std::move(pod_control)),
+        controller_(std::move(controller)) {}
+
+  void Run(std::stop_token stop) override {
+    Status s = controller_->Run(stop);
+    if (!s.ok()) LOG(ERROR) << "replicaset controller stopped: " << s.error().ToString();
+  }
+
+ private:
+  std::shared_ptr<record::EventRecorder> recorder_;  // RealPodControl keeps a reference
+  std::shared_ptr<controller::PodControlInterface> pod_control_;
+  std::unique_ptr<replicaset::ReplicaSetController> controller_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<RunnableController>> StartReplicaSetController(ControllerContext& ctx) {
+  auto rest = ctx.client_builder.ClientFor("replicaset-controller");
+  if (!rest.ok()) return rest.error();
+  auto pods = std::make_shared<client::ResourceClient>(
+      *rest, client::GroupVersionResource{"", "v1", "pods"}, true);
+  auto replicasets = std::make_shared<client::ResourceClient>(
+      *rest, client::GroupVersionResource{"apps", "v1", "replicasets"}, true);
+  std::shared_ptr<record::EventRecorder> recorder =
+      ctx.event_broadcaster.NewRecorder({"replicaset-controller", ""});
+  auto pod_control = std::make_shared<controller::RealPodControl>(pods, *recorder, "apps/v1");
+
+  replicaset::ReplicaSetControllerOptions options;
+  options.workers = ctx.options.concurrent_replicaset_syncs;
+  options.clock = &ctx.clock;
+  auto controller = std::make_unique<replicaset::ReplicaSetController>(
+      ctx.informer_factory.ReplicaSets(), ctx.informer_factory.Pods(),
+      std::make_shared<replicaset::RealReplicaSetClient>(replicasets), pod_control, options);
+  return std::unique_ptr<RunnableController>(std::make_unique<ReplicaSetRunnable>(
+      std::move(recorder), std::move(pod_control), std::move(controller)));
+}
+
+}  // namespace kcm::app

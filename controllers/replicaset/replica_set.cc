@@ -1,0 +1,473 @@
+#include "controllers/replicaset/replica_set.h"
+
+#include <glog/logging.h>
+
+#include <algorithm>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "controllers/replicaset/replica_set_utils.h"
+#include "pkg/api/label_selector.h"
+#include "pkg/api/object_builders.h"
+#include "pkg/client/api_errors.h"
+#include "pkg/controller/controller_ref_manager.h"
+#include "pkg/controller/pods_to_delete.h"
+#include "pkg/controller/slow_start.h"
+#include "pkg/runtime/informer_source.h"
+
+namespace kcm::replicaset {
+namespace {
+
+constexpr const char* kControllerApiVersion = "apps/v1";
+constexpr const char* kControllerKind = "ReplicaSet";
+// Pods in one slow-start batch and deletions run at most this many at once (the client's rate
+// limiter is the real bound).
+constexpr int kMaxConcurrentWrites = 64;
+
+std::string KeyOf(const api::ObjectMeta& meta) {
+  return meta.namespace_ + "/" + meta.name;
+}
+
+bool IsReplicaSetRef(const api::OwnerReference& ref) {
+  return ref.kind == kControllerKind && ref.api_version.rfind("apps/", 0) == 0;
+}
+
+// Pods being deleted that have not finished (upstream FilterTerminatingPods).
+bool IsPodTerminating(const api::Pod& pod) {
+  return pod.metadata.deletion_timestamp.has_value() && pod.phase != api::PodPhase::kSucceeded &&
+         pod.phase != api::PodPhase::kFailed;
+}
+
+// The selector of `rs`, or an error for a ReplicaSet we must not act on: a selector that does not
+// parse, or a null/empty one (the API server refuses both for apps/v1; acting on them would claim
+// nothing or everything).
+Result<api::labels::Selector> SelectorOf(const api::ReplicaSet& rs) {
+  if (!rs.spec.selector) return Error::Local("Invalid", "spec.selector is null");
+  Result<api::labels::Selector> selector = api::LabelSelectorAsSelector(&*rs.spec.selector);
+  if (!selector.ok()) return selector.error();
+  if (selector->Empty() || selector->IsNothing()) {
+    return Error::Local("Invalid", "spec.selector selects everything or nothing");
+  }
+  return selector;
+}
+
+constexpr const char* kReplicaSetGoneReason = "ReplicaSetGone";
+
+}  // namespace
+
+bool ReplicaSetController::StillInCache(const api::ReplicaSet& rs) const {
+  Result<ReplicaSetPtr> cached =
+      rs_informer_.lister.ByNamespace(rs.metadata.namespace_).Get(rs.metadata.name);
+  return cached.ok() && (*cached)->metadata.uid == rs.metadata.uid &&
+         !(*cached)->metadata.deletion_timestamp;
+}
+
+ReplicaSetController::ReplicaSetController(
+    informers::TypedInformer<api::ReplicaSet> rs_informer,
+    informers::TypedInformer<api::Pod> pod_informer, std::shared_ptr<ReplicaSetClient> rs_client,
+    std::shared_ptr<controller::PodControlInterface> pod_control,
+    ReplicaSetControllerOptions options)
+    : rs_informer_(std::move(rs_informer)),
+      pod_informer_(std::move(pod_informer)),
+      rs_client_(std::move(rs_client)),
+      pod_control_(std::move(pod_control)),
+      options_(std::move(options)),
+      clock_(options_.clock ? *options_.clock : RealClock::Get()),
+      expectations_(clock_),
+      track_terminating_(options_.track_terminating_replicas) {}
+
+ReplicaSetController::~ReplicaSetController() = default;
+
+Status ReplicaSetController::Run(std::stop_token stop) {
+  if (!rs_informer_.informer || !pod_informer_.informer) {
+    return Error::Local("Invalid", "replicaset controller: informers are required to run");
+  }
+  runtime::ControllerOptions co;
+  co.name = kControllerName;
+  co.max_concurrent_reconciles = options_.workers;
+  co.clock = &clock_;
+  co.rate_limiter = options_.rate_limiter;
+  co.max_retries = std::nullopt;  // R1: no retry cap
+  co.cache_sync_timeout = options_.cache_sync_timeout;
+  runtime_ = std::make_unique<runtime::Controller>(
+      co, std::make_shared<runtime::ReconcilerFunc>(
+              [this](const runtime::Request& req, std::stop_token) {
+                return SyncReplicaSet(req.Key());
+              }));
+
+  auto rs_handler = std::make_shared<runtime::EventHandlerFuncs>();
+  rs_handler->create = [this](const runtime::CreateEvent& e, Queue& q) {
+    AddReplicaSet(std::static_pointer_cast<const api::ReplicaSet>(e.object), q);
+  };
+  rs_handler->update = [this](const runtime::UpdateEvent& e, Queue& q) {
+    UpdateReplicaSet(std::static_pointer_cast<const api::ReplicaSet>(e.old_object),
+                     std::static_pointer_cast<const api::ReplicaSet>(e.new_object), q);
+  };
+  rs_handler->del = [this](const runtime::DeleteEvent& e, Queue& q) {
+    DeleteReplicaSet(std::static_pointer_cast<const api::ReplicaSet>(e.object), q);
+  };
+  auto pod_handler = std::make_shared<runtime::EventHandlerFuncs>();
+  pod_handler->create = [this](const runtime::CreateEvent& e, Queue& q) {
+    AddPod(std::static_pointer_cast<const api::Pod>(e.object), q);
+  };
+  pod_handler->update = [this](const runtime::UpdateEvent& e, Queue& q) {
+    UpdatePod(std::static_pointer_cast<const api::Pod>(e.old_object),
+              std::static_pointer_cast<const api::Pod>(e.new_object), q);
+  };
+  pod_handler->del = [this](const runtime::DeleteEvent& e, Queue& q) {
+    DeletePod(std::static_pointer_cast<const api::Pod>(e.object), q);
+  };
+
+  if (Status s = runtime_->Watch(
+          std::make_shared<runtime::InformerSource>(rs_informer_.informer, &clock_), rs_handler);
+      !s.ok()) {
+    return s;
+  }
+  if (Status s = runtime_->Watch(
+          std::make_shared<runtime::InformerSource>(pod_informer_.informer, &clock_), pod_handler);
+      !s.ok()) {
+    return s;
+  }
+  LOG(INFO) << "Starting replicaset controller";
+  Status s = runtime_->Start(stop);
+  LOG(INFO) << "Shutting down replicaset controller";
+  return s;
+}
+
+// --- handlers (R3, R4) ---
+
+ReplicaSetPtr ReplicaSetController::ResolveControllerRef(const std::string& ns,
+                                                         const api::OwnerReference& ref) const {
+  if (!IsReplicaSetRef(ref)) return nullptr;
+  Result<ReplicaSetPtr> rs = rs_informer_.lister.ByNamespace(ns).Get(ref.name);
+  if (!rs.ok()) return nullptr;
+  // A ReplicaSet of the same name that is not the owner (deleted and recreated).
+  if ((*rs)->metadata.uid != ref.uid) return nullptr;
+  return *rs;
+}
+
+std::vector<ReplicaSetPtr> ReplicaSetController::GetPodReplicaSets(const api::Pod& pod) const {
+  std::vector<ReplicaSetPtr> out;
+  for (const auto& rs : rs_informer_.lister.ByNamespace(pod.metadata.namespace_).List()) {
+    Result<api::labels::Selector> selector = SelectorOf(*rs);
+    // A ReplicaSet with a bad, nil or empty selector matches nothing, not everything.
+    if (!selector.ok() || !selector->Matches(pod.metadata.labels)) continue;
+    out.push_back(rs);
+  }
+  if (out.size() > 1) {
+    // The ReplicaSets' selectors overlap; the user must fix them, we just report it.
+    VLOG(2) << "user error: more than one ReplicaSet selects pod " << KeyOf(pod.metadata)
+            << " with labels; " << out.size() << " ReplicaSets match";
+  }
+  return out;
+}
+
+void ReplicaSetController::EnqueueAfter(const api::ReplicaSet& rs, Clock::duration delay,
+                                        Queue& q) const {
+  q.AddAfter(KeyOf(rs.metadata), delay);
+}
+
+void ReplicaSetController::AddReplicaSet(const ReplicaSetPtr& rs, Queue& q) {
+  VLOG(4) << "Adding ReplicaSet " << KeyOf(rs->metadata);
+  q.Add(KeyOf(rs->metadata));
+}
+
+void ReplicaSetController::UpdateReplicaSet(const ReplicaSetPtr& old_rs,
+                                            const ReplicaSetPtr& cur_rs, Queue& q) {
+  if (old_rs && old_rs->metadata.uid != cur_rs->metadata.uid) {
+    // Deleted and recreated under the same name between two events: the old one's expectations
+    // must go (upstream treats this as a delete of the old object).
+    DeleteReplicaSet(old_rs, q);
+  }
+  if (old_rs && old_rs->spec.replicas != cur_rs->spec.replicas) {
+    VLOG(4) << "ReplicaSet " << KeyOf(cur_rs->metadata) << " updated: replicas "
+            << old_rs->spec.replicas << "->" << cur_rs->spec.replicas;
+  }
+  // R4: always, so a resync re-syncs every ReplicaSet.
+  q.Add(KeyOf(cur_rs->metadata));
+}
+
+void ReplicaSetController::DeleteReplicaSet(const ReplicaSetPtr& rs, Queue& q) {
+  const std::string key = KeyOf(rs->metadata);
+  VLOG(4) << "Deleting ReplicaSet " << key;
+  expectations_.DeleteExpectations(key);
+  q.Add(key);
+}
+
+void ReplicaSetController::AddPod(const PodPtr& pod, Queue& q) {
+  if (pod->metadata.deletion_timestamp) {
+    // R3: on a restart the pod may be seen already terminating; it counts as a deletion.
+    DeletePod(pod, q);
+    return;
+  }
+  if (const api::OwnerReference* ref = pod->metadata.ControllerRef()) {
+    ReplicaSetPtr rs = ResolveControllerRef(pod->metadata.namespace_, *ref);
+    if (!rs) return;
+    const std::string key = KeyOf(rs->metadata);
+    VLOG(4) << "Pod " << KeyOf(pod->metadata) << " created for ReplicaSet " << key;
+    expectations_.CreationObserved(key);
+    q.Add(key);
+    return;
+  }
+  // An orphan: wake every ReplicaSet that might adopt it.
+  for (const auto& rs : GetPodReplicaSets(*pod)) q.Add(KeyOf(rs->metadata));
+}
+
+void ReplicaSetController::UpdatePod(const PodPtr& old_pod, const PodPtr& cur_pod, Queue& q) {
+  // R3: periodic resyncs send updates of an unchanged pod; nothing to do.
+  if (cur_pod->metadata.resource_version == old_pod->metadata.resource_version) return;
+  const bool labels_changed = cur_pod->metadata.labels != old_pod->metadata.labels;
+  if (cur_pod->metadata.deletion_timestamp) {
+    // Graceful deletion started: the kubelet will delete the pod later, but the ReplicaSet
+    // should replace it now, so the deletion counts as observed at once.
+    DeletePod(cur_pod, q);
+    if (labels_changed) DeletePod(old_pod, q);
+    return;
+  }
+  const api::OwnerReference* cur_ref = cur_pod->metadata.ControllerRef();
+  const api::OwnerReference* old_ref = old_pod->metadata.ControllerRef();
+  const bool ref_changed =
+      (cur_ref == nullptr) != (old_ref == nullptr) ||
+      (cur_ref != nullptr &&
+       (cur_ref->uid != old_ref->uid || cur_ref->name != old_ref->name ||
+        cur_ref->kind != old_ref->kind || cur_ref->api_version != old_ref->api_version));
+  if (ref_changed && old_ref != nullptr) {
+    // The old owner must notice the pod is gone from it.
+    if (ReplicaSetPtr rs = ResolveControllerRef(old_pod->metadata.namespace_, *old_ref)) {
+      q.Add(KeyOf(rs->metadata));
+    }
+  }
+  if (cur_ref != nullptr) {
+    ReplicaSetPtr rs = ResolveControllerRef(cur_pod->metadata.namespace_, *cur_ref);
+    if (!rs) return;
+    q.Add(KeyOf(rs->metadata));
+    // A pod that just became Ready becomes available after minReadySeconds; sync then (one more
+    // second against clock skew between us and the queue, as upstream).
+    if (!controller::IsPodReady(*old_pod) && controller::IsPodReady(*cur_pod) &&
+        rs->spec.min_ready_seconds > 0) {
+      EnqueueAfter(*rs, std::chrono::seconds(rs->spec.min_ready_seconds) + std::chrono::seconds(1),
+                   q);
+    }
+    return;
+  }
+  if (labels_changed || ref_changed) {
+    for (const auto& rs : GetPodReplicaSets(*cur_pod)) q.Add(KeyOf(rs->metadata));
+  }
+}
+
+void ReplicaSetController::DeletePod(const PodPtr& pod, Queue& q) {
+  const api::OwnerReference* ref = pod->metadata.ControllerRef();
+  // An orphan's deletion concerns no ReplicaSet: none was counting on it.
+  if (ref == nullptr) return;
+  ReplicaSetPtr rs = ResolveControllerRef(pod->metadata.namespace_, *ref);
+  if (!rs) return;
+  const std::string key = KeyOf(rs->metadata);
+  VLOG(4) << "Pod " << KeyOf(pod->metadata) << " deleted (ReplicaSet " << key << ")";
+  expectations_.DeletionObserved(key, KeyOf(pod->metadata));
+  q.Add(key);
+}
+
+// --- sync ---
+
+Result<std::vector<PodPtr>> ReplicaSetController::ClaimPods(const api::ReplicaSet& rs,
+                                                            const api::labels::Selector& selector,
+                                                            const std::vector<PodPtr>& pods) {
+  // R13: before the first adoption, check with an uncached GET that the ReplicaSet is still the
+  // same object and not being deleted.
+  auto can_adopt = controller::RecheckDeletionTimestamp(
+      [this, ns = rs.metadata.namespace_, name = rs.metadata.name]() -> Result<api::ObjectMeta> {
+        Result<ReplicaSetPtr> fresh = rs_client_->Get(ns, name);
+        if (!fresh.ok()) return fresh.error();
+        return (*fresh)->metadata;
+      },
+      kControllerKind, rs.metadata.uid);
+  controller::ControllerRefManager manager(rs.metadata, kControllerApiVersion, kControllerKind,
+                                           selector, std::move(can_adopt));
+  controller::ClaimResult<api::Pod> result =
+      manager.ClaimObjects(pods, controller::PodPatcher(*pod_control_));
+  if (!result.status.ok()) return result.status.error();
+  return std::move(result.claimed);
+}
+
+std::vector<PodPtr> ReplicaSetController::GetIndirectlyRelatedPods(
+    const api::ReplicaSet& rs) const {
+  // The ReplicaSets controlled by the same owner (a Deployment's old and new ReplicaSets); just
+  // this one when it has no controller.
+  std::set<std::string> rs_uids = {rs.metadata.uid};
+  if (const api::OwnerReference* owner = rs.metadata.ControllerRef()) {
+    for (const auto& other : rs_informer_.lister.ByNamespace(rs.metadata.namespace_).List()) {
+      const api::OwnerReference* other_owner = other->metadata.ControllerRef();
+      if (other_owner != nullptr && other_owner->uid == owner->uid) {
+        rs_uids.insert(other->metadata.uid);
+      }
+    }
+  }
+  std::vector<PodPtr> related;
+  for (const auto& pod : pod_informer_.lister.ByNamespace(rs.metadata.namespace_).List()) {
+    const api::OwnerReference* ref = pod->metadata.ControllerRef();
+    if (ref != nullptr && rs_uids.contains(ref->uid)) related.push_back(pod);
+  }
+  return related;
+}
+
+Status ReplicaSetController::ManageReplicas(const std::vector<PodPtr>& filtered_pods,
+                                            const api::ReplicaSet& rs) {
+  const std::string key = KeyOf(rs.metadata);
+  int64_t diff = static_cast<int64_t>(filtered_pods.size()) - rs.spec.replicas;
+  if (diff < 0) {
+    const int count = static_cast<int>(std::min<int64_t>(-diff, options_.burst_replicas));
+    // R7: expect every create before the first one, so that its watch event, which may arrive
+    // before CreatePods returns, is counted.
+    expectations_.ExpectCreations(key, count);
+    VLOG(2) << "Too few replicas for ReplicaSet " << key << ", need " << rs.spec.replicas
+            << ", creating " << count;
+    const api::OwnerReference controller_ref =
+        api::ControllerOwnerReference(kControllerApiVersion, kControllerKind, rs.metadata);
+    controller::SlowStartResult result = controller::SlowStartBatch(
+        count, 1,
+        [&]() -> Status {
+          // A ReplicaSet deleted while its slow start runs gets no more pods: they would only be
+          // garbage for the collector (the cache lookup is cheap next to a POST).
+          if (!StillInCache(rs)) return Error::Local(kReplicaSetGoneReason, key + " is gone");
+          Status s = pod_control_->CreatePods(rs.metadata.namespace_, rs.spec.pod_template, rs,
+                                              controller_ref);
+          // The namespace is going away: nothing to create, and no point retrying.
+          if (!s.ok() && client::IsNamespaceTerminating(s.error())) return OkStatus();
+          return s;
+        },
+        kMaxConcurrentWrites);
+    // Creations that failed or were never attempted will never be observed: stop waiting for
+    // them, or the ReplicaSet would be stuck until the expectations expire.
+    if (const int skipped = count - result.successes; skipped > 0) {
+      VLOG(2) << "Slow-start failure. Skipping creation of " << skipped
+              << " pods, decrementing expectations for ReplicaSet " << key;
+      expectations_.LowerExpectations(key, skipped, 0);
+    }
+    if (!result.first_error.ok() && result.first_error.error().reason == kReplicaSetGoneReason) {
+      LOG(INFO) << "ReplicaSet " << key << " was deleted during scale-up; stopped creating pods";
+      return OkStatus();
+    }
+    return result.first_error;
+  }
+  if (diff > 0) {
+    const int count = static_cast<int>(std::min<int64_t>(diff, options_.burst_replicas));
+    VLOG(2) << "Too many replicas for ReplicaSet " << key << ", need " << rs.spec.replicas
+            << ", deleting " << count;
+    const std::vector<PodPtr> related = GetIndirectlyRelatedPods(rs);
+    const std::vector<PodPtr> to_delete =
+        controller::GetPodsToDelete(filtered_pods, related, count, clock_.WallNow());
+    std::vector<std::string> pod_keys;
+    pod_keys.reserve(to_delete.size());
+    for (const auto& pod : to_delete) pod_keys.push_back(KeyOf(pod->metadata));
+    // R8: the set of pod keys, so only the deletions we asked for lower the count.
+    expectations_.ExpectDeletions(key, pod_keys);
+
+    std::mutex mu;
+    Status first_error;
+    std::atomic<size_t> next{0};
+    auto worker = [&] {
+      for (size_t i = next++; i < to_delete.size(); i = next++) {
+        const api::Pod& pod = *to_delete[i];
+        Status s = pod_control_->DeletePod(rs.metadata.namespace_, pod.metadata.name, rs);
+        if (s.ok()) continue;
+        // The deletion will not be observed (or already was, for NotFound): don't wait for it.
+        VLOG(2) << "Failed to delete " << pod_keys[i] << ", decremented expectations for "
+                << "ReplicaSet " << key;
+        expectations_.DeletionObserved(key, pod_keys[i]);
+        if (client::IsNotFound(s.error())) continue;
+        std::lock_guard lock(mu);
+        if (first_error.ok()) first_error = s;
+      }
+    };
+    {
+      std::vector<std::jthread> threads;
+      const size_t n = std::min<size_t>(to_delete.size(), kMaxConcurrentWrites);
+      for (size_t i = 1; i < n; ++i) threads.emplace_back(worker);
+      worker();
+    }
+    return first_error;
+  }
+  return OkStatus();
+}
+
+Result<runtime::ReconcileResult> ReplicaSetController::SyncReplicaSet(const std::string& key) {
+  const auto start = clock_.Now();
+  const runtime::Request req = runtime::Request::FromKey(key);
+  Result<ReplicaSetPtr> got = rs_informer_.lister.ByNamespace(req.namespace_).Get(req.name);
+  if (!got.ok()) {
+    if (client::IsNotFound(got.error())) {
+      VLOG(4) << "ReplicaSet " << key << " has been deleted";
+      expectations_.DeleteExpectations(key);
+      return runtime::ReconcileResult{};
+    }
+    return got.error();
+  }
+  ReplicaSetPtr rs = *got;
+
+  const bool needs_sync = expectations_.SatisfiedExpectations(key);
+  Result<api::labels::Selector> selector = SelectorOf(*rs);
+  if (!selector.ok()) {
+    // Bad input: retrying cannot fix it; the next update of the object brings it back.
+    LOG(ERROR) << "Error converting pod selector to selector for ReplicaSet " << key << ": "
+               << selector.error().message;
+    return runtime::ReconcileResult{};
+  }
+
+  // Every pod of the namespace: claiming looks at orphans and at pods that stopped matching.
+  const std::vector<PodPtr> all_pods = pod_informer_.lister.ByNamespace(req.namespace_).List();
+  // R10: only active pods count (and are adopted).
+  const std::vector<PodPtr> active = controller::FilterActivePods(all_pods);
+  Result<std::vector<PodPtr>> claimed = ClaimPods(*rs, *selector, active);
+  if (!claimed.ok()) return claimed.error();
+  const std::vector<PodPtr>& filtered_pods = *claimed;
+
+  std::optional<int32_t> terminating;
+  if (track_terminating_) {
+    int32_t n = 0;
+    for (const auto& pod : all_pods) {
+      const api::OwnerReference* ref = pod->metadata.ControllerRef();
+      if (IsPodTerminating(*pod) && ref != nullptr && ref->uid == rs->metadata.uid &&
+          selector->Matches(pod->metadata.labels)) {
+        ++n;
+      }
+    }
+    terminating = n;
+  }
+
+  Status manage_status;
+  if (needs_sync && !rs->metadata.deletion_timestamp) {
+    manage_status = ManageReplicas(filtered_pods, *rs);
+  }
+
+  const api::Time now = clock_.WallNow();
+  api::ReplicaSetStatus new_status =
+      CalculateStatus(*rs, {&filtered_pods, terminating, &manage_status, now});
+  Result<ReplicaSetPtr> updated = UpdateReplicaSetStatus(*rs_client_, rs, new_status);
+  if (!updated.ok()) {
+    // Requeue (rate-limited); manageReplicas will not repeat itself before the pods it asked for
+    // are observed.
+    return updated.error();
+  }
+  if (terminating && (*updated)->status.terminating_replicas == std::nullopt && *updated != rs) {
+    // The API server dropped the field: it does not know it. Stop computing it, or every sync
+    // would see a difference and write again.
+    if (track_terminating_.exchange(false)) {
+      LOG(INFO) << "The API server does not store ReplicaSet status.terminatingReplicas; "
+                   "not tracking it";
+    }
+  }
+  VLOG(4) << "Finished syncing ReplicaSet " << key << " ("
+          << std::chrono::duration<double, std::milli>(clock_.Now() - start).count() << " ms)";
+  if (!manage_status.ok()) return manage_status.error();
+
+  // R15: come back when the next Ready pod has been Ready for minReadySeconds.
+  runtime::ReconcileResult result;
+  if (std::optional<Clock::duration> next =
+          NextAvailabilityCheck(filtered_pods, (*updated)->spec.min_ready_seconds, now)) {
+    result.requeue_after = *next;
+  }
+  return result;
+}
+
+}  // namespace kcm::replicaset
