@@ -1,0 +1,159 @@
+// DeploymentController (upstream pkg/controller/deployment): rolls Deployments out through
+// ReplicaSets. One sync per Deployment key (syncDeployment) reads Deployments, ReplicaSets and pods
+// from listers, claims ReplicaSets, then scales, rolls out (RollingUpdate or Recreate), rolls back,
+// cleans up history and writes status (spec D1–D18). The method bodies are split like upstream:
+// deployment_controller.cc (handlers, syncDeployment), sync.cc, rolling.cc, recreate.cc,
+// progress.cc, rollback.cc. Thread-safe: the runtime never syncs one key on two workers at once,
+// and a sync works on its own copy of the Deployment.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+#include "controllers/deployment/deployment_client.h"
+#include "controllers/deployment/util/deployment_util.h"
+#include "pkg/api/pod.h"
+#include "pkg/cache/shared_informer.h"
+#include "pkg/informers/listers.h"
+#include "pkg/record/event_recorder.h"
+#include "pkg/runtime/controller.h"
+#include "pkg/util/clock.h"
+#include "pkg/util/result.h"
+
+namespace kcm::deployment {
+
+using util::ReplicaSets;
+using PodPtr = std::shared_ptr<const api::Pod>;
+// Pods grouped by the UID of the ReplicaSet that controls them.
+using PodMap = std::map<std::string, std::vector<PodPtr>>;
+
+inline constexpr const char* kControllerName = "deployment";
+inline constexpr int kMaxRetries = 15;  // D1: then the key is dropped
+
+struct DeploymentControllerOptions {
+  int workers = 5;         // --concurrent-deployment-syncs
+  Clock* clock = nullptr;  // null = RealClock
+  // Where delayed requeues go (the progress-deadline check, D13); null = the controller's queue.
+  std::function<void(const std::string& key, std::chrono::nanoseconds after)> enqueue_after;
+};
+
+class DeploymentController {
+ public:
+  DeploymentController(std::shared_ptr<DeploymentClient> client,
+                       informers::DeploymentLister deployments,
+                       informers::ReplicaSetLister replicasets, informers::PodLister pods,
+                       std::shared_ptr<record::EventRecorder> recorder,
+                       DeploymentControllerOptions options = {});
+  ~DeploymentController();
+  DeploymentController(const DeploymentController&) = delete;
+  DeploymentController& operator=(const DeploymentController&) = delete;
+
+  // Registers the D1 handlers on the informers, then runs the workers until `stop`; returns once
+  // in-flight syncs finished. Errors: a cache that never synced.
+  Status Run(std::shared_ptr<cache::SharedIndexInformer> deployment_informer,
+             std::shared_ptr<cache::SharedIndexInformer> replicaset_informer,
+             std::shared_ptr<cache::SharedIndexInformer> pod_informer, std::stop_token stop);
+
+  // syncDeployment for "namespace/name" (D2).
+  Status SyncDeployment(const std::string& ns, const std::string& name);
+
+  // Event handlers (D1); public for tests. `enqueue` receives "namespace/name" keys.
+  using Enqueue = std::function<void(const std::string&)>;
+  void OnReplicaSetAdd(const api::ReplicaSet& rs, const Enqueue& enqueue) const;
+  void OnReplicaSetUpdate(const api::ReplicaSet& old_rs, const api::ReplicaSet& cur_rs,
+                          const Enqueue& enqueue) const;
+  void OnReplicaSetDelete(const api::ReplicaSet& rs, const Enqueue& enqueue) const;
+  void OnPodDelete(const api::Pod& pod, const Enqueue& enqueue) const;
+
+ private:
+  using Deployment = api::Deployment;
+
+  // --- deployment_controller.cc
+  DeploymentPtr ResolveControllerRef(const std::string& ns, const api::OwnerReference& ref) const;
+  std::vector<DeploymentPtr> GetDeploymentsForReplicaSet(const api::ReplicaSet& rs) const;
+  DeploymentPtr GetDeploymentForPod(const api::Pod& pod) const;
+  Result<ReplicaSets> GetReplicaSetsForDeployment(const Deployment& d);
+  PodMap GetPodMapForDeployment(const Deployment& d, const ReplicaSets& rss) const;
+  void EnqueueAfter(const Deployment& d, std::chrono::nanoseconds after);
+
+  // --- sync.cc
+  Status Sync(Deployment& d, const ReplicaSets& rss);
+  Status CheckPausedConditions(Deployment& d);
+  struct AllReplicaSets {
+    ReplicaSetPtr new_rs;  // null when none matches (and none was created)
+    ReplicaSets old_rss;
+  };
+  Result<AllReplicaSets> GetAllReplicaSetsAndSyncRevision(Deployment& d, const ReplicaSets& rss,
+                                                          bool create_if_not_existed);
+  Result<ReplicaSetPtr> GetNewReplicaSet(Deployment& d, const ReplicaSets& rss,
+                                         const ReplicaSets& old_rss, bool create_if_not_existed);
+  Status Scale(Deployment& d, const ReplicaSetPtr& new_rs, const ReplicaSets& old_rss);
+  struct ScaleResult {
+    bool scaled = false;
+    ReplicaSetPtr rs;  // the RS after the call (updated when written)
+  };
+  Result<ScaleResult> ScaleReplicaSetAndRecordEvent(const ReplicaSetPtr& rs, int32_t new_scale,
+                                                    const Deployment& d);
+  Result<ScaleResult> ScaleReplicaSet(const ReplicaSetPtr& rs, int32_t new_scale,
+                                      const Deployment& d, const std::string& operation);
+  Result<bool> IsScalingEvent(Deployment& d, const ReplicaSets& rss);
+  Status CleanupDeployment(const ReplicaSets& old_rss, const Deployment& d);
+  Status SyncDeploymentStatus(const ReplicaSets& all_rss, const ReplicaSetPtr& new_rs,
+                              Deployment& d);
+  Status SyncStatusOnly(Deployment& d, const ReplicaSets& rss);
+  api::DeploymentStatus CalculateStatus(const ReplicaSets& all_rss, const ReplicaSetPtr& new_rs,
+                                        const Deployment& d) const;
+  // PUT .../status of `d` (its annotations and status); `d` becomes the server's answer.
+  Status UpdateStatus(Deployment& d);
+
+  // --- rolling.cc
+  Status RolloutRolling(Deployment& d, const ReplicaSets& rss);
+  Result<bool> ReconcileNewReplicaSet(const ReplicaSets& all_rss, const ReplicaSetPtr& new_rs,
+                                      const Deployment& d);
+  Result<bool> ReconcileOldReplicaSets(const ReplicaSets& all_rss, ReplicaSets old_rss,
+                                       const ReplicaSetPtr& new_rs, const Deployment& d);
+  Result<int32_t> CleanupUnhealthyReplicas(ReplicaSets& old_rss, const Deployment& d,
+                                           int32_t max_cleanup_count);
+  Result<int32_t> ScaleDownOldReplicaSetsForRollingUpdate(const ReplicaSets& all_rss,
+                                                          ReplicaSets old_rss, const Deployment& d);
+
+  // --- recreate.cc
+  Status RolloutRecreate(Deployment& d, const ReplicaSets& rss, const PodMap& pod_map);
+  Result<bool> ScaleDownOldReplicaSetsForRecreate(ReplicaSets& old_rss, const Deployment& d);
+
+  // --- progress.cc
+  Status SyncRolloutStatus(const ReplicaSets& all_rss, const ReplicaSetPtr& new_rs, Deployment& d);
+  std::vector<api::Condition> GetReplicaFailures(const ReplicaSets& all_rss,
+                                                 const ReplicaSetPtr& new_rs) const;
+  void RequeueStuckDeployment(const Deployment& d, const api::DeploymentStatus& new_status);
+
+  // --- rollback.cc
+  Status Rollback(Deployment& d, const ReplicaSets& rss);
+  Result<bool> RollbackToTemplate(Deployment& d, const api::ReplicaSet& rs);
+  Status UpdateDeploymentAndClearRollbackTo(Deployment& d);
+  void EmitRollbackWarningEvent(const Deployment& d, std::string_view reason,
+                                const std::string& message);
+
+  void Eventf(const Deployment& d, std::string_view type, std::string_view reason,
+              const std::string& message);
+  api::Time Now() const { return clock_.WallNow(); }
+
+  std::shared_ptr<DeploymentClient> client_;
+  informers::DeploymentLister d_lister_;
+  informers::ReplicaSetLister rs_lister_;
+  informers::PodLister pod_lister_;
+  std::shared_ptr<record::EventRecorder> recorder_;
+  DeploymentControllerOptions options_;
+  Clock& clock_;
+
+  std::mutex mu_;
+  std::unique_ptr<runtime::Controller> controller_;  // from Run on
+};
+
+}  // namespace kcm::deployment

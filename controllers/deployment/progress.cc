@@ -1,0 +1,106 @@
+// Progress tracking (upstream progress.go, D13): the Progressing condition, ReplicaFailure copied
+// from the ReplicaSets, and a requeue at the progress deadline.
+#include <glog/logging.h>
+
+#include "controllers/deployment/deployment_controller.h"
+
+namespace kcm::deployment {
+
+Status DeploymentController::SyncRolloutStatus(const ReplicaSets& all_rss,
+                                               const ReplicaSetPtr& new_rs, Deployment& d) {
+  api::DeploymentStatus status = CalculateStatus(all_rss, new_rs, d);
+  if (!util::HasProgressDeadline(d)) {
+    util::RemoveDeploymentCondition(status, util::kConditionProgressing);
+  }
+  const api::Condition* current =
+      util::GetDeploymentCondition(d.status, util::kConditionProgressing);
+  // A finished rollout seen again on a resync: no progress to estimate.
+  const bool is_complete = status.replicas == status.updated_replicas && current != nullptr &&
+                           current->reason == util::kNewRSAvailableReason;
+  if (util::HasProgressDeadline(d) && !is_complete) {
+    if (util::DeploymentComplete(d, status)) {
+      const std::string msg =
+          new_rs ? "ReplicaSet \"" + new_rs->metadata.name + "\" has successfully progressed."
+                 : "Deployment \"" + d.metadata.name + "\" has successfully progressed.";
+      util::SetDeploymentCondition(
+          status, util::NewDeploymentCondition(util::kConditionProgressing, "True",
+                                               util::kNewRSAvailableReason, msg, Now()));
+    } else if (util::DeploymentProgressing(d, status)) {
+      const std::string msg = new_rs
+                                  ? "ReplicaSet \"" + new_rs->metadata.name + "\" is progressing."
+                                  : "Deployment \"" + d.metadata.name + "\" is progressing.";
+      api::Condition cond = util::NewDeploymentCondition(
+          util::kConditionProgressing, "True", util::kReplicaSetUpdatedReason, msg, Now());
+      // Progress refreshes lastUpdateTime even with an unchanged reason (SetDeploymentCondition
+      // would ignore it), keeping lastTransitionTime while the status stays True.
+      if (current != nullptr) {
+        if (current->status == "True") cond.last_transition_time = current->last_transition_time;
+        util::RemoveDeploymentCondition(status, util::kConditionProgressing);
+      }
+      util::SetDeploymentCondition(status, std::move(cond));
+    } else if (util::DeploymentTimedOut(d, status, Now())) {
+      const std::string msg =
+          new_rs ? "ReplicaSet \"" + new_rs->metadata.name + "\" has timed out progressing."
+                 : "Deployment \"" + d.metadata.name + "\" has timed out progressing.";
+      util::SetDeploymentCondition(
+          status, util::NewDeploymentCondition(util::kConditionProgressing, "False",
+                                               util::kTimedOutReason, msg, Now()));
+    }
+  }
+
+  std::vector<api::Condition> failures = GetReplicaFailures(all_rss, new_rs);
+  if (!failures.empty()) {
+    util::SetDeploymentCondition(status, failures.front());
+  } else {
+    util::RemoveDeploymentCondition(status, util::kConditionReplicaFailure);
+  }
+
+  if (status == d.status) {
+    RequeueStuckDeployment(d, status);
+    return OkStatus();
+  }
+  d.status = std::move(status);
+  return UpdateStatus(d);
+}
+
+// ReplicaFailure conditions of the new RS, else of the old ones.
+std::vector<api::Condition> DeploymentController::GetReplicaFailures(
+    const ReplicaSets& all_rss, const ReplicaSetPtr& new_rs) const {
+  std::vector<api::Condition> out;
+  if (new_rs) {
+    for (const auto& c : new_rs->status.conditions) {
+      if (c.type == util::kConditionReplicaFailure) {
+        out.push_back(util::ReplicaSetToDeploymentCondition(c));
+      }
+    }
+  }
+  if (!out.empty()) return out;
+  for (const auto& rs : all_rss) {
+    if (!rs || (new_rs && rs->metadata.uid == new_rs->metadata.uid)) continue;
+    for (const auto& c : rs->status.conditions) {
+      if (c.type == util::kConditionReplicaFailure) {
+        out.push_back(util::ReplicaSetToDeploymentCondition(c));
+      }
+    }
+  }
+  return out;
+}
+
+// D13: without new progress, come back when the deadline passes so it is reported on time.
+void DeploymentController::RequeueStuckDeployment(const Deployment& d,
+                                                  const api::DeploymentStatus& new_status) {
+  const api::Condition* current =
+      util::GetDeploymentCondition(d.status, util::kConditionProgressing);
+  if (!util::HasProgressDeadline(d) || current == nullptr || !current->last_update_time) return;
+  if (util::DeploymentComplete(d, new_status) || current->reason == util::kTimedOutReason) return;
+  const auto deadline =
+      *current->last_update_time + std::chrono::seconds(*d.spec.progress_deadline_seconds);
+  auto after = std::chrono::duration_cast<std::chrono::nanoseconds>(deadline - Now());
+  // Less than a second left: check again soon; the condition flips on that sync.
+  if (after < std::chrono::seconds(1)) after = std::chrono::seconds(1);
+  VLOG(4) << "Queueing up deployment " << d.metadata.namespace_ << "/" << d.metadata.name
+          << " for a progress check after " << after.count() / 1000000000 << "s";
+  EnqueueAfter(d, after);
+}
+
+}  // namespace kcm::deployment
