@@ -319,18 +319,24 @@ TEST_F(LeaderElectorTest, CheckFailsWhenTheLeaderIsStuck) {  // L3
   Start(Config());
   ASSERT_TRUE(WaitUntil([&] { return started_.load() && clock_.Waiters() == 1; }));
   EXPECT_TRUE(elector_->Check(seconds(20)).ok());
-  // The next renewal hangs inside the lock while time moves on.
-  std::atomic<bool> in_update{false}, unblock{false};
-  lock_->before_update = [&] {
-    in_update = true;
-    while (!unblock) std::this_thread::sleep_for(milliseconds(1));
+  // The next renewal hangs inside the lock while time moves on. The flags are shared with the
+  // hook so they outlive this body if the elector only notices `unblock` after it returns.
+  auto in_update = std::make_shared<std::atomic<bool>>(false);
+  auto unblock = std::make_shared<std::atomic<bool>>(false);
+  lock_->before_update = [in_update, unblock] {
+    *in_update = true;
+    while (!*unblock) std::this_thread::sleep_for(milliseconds(1));
   };
+  // Unblocks on every way out of this body, so TearDown can always join the elector.
+  struct Unblock {
+    std::shared_ptr<std::atomic<bool>> flag;
+    ~Unblock() { *flag = true; }
+  } unblock_on_exit{unblock};
   clock_.Step(seconds(2));
-  ASSERT_TRUE(WaitUntil([&] { return in_update.load(); }));
+  ASSERT_TRUE(WaitUntil([&] { return in_update->load(); }));
   clock_.Step(seconds(34));  // 36 s since the last renewal
   EXPECT_TRUE(elector_->Check(seconds(30)).ok());
   EXPECT_FALSE(elector_->Check(seconds(20)).ok());
-  unblock = true;
 }
 
 TEST(LeaderElectorConfigTest, RejectsInconsistentDurations) {  // L3
