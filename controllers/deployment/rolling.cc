@@ -90,7 +90,9 @@ Result<int32_t> DeploymentController::CleanupUnhealthyReplicas(ReplicaSets& old_
   for (auto& rs : old_rss) {
     if (total >= max_cleanup_count) break;
     if (rs->spec.replicas == 0) continue;
-    if (rs->spec.replicas == rs->status.available_replicas) continue;  // all healthy
+    // All healthy. (A stale status can report more available than the spec after a scale-down;
+    // upstream errors out on that sync, we just skip the RS.)
+    if (rs->spec.replicas <= rs->status.available_replicas) continue;
     const int32_t count =
         std::min(max_cleanup_count - total, rs->spec.replicas - rs->status.available_replicas);
     const int32_t new_count = rs->spec.replicas - count;

@@ -229,6 +229,15 @@ TEST_F(DeploymentControllerTest, D7_D8_RollingUpdateTable) {
        0,
        {{"img:0", 2, 2}, {"img:1", 2, 2}},
        {{"img:0", 0}}},
+      // A stale RS status (more available than its spec after a scale-down) is not an error.
+      {"stale status: more available than spec",
+       10,
+       "0",
+       "5",
+       3,
+       0,
+       {{"img:1", 7, 8}},
+       {{"img:1", 4}}},
       {"new RS above size scales down", 3, "1", "0", 5, 5, {}, {{"img:2", 3}}},
   };
   for (const auto& c : cases) {
