@@ -33,6 +33,9 @@ struct LeaderCallbacks {
 };
 
 struct LeaderElectionConfig {
+  // The lock's requests are not cut off at the renew deadline by the elector: give the lock's
+  // client a request timeout <= renew_deadline (kube-controller-manager builds its
+  // leader-election client with Timeout = RenewDeadline), or a hung request delays the loss.
   std::shared_ptr<ResourceLock> lock;
   // How long a non-leader waits after it last saw the record change before taking over.
   Clock::duration lease_duration = std::chrono::seconds(15);

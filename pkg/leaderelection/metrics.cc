@@ -15,9 +15,10 @@ LeaderMetrics::LeaderMetrics(const std::string& name) {
       "Total number of slow path exercised in renewing leader leases. 'name' is the string used "
       "to identify the lease. Please make sure to group by name.",
       {"name"});
+  // With() creates the series at 0. No Set(0) here: it would clobber a leading elector of the
+  // same name in this process.
   status_ = status.With({name});
   slowpath_ = slowpath.With({name});
-  status_.Set(0);
 }
 
 }  // namespace kcm::leaderelection

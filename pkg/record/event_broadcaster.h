@@ -49,7 +49,8 @@ class EventBroadcaster {
   std::shared_ptr<EventRecorder> NewRecorder(api::EventSource source);
 
   // Stops accepting events, writes what is still queued (one attempt each, no retry waits) and
-  // stops the worker. Idempotent.
+  // stops the worker. Idempotent. Each write is bounded by the sink's own request timeout (set
+  // RestConfig::timeout on the events client), not by this call.
   void Shutdown();
 
   // Events dropped because the queue was full or closed.
