@@ -276,6 +276,15 @@ TEST_F(LeaderElectorTest, StopsLeadingWhenRenewalsFailPastTheRenewDeadline) {  /
   EXPECT_EQ(lock_->Events().back(), "me stopped leading");
 }
 
+TEST_F(LeaderElectorTest, AnotherElectorOfTheSameNameDoesNotResetTheMetric) {  // L5
+  Start(Config());
+  ASSERT_TRUE(WaitUntil([&] { return started_.load(); }));
+  EXPECT_EQ(MasterStatus(name_), 1);
+  auto standby = LeaderElector::Create(Config());
+  ASSERT_TRUE(standby.ok());
+  EXPECT_EQ(MasterStatus(name_), 1);
+}
+
 TEST_F(LeaderElectorTest, ReleaseOnCancelWritesAnEmptyHolder) {  // L3, L5
   LeaderElectionConfig config = Config();
   config.release_on_cancel = true;
