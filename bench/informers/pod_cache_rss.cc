@@ -54,7 +54,8 @@ class InjectingListerWatcher final : public kcm::cache::ListerWatcher {
 
   Result<kcm::api::ObjectList> List(const kcm::api::ListOptions& options) override {
     auto r = inner_->List(options);
-    // Count whole LISTs: the last page (or an error) ends one.
+    // Count whole LISTs: the last page (or an error) ends one. Streaming lists are counted at
+    // their initial-events-end bookmark (Injecting::Next).
     if (!r.ok() || r->continue_token.empty()) ++lists_done_;
     return r;
   }
@@ -87,6 +88,10 @@ class InjectingListerWatcher final : public kcm::cache::ListerWatcher {
     }
     Result<std::optional<kcm::api::WatchEvent>> Next() override {
       auto e = w_->Next();
+      if (e.ok() && e->has_value() && (*e)->type == kcm::api::WatchEventType::kBookmark &&
+          (*e)->initial_events_end) {
+        ++owner_->lists_done_;  // a streaming list (--watch-list=1) is complete
+      }
       std::lock_guard lock(owner_->mu_);
       if (owner_->inject_) {
         owner_->inject_ = false;
@@ -185,7 +190,13 @@ int main(int argc, char** argv) {
     const long lists_before = lw->lists_done();
     const auto relist_start = std::chrono::steady_clock::now();
     lw->Inject();
-    while (lw->lists_done() == lists_before) std::this_thread::sleep_for(10ms);
+    while (lw->lists_done() == lists_before) {
+      if (std::chrono::steady_clock::now() - relist_start > 5min) {
+        std::printf(" relist=timeout\n");
+        return 1;
+      }
+      std::this_thread::sleep_for(10ms);
+    }
     const double list_s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - relist_start).count();
     // Give the informer time to apply the Replace (every item is re-delivered).
