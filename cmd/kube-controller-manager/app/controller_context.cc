@@ -7,8 +7,9 @@
 namespace kcm::app {
 
 Result<std::shared_ptr<client::RestClient>> ClientBuilder::ClientFor(
-    const std::string& name) const {
+    const std::string& name, std::chrono::milliseconds timeout) const {
   client::RestConfig config = base_;
+  if (timeout.count() > 0) config.timeout = timeout;
   config.user_agent = client::AddUserAgent(
       config.user_agent.empty() ? client::DefaultUserAgent() : config.user_agent, name);
   return client::RestClient::Create(config);

@@ -23,7 +23,11 @@ namespace kcm::app {
 class ClientBuilder {
  public:
   explicit ClientBuilder(client::RestConfig base) : base_(std::move(base)) {}
-  Result<std::shared_ptr<client::RestClient>> ClientFor(const std::string& name) const;
+  // `timeout` bounds each request (0 = none); the leader-election client needs one no longer
+  // than the renew deadline, so a hung request cannot outlive the lease.
+  Result<std::shared_ptr<client::RestClient>> ClientFor(
+      const std::string& name,
+      std::chrono::milliseconds timeout = std::chrono::milliseconds(0)) const;
   const client::RestConfig& base() const { return base_; }
 
  private:

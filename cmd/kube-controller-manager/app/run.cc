@@ -131,8 +131,10 @@ int Run(const Options& options, const BuildInfo& build, std::stop_token stop) {
       {"kube-controller-manager", build.version, "linux", "amd64", build.commit});
   ClientBuilder clients(*config);
   auto main_client = clients.ClientFor("kube-controller-manager");
-  auto events_client = clients.ClientFor("event-broadcaster");
-  auto election_client = clients.ClientFor("leader-election");
+  auto events_client = clients.ClientFor("event-broadcaster", std::chrono::seconds(10));
+  auto election_client =
+      clients.ClientFor("leader-election", std::chrono::duration_cast<std::chrono::milliseconds>(
+                                               options.leader_election.renew_deadline));
   if (!main_client.ok() || !events_client.ok() || !election_client.ok()) {
     const Error& e = !main_client.ok()     ? main_client.error()
                      : !events_client.ok() ? events_client.error()
