@@ -44,12 +44,21 @@ if [ "$use_ours" = 1 ]; then
   # shellcheck disable=SC1091
   source "$state/testbed.env"
   say "starting OUR kube-controller-manager ($ours)"
+  # The flags deploy/ uses: leader election on our own Lease (the shipped RBAC allows only that
+  # name), serving on loopback at a free port.
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
   hack/testbed run kube-controller-manager "$ours" --kubeconfig="$KCM_TESTBED_KCM_KUBECONFIG" \
-    --controllers=deployment,replicaset --leader-elect=false
-  sleep 2
+    --controllers=deployment,replicaset --leader-elect-resource-name=kube-controller-manager-cpp \
+    --bind-address=127.0.0.1 --secure-port="$port" --v=1
+  for _ in $(seq 1 30); do
+    curl -skf "https://127.0.0.1:$port/readyz" >/dev/null 2>&1 && break
+    sleep 1
+  done
   hack/testbed status >/dev/null ||
     { echo "ERROR: our kube-controller-manager exited (log: $state/logs/kube-controller-manager.log)" >&2; exit 1; }
-  controller="our kube-controller-manager (log: $state/logs/kube-controller-manager.log)"
+  curl -skf "https://127.0.0.1:$port/readyz" >/dev/null ||
+    { echo "ERROR: our kube-controller-manager is not ready after 30s (log: $state/logs/kube-controller-manager.log)" >&2; exit 1; }
+  controller="our kube-controller-manager (log: $state/logs/kube-controller-manager.log; health: https://127.0.0.1:$port/readyz?verbose)"
 else
   say "starting the testbed in $state with the UPSTREAM kube-controller-manager"
   echo "NOTE: the upstream kube-controller-manager (deployment,replicaset controllers) is standing"
