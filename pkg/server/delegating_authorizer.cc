@@ -22,8 +22,11 @@ Result<json::Value> Post(client::RestClient& c, const std::string& path, const j
 
 }  // namespace
 
-DelegatingAuthorizer::DelegatingAuthorizer(std::shared_ptr<client::RestClient> client, Clock* clock)
-    : client_(std::move(client)), clock_(clock ? *clock : RealClock::Get()) {}
+DelegatingAuthorizer::DelegatingAuthorizer(std::shared_ptr<client::RestClient> authn,
+                                           std::shared_ptr<client::RestClient> authz, Clock* clock)
+    : authn_(std::move(authn)),
+      authz_(std::move(authz)),
+      clock_(clock ? *clock : RealClock::Get()) {}
 
 Result<RequestAuthorizer::Decision> DelegatingAuthorizer::Authorize(std::string_view bearer_token,
                                                                     std::string_view verb,
@@ -42,7 +45,7 @@ Result<RequestAuthorizer::Decision> DelegatingAuthorizer::Authorize(std::string_
   json::Value spec = json::Value::MakeObject();
   spec.Set("token", json::Value::String(std::string(bearer_token)));
   review.Set("spec", std::move(spec));
-  auto tr = Post(*client_, "/apis/authentication.k8s.io/v1/tokenreviews", review);
+  auto tr = Post(*authn_, "/apis/authentication.k8s.io/v1/tokenreviews", review);
   if (!tr.ok()) return tr.error();
 
   Decision decision = Decision::kUnauthenticated;
@@ -64,7 +67,7 @@ Result<RequestAuthorizer::Decision> DelegatingAuthorizer::Authorize(std::string_
     attrs.Set("verb", json::Value::String(std::string(verb)));
     sar_spec.Set("nonResourceAttributes", std::move(attrs));
     sar.Set("spec", std::move(sar_spec));
-    auto answer = Post(*client_, "/apis/authorization.k8s.io/v1/subjectaccessreviews", sar);
+    auto answer = Post(*authz_, "/apis/authorization.k8s.io/v1/subjectaccessreviews", sar);
     if (!answer.ok()) return answer.error();
     const json::Value* allowed = json::GetPath(*answer, {"status", "allowed"});
     decision = allowed && allowed->is_bool() && allowed->as_bool() ? Decision::kAllow

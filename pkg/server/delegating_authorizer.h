@@ -18,7 +18,9 @@ namespace kcm::server {
 
 class DelegatingAuthorizer final : public RequestAuthorizer {
  public:
-  explicit DelegatingAuthorizer(std::shared_ptr<client::RestClient> client, Clock* clock = nullptr);
+  // TokenReviews go through `authn`, SubjectAccessReviews through `authz` (often one client).
+  DelegatingAuthorizer(std::shared_ptr<client::RestClient> authn,
+                       std::shared_ptr<client::RestClient> authz, Clock* clock = nullptr);
 
   Result<Decision> Authorize(std::string_view bearer_token, std::string_view verb,
                              std::string_view path) override;
@@ -29,7 +31,8 @@ class DelegatingAuthorizer final : public RequestAuthorizer {
     Clock::time_point expires;
   };
 
-  std::shared_ptr<client::RestClient> client_;
+  std::shared_ptr<client::RestClient> authn_;
+  std::shared_ptr<client::RestClient> authz_;
   Clock& clock_;
   std::mutex mu_;
   std::map<std::string, Cached> cache_;  // by token + verb + path

@@ -223,7 +223,25 @@ int Run(const Options& options, const BuildInfo& build, std::stop_token stop) {
                           }
                           return Error::Local("NotRunning", "controllers not running");
                         }});
-  server.SetAuthorizer(std::make_shared<server::DelegatingAuthorizer>(*main_client));
+  // Delegated authn/authz: their own kubeconfigs when given, else the controller manager's
+  // own connection (in a cluster: in-cluster config).
+  auto delegated_client = [&](const std::string& kubeconfig,
+                              const char* flag) -> Result<std::shared_ptr<client::RestClient>> {
+    if (kubeconfig.empty()) return *main_client;
+    auto c = client::BuildConfigFromFlags("", kubeconfig);
+    if (!c.ok()) {
+      return Error::Local("InvalidFlag", std::string("--") + flag + ": " + c.error().message);
+    }
+    c->timeout = std::chrono::seconds(10);
+    return client::RestClient::Create(*c);
+  };
+  auto authn = delegated_client(options.authentication_kubeconfig, "authentication-kubeconfig");
+  auto authz = delegated_client(options.authorization_kubeconfig, "authorization-kubeconfig");
+  if (!authn.ok() || !authz.ok()) {
+    LOG(ERROR) << (!authn.ok() ? authn.error() : authz.error()).message;
+    return 1;
+  }
+  server.SetAuthorizer(std::make_shared<server::DelegatingAuthorizer>(*authn, *authz));
   if (options.secure_port != 0) {
     Status s = server.Start();
     if (!s.ok()) {
