@@ -6,5 +6,9 @@ cd "$(dirname "$0")/.."
 dir=${1:-build}
 shift || true
 export CCACHE_DIR=${CCACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/kcm-ccache}
+# Paths relative to the checkout, so a fresh clone elsewhere (CI) hits the same cache entries.
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$(pwd)}
+export CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
+export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-5G}
 cmake -S . -B "$dir" -G Ninja -DKCM_SANITIZE="${KCM_SANITIZE:-}" "$@" >/dev/null
 cmake --build "$dir" -j "${KCM_JOBS:-$(nproc)}"
