@@ -123,7 +123,7 @@ Result<std::string> RestClient::Do(const Request& request, std::stop_token stop)
     auto http = MakeHttpRequest(request, *url, user_agent_, *tokens_, config_.timeout);
     if (!http.ok()) return http.error();
     const auto start = clock_.Now();
-    auto resp = transport_->RoundTrip(*http);
+    auto resp = transport_->RoundTrip(*http, stop);
     m.request_duration.With({verb, host_label_}).Observe(Seconds(clock_.Now() - start));
 
     std::chrono::seconds retry_after{0};

@@ -59,7 +59,8 @@ class RestClient {
   ~RestClient();
 
   // Runs the request; returns the body of a 2xx answer (padded, see json_padding.h). A stop
-  // request cancels waiting in the limiter or between retries (reason "Canceled").
+  // request cancels waiting in the limiter, the request in flight, or the wait between retries
+  // (reason "Canceled").
   Result<std::string> Do(const Request& request, std::stop_token stop = {});
 
   // Starts a watch (goes through the limiter first). HTTP errors surface from the stream's first

@@ -279,7 +279,15 @@ Result<std::shared_ptr<Transport>> Transport::Create(const RestConfig& config) {
 Transport::Transport(Private, std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Transport::~Transport() = default;
 
-Result<HttpResponse> Transport::RoundTrip(const HttpRequest& request) {
+namespace {
+
+int AbortWhenStopped(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  return static_cast<const std::stop_token*>(user)->stop_requested() ? 1 : 0;
+}
+
+}  // namespace
+
+Result<HttpResponse> Transport::RoundTrip(const HttpRequest& request, std::stop_token stop) {
   EasyPtr h = impl_->Acquire();
   if (!h) return Error::Local(std::string(reason::kTransport), "curl_easy_init failed");
   char errbuf[CURL_ERROR_SIZE] = {0};
@@ -289,7 +297,15 @@ Result<HttpResponse> Transport::RoundTrip(const HttpRequest& request) {
   curl_easy_setopt(h.get(), CURLOPT_WRITEDATA, &sink);
   curl_easy_setopt(h.get(), CURLOPT_HEADERFUNCTION, &BufferedHeader);
   curl_easy_setopt(h.get(), CURLOPT_HEADERDATA, &sink);
+  // Pooled handles keep options: set the progress hook (or its absence) on every request.
+  const bool cancellable = stop.stop_possible();
+  curl_easy_setopt(h.get(), CURLOPT_NOPROGRESS, cancellable ? 0L : 1L);
+  curl_easy_setopt(h.get(), CURLOPT_XFERINFOFUNCTION, cancellable ? &AbortWhenStopped : nullptr);
+  curl_easy_setopt(h.get(), CURLOPT_XFERINFODATA, cancellable ? &stop : nullptr);
   const CURLcode rc = curl_easy_perform(h.get());
+  if (rc == CURLE_ABORTED_BY_CALLBACK) {
+    return Error::Local(std::string(reason::kCanceled), "request canceled");
+  }
   if (rc != CURLE_OK) {
     // A handle whose transfer failed may hold a broken connection; let it go.
     return TransportError(rc, errbuf);

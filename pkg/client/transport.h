@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <memory>
+#include <stop_token>
 #include <string>
 #include <utility>
 #include <vector>
@@ -53,8 +54,9 @@ class Transport {
   Transport(const Transport&) = delete;
   Transport& operator=(const Transport&) = delete;
 
-  // One request, the whole body buffered.
-  Result<HttpResponse> RoundTrip(const HttpRequest& request);
+  // One request, the whole body buffered. A stop request aborts it (within about a second,
+  // libcurl's progress-callback period when idle) with reason "Canceled".
+  Result<HttpResponse> RoundTrip(const HttpRequest& request, std::stop_token stop = {});
 
   // Starts a request whose body is read incrementally (watch). Never blocks on the network.
   std::unique_ptr<HttpStream> Stream(const HttpRequest& request);

@@ -168,6 +168,25 @@ TEST(RestClientRetryTest, StopCancelsRetryWait) {
   EXPECT_EQ(result.error().reason, reason::kCanceled);
 }
 
+// A stop also aborts a request the server never answers (no request timeout configured):
+// informers must be able to shut down while a LIST hangs.
+TEST(RestClientRetryTest, StopCancelsARequestInFlight) {
+  std::atomic<bool> received{false};
+  TestServer server([&](const RecordedRequest&, Conn& c) {
+    received = true;
+    c.HoldOpen();
+  });
+  auto client = NewClient(server.url(), {});
+  std::stop_source stop;
+  Result<std::string> result = std::string();
+  std::thread t([&] { result = client->Do({.path = "/x"}, stop.get_token()); });
+  while (!received) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  stop.request_stop();
+  t.join();  // hangs (test timeout) if the transfer ignores the stop
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.error().reason, reason::kCanceled);
+}
+
 // 1.6 the User-Agent: default form, per-controller suffix, and the header on the wire.
 TEST(RestClientTest, UserAgent) {
   EXPECT_EQ(DefaultUserAgent({.version = "v1.31.2-rc.1", .commit = "0123456789abcdef"}),
