@@ -70,16 +70,17 @@ class ResourceWatch final : public cache::WatchInterface {
 
 ResourceListerWatcher::ResourceListerWatcher(std::shared_ptr<client::ResourceClient> client,
                                              std::string ns, const api::Codec& codec,
-                                             TweakListOptionsFunc tweak)
+                                             TweakListOptionsFunc tweak, std::stop_token stop)
     : client_(std::move(client)),
       namespace_(std::move(ns)),
       codec_(codec),
-      tweak_(std::move(tweak)) {}
+      tweak_(std::move(tweak)),
+      stop_(std::move(stop)) {}
 
 Result<api::ObjectList> ResourceListerWatcher::List(const api::ListOptions& options) {
   api::ListOptions opts = options;
   if (tweak_) tweak_(opts);
-  auto body = client_->List(namespace_, opts);
+  auto body = client_->List(namespace_, opts, stop_);
   if (!body.ok()) return ForReflector(body.error());
   // A decoder of its own, dropped with the body: simdjson sizes its buffers to the largest
   // document parsed, and an unpaginated relist of 50,000 pods is ~80 MB. Kept, those buffers
@@ -93,7 +94,7 @@ Result<std::unique_ptr<cache::WatchInterface>> ResourceListerWatcher::Watch(
     const api::ListOptions& options) {
   api::ListOptions opts = options;
   if (tweak_) tweak_(opts);
-  auto stream = client_->Watch(namespace_, opts);
+  auto stream = client_->Watch(namespace_, opts, stop_);
   if (!stream.ok()) return ForReflector(stream.error());
   return std::unique_ptr<cache::WatchInterface>(
       std::make_unique<ResourceWatch>(std::move(*stream), codec_, decoder_mu_, decoder_));

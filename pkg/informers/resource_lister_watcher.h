@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <stop_token>
 #include <string>
 
 #include "pkg/api/codec.h"
@@ -26,8 +27,12 @@ Error ForReflector(Error err);
 
 class ResourceListerWatcher final : public cache::ListerWatcher {
  public:
+  // `stop` cancels in-flight requests (the reflector's stop cannot reach them through the
+  // ListerWatcher interface); a LIST to a server that never answers would otherwise block
+  // shutdown for as long as the client has no request timeout.
   ResourceListerWatcher(std::shared_ptr<client::ResourceClient> client, std::string ns,
-                        const api::Codec& codec, TweakListOptionsFunc tweak = {});
+                        const api::Codec& codec, TweakListOptionsFunc tweak = {},
+                        std::stop_token stop = {});
 
   Result<api::ObjectList> List(const api::ListOptions& options) override;
   Result<std::unique_ptr<cache::WatchInterface>> Watch(const api::ListOptions& options) override;
@@ -37,6 +42,7 @@ class ResourceListerWatcher final : public cache::ListerWatcher {
   std::string namespace_;
   const api::Codec& codec_;
   TweakListOptionsFunc tweak_;
+  std::stop_token stop_;
   // For watch frames, shared by the watches this ListerWatcher opens (one at a time, on the
   // reflector thread; the mutex makes that contract checkable rather than assumed). List uses a
   // fresh decoder per call so a big LIST's buffers do not outlive it.

@@ -16,11 +16,12 @@ SharedInformerFactory::SharedInformerFactory(std::shared_ptr<client::RestClient>
                                              Clock::duration default_resync,
                                              SharedInformerFactoryOptions options)
     : SharedInformerFactory(
-          [client, ns = options.namespace_,
+          [this, client, ns = options.namespace_,
            tweak = options.tweak_list_options](const ResourceType& r) {
             auto rc = std::make_shared<client::ResourceClient>(client, r.gvr, r.namespaced);
+            // shutdown_ is set by Shutdown and by the stop token given to Start.
             return std::make_shared<ResourceListerWatcher>(rc, r.namespaced ? ns : "", *r.codec,
-                                                           tweak);
+                                                           tweak, shutdown_.get_token());
           },
           default_resync, options) {}
 

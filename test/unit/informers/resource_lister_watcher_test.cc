@@ -8,8 +8,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cstdlib>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "pkg/cache/pager.h"
 #include "pkg/cache/reflector.h"
@@ -280,6 +283,34 @@ TEST(SharedInformerFactoryClientTest, NamespaceAndTweakReachListAndWatch) {
   }
   EXPECT_GE(pod_lists, 1);
   EXPECT_GE(pod_watches, 1);
+}
+
+// 6.3: Shutdown must not wait for an API server that never answers: the factory's stop reaches
+// the REST client, so an in-flight LIST is cancelled (the client has no request timeout here).
+TEST(SharedInformerFactoryClientTest, ShutdownCancelsAnUnansweredList) {
+  std::atomic<bool> listing{false};
+  TestServer server([&listing](const RecordedRequest&, Conn& c) {
+    listing = true;
+    c.HoldOpen();  // reads nothing more, answers nothing, until the client goes away
+  });
+  auto rest = client::RestClient::Create({.host = server.url(), .qps = -1});
+  ASSERT_TRUE(rest.ok());
+  auto factory = std::make_unique<SharedInformerFactory>(*rest, 0s);
+  factory->Pods();
+  factory->Start({});
+  ASSERT_TRUE(WaitUntil([&] { return listing.load(); }));
+  // Without cancellation this join never returns; the watchdog turns that into a failure.
+  std::atomic<bool> done{false};
+  std::thread watchdog([&done] {
+    for (int i = 0; i < 3000 && !done; ++i) std::this_thread::sleep_for(10ms);
+    if (!done) {
+      ADD_FAILURE() << "Shutdown still waiting for the LIST after 30 s";
+      std::_Exit(1);
+    }
+  });
+  factory->Shutdown();
+  done = true;
+  watchdog.join();
 }
 
 }  // namespace
