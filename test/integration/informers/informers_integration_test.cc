@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "pkg/cache/pager.h"
 #include "pkg/informers/shared_informer_factory.h"
 #include "test/integration/framework/testenv.h"
 #include "test/integration/informers/informer_testing.h"
@@ -43,13 +44,25 @@ class InformersIntegration : public ::testing::Test {
   std::string ns_;
 };
 
-// 2.2, 2.4, 2.5, 1.9, 6.1: 2,000 pods exist before the informer starts (listed in pages of 500
-// unless the watch cache answers RV=0 whole); then creates, updates and deletes arrive by WATCH.
+// 2.2, 2.4, 2.5, 1.9, 6.1: 2,000 pods exist before the informer starts; a quorum LIST through
+// the adapter comes in pages of 500; the informer's first LIST (RV "0", limit 500: the watch
+// cache decides whether to page) fills the cache; then creates, updates and deletes arrive by
+// WATCH.
 TEST_F(InformersIntegration, InitialListThenWatchMatchesFreshList) {
   constexpr int kPods = 2000;
   const auto t0 = std::chrono::steady_clock::now();
   ASSERT_TRUE(CreatePods(client_, ns_, "pre", kPods, 8).ok());
   const auto created = std::chrono::steady_clock::now();
+
+  // 1.9 through the adapter: a quorum LIST (RV "") is paginated by etcd, 500 per page.
+  {
+    auto rc = std::make_shared<client::ResourceClient>(client_, kPodsGvr, true);
+    ResourceListerWatcher lw(rc, ns_, api::PodCodec());
+    auto paged = cache::ListAllPages(lw, {}, cache::kDefaultPageSize, {});
+    ASSERT_TRUE(paged.ok()) << paged.error().ToString();
+    EXPECT_TRUE(paged->paginated);
+    EXPECT_EQ(paged->items.size(), static_cast<size_t>(kPods));
+  }
 
   SharedInformerFactoryOptions options;
   options.namespace_ = ns_;
