@@ -90,12 +90,13 @@ Result<int32_t> DeploymentController::CleanupUnhealthyReplicas(ReplicaSets& old_
   for (auto& rs : old_rss) {
     if (total >= max_cleanup_count) break;
     if (rs->spec.replicas == 0) continue;
-    // All healthy. (A stale status can report more available than the spec after a scale-down;
-    // upstream errors out on that sync, we just skip the RS.)
-    if (rs->spec.replicas <= rs->status.available_replicas) continue;
+    if (rs->spec.replicas == rs->status.available_replicas) continue;  // all healthy
     const int32_t count =
         std::min(max_cleanup_count - total, rs->spec.replicas - rs->status.available_replicas);
     const int32_t new_count = rs->spec.replicas - count;
+    // More available than the spec: the RS's status predates a scale-down. Its available count
+    // would let ScaleDownOldReplicaSetsForRollingUpdate remove too much, so this sync stops here
+    // (as upstream) and retries once the status caught up.
     if (new_count > rs->spec.replicas || new_count < 0) {
       return Error::Local("Invalid",
                           "when cleaning up unhealthy replicas, got invalid request to "

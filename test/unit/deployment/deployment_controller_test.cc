@@ -229,15 +229,6 @@ TEST_F(DeploymentControllerTest, D7_D8_RollingUpdateTable) {
        0,
        {{"img:0", 2, 2}, {"img:1", 2, 2}},
        {{"img:0", 0}}},
-      // A stale RS status (more available than its spec after a scale-down) is not an error.
-      {"stale status: more available than spec",
-       10,
-       "0",
-       "5",
-       3,
-       0,
-       {{"img:1", 7, 8}},
-       {{"img:1", 4}}},
       {"new RS above size scales down", 3, "1", "0", 5, 5, {}, {{"img:2", 3}}},
   };
   for (const auto& c : cases) {
@@ -275,6 +266,20 @@ TEST_F(DeploymentControllerTest, D7_D8_RollingUpdateTable) {
     }
     EXPECT_EQ(got, c.want);
   }
+}
+
+// D8: an old RS whose status still counts more available pods than its (reduced) spec must not
+// drive the scale-down: the sync stops with an error and nothing is scaled (found by the e2e
+// proportional-scaling test: scaling down from stale counts emptied the old RS).
+TEST_F(DeploymentControllerTest, D8_StaleOldStatusStopsTheScaleDown) {
+  auto d =
+      MakeDeployment({.replicas = 10, .image = "img:2", .max_surge = "0", .max_unavailable = "5"});
+  Add(d);
+  Add(MakeRS(
+      *d, {.image = "img:2", .replicas = 3, .available = 0, .revision = 2, .created_minute = 5}));
+  Add(MakeRS(*d, {.image = "img:1", .replicas = 7, .available = 8, .revision = 1}));
+  EXPECT_FALSE(Sync().ok());
+  EXPECT_THAT(client_->Of("update", "replicasets"), IsEmpty());
 }
 
 // --- D9 proportional scaling --------------------------------------------------------------------
