@@ -45,6 +45,16 @@ class DaemonEnvironment : public ::testing::Environment {
  public:
   void SetUp() override {
     if (!kTestbed->ready()) return;
+    Start();
+  }
+  // kill -9 (no lease release, no flush), then a fresh process.
+  void KillAndRestart() {
+    kill(pid_, SIGKILL);
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    Start();
+  }
+  void Start() {
     log_ = kTestbed->info().dir + "/logs/kcm-deployment-e2e-" + std::to_string(getpid()) + ".log";
     std::vector<std::string> args = {
         KCM_DAEMON_PATH, "--kubeconfig=" + kTestbed->info().kcm_kubeconfig,
@@ -359,6 +369,30 @@ TEST_F(DeploymentE2E, RevisionHistoryLimit) {
   EXPECT_TRUE(WaitFor([&] { return ReplicaSets().size() == 2; }))
       << ::testing::PrintToString(ReplicaSets());
   EXPECT_EQ(SpecByImage(), (std::map<std::string, int64_t>{{"img:3", 0}, {"img:4", 1}}));
+}
+
+// Crash safety: kill -9 mid-rollout and restart → the rollout completes with no extra
+// ReplicaSet and never more than replicas + maxSurge pods.
+TEST_F(DeploymentE2E, KillDuringRolloutAndRestart) {
+  CreateDeployment("web", 6,
+                   R"({"spec":{"minReadySeconds":2,"strategy":{"rollingUpdate":{"maxSurge":2,)"
+                   R"("maxUnavailable":1}}}})");
+  Sampler sampler(this);
+  Must({"set", "image", "deployment/web", "img=img:2"});
+  // Mid-rollout: the new RS exists and has not reached its size.
+  ASSERT_TRUE(WaitFor([&] {
+    auto by_image = SpecByImage();
+    return by_image["img:2"] > 0 && by_image["img:2"] < 6;
+  }));
+  kDaemon->KillAndRestart();
+  Must({"rollout", "status", "deployment/web", "--timeout=120s"}, 130s);
+  std::vector<PodSample> samples = sampler.Stop();
+  for (size_t i = 0; i < samples.size(); ++i) {
+    EXPECT_LE(samples[i].live, 6 + 2) << "sample " << i;
+    EXPECT_GE(samples[i].ready, 6 - 1) << "sample " << i;
+  }
+  EXPECT_EQ(ReplicaSets().size(), 2u) << ::testing::PrintToString(ReplicaSets());
+  EXPECT_EQ(SpecByImage(), (std::map<std::string, int64_t>{{"img:1", 0}, {"img:2", 6}}));
 }
 
 }  // namespace
