@@ -7,7 +7,7 @@ packages=(
   build-essential cmake ninja-build ccache clang-format clang pkg-config
   libcurl4-openssl-dev libsimdjson-dev libgflags-dev libgoogle-glog-dev prometheus-cpp-dev
   libgtest-dev libgmock-dev libbenchmark-dev libyaml-cpp-dev libssl-dev
-  libssl-dev openssl curl ca-certificates procps iproute2
+  prometheus openssl curl ca-certificates procps iproute2
 )
 
 missing=()
