@@ -2,129 +2,55 @@
 // unreachable API server, /metrics checked by promtool and moving during a rollout, readiness,
 // graceful stop, and leader failover between two replicas. Each test gets a private testbed: the
 // daemon watches every namespace, so it must not share one with in-process controller tests.
-#include <arpa/inet.h>
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <spawn.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
+#include <signal.h>
 #include <unistd.h>
 
-#include <fstream>
-#include <functional>
 #include <sstream>
 #include <thread>
 
+#include "test/integration/framework/process.h"
 #include "test/integration/framework/testenv.h"
-
-extern char** environ;
 
 namespace kcm::e2e {
 namespace {
 
 using namespace std::chrono_literals;
+using testenv::Eventually;
 
 auto* const kEnv = testenv::RegisterTestbed({.nodes = 2});
 
-bool Eventually(const std::function<bool()>& done, std::chrono::seconds limit) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(200ms);
-  }
-  return done();
-}
-
-int FreePort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  socklen_t len = sizeof(addr);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-// One daemon process, output in its own log file; killed (SIGKILL) if still running at the end.
+// Our daemon on the testbed under the controller-manager user's RBAC, serving on a free port.
 class Daemon {
  public:
-  explicit Daemon(std::vector<std::string> extra_args, bool with_kubeconfig = true)
-      : port_(FreePort()),
-        log_(testing::TempDir() + "kcm-e2e-" + std::to_string(::getpid()) + "-" +
-             std::to_string(port_) + ".log") {
-    std::vector<std::string> args = {KCM_DAEMON_PATH};
-    if (with_kubeconfig) args.push_back("--kubeconfig=" + kEnv->info().kcm_kubeconfig);
-    args.push_back("--bind-address=127.0.0.1");
-    args.push_back("--secure-port=" + std::to_string(port_));
-    args.push_back("--leader-elect-resource-name=kube-controller-manager-cpp");
-    for (auto& a : extra_args) args.push_back(a);
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_adddup2(&fa, 1, 2);
-    if (posix_spawn(&pid_, argv[0], &fa, nullptr, argv.data(), environ) != 0) pid_ = -1;
-    posix_spawn_file_actions_destroy(&fa);
-  }
-  ~Daemon() {
-    if (pid_ > 0 && !exited_) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
-  }
+  explicit Daemon(std::vector<std::string> extra_args)
+      : port_(testenv::FreeLoopbackPort()),
+        process_(Args(port_, std::move(extra_args)), LogPath(port_)) {}
 
-  bool Running() {
-    if (exited_) return false;
-    int status = 0;
-    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-      exited_ = true;
-      exit_status_ = status;
-      return false;
-    }
-    return true;
-  }
-  // Sends sig and waits (bounded) for the exit; returns the exit code, -1 if still running.
-  int StopWith(int sig, std::chrono::seconds limit = 40s) {
-    ::kill(pid_, sig);
-    if (!Eventually([&] { return !Running(); }, limit)) return -1;
-    return WIFEXITED(exit_status_) ? WEXITSTATUS(exit_status_) : 128 + WTERMSIG(exit_status_);
-  }
-  std::string Log() const { return ReadFile(log_); }
-  int port() const { return port_; }
-  pid_t pid() const { return pid_; }
-
-  // GET https://127.0.0.1:<port><path> with an optional bearer token; {code, body}.
+  bool Running() { return process_.Running(); }
+  int StopWith(int sig) { return process_.StopWith(sig); }
+  std::string Log() const { return process_.Log(); }
+  pid_t pid() const { return process_.pid(); }
   std::pair<int, std::string> Get(const std::string& path, const std::string& token = "") const {
-    std::vector<std::string> argv = {"curl", "-sk", "-o", "-", "-w", "\n%{http_code}"};
-    if (!token.empty()) {
-      argv.push_back("-H");
-      argv.push_back("Authorization: Bearer " + token);
-    }
-    argv.push_back("https://127.0.0.1:" + std::to_string(port_) + path);
-    auto r = testenv::RunCommand(argv, 20s);
-    size_t nl = r.out.rfind('\n');
-    if (!r.ok() || nl == std::string::npos) return {0, r.out};
-    return {std::atoi(r.out.c_str() + nl + 1), r.out.substr(0, nl)};
+    return testenv::HttpsGet(port_, path, token);
   }
 
  private:
+  static std::vector<std::string> Args(int port, std::vector<std::string> extra) {
+    std::vector<std::string> args = {KCM_DAEMON_PATH, "--kubeconfig=" + kEnv->info().kcm_kubeconfig,
+                                     "--bind-address=127.0.0.1",
+                                     "--secure-port=" + std::to_string(port),
+                                     "--leader-elect-resource-name=kube-controller-manager-cpp"};
+    for (auto& a : extra) args.push_back(std::move(a));
+    return args;
+  }
+  static std::string LogPath(int port) {
+    return testing::TempDir() + "kcm-e2e-" + std::to_string(::getpid()) + "-" +
+           std::to_string(port) + ".log";
+  }
+
   int port_;
-  std::string log_;
-  pid_t pid_ = -1;
-  bool exited_ = false;
-  int exit_status_ = 0;
+  testenv::DaemonProcess process_;
 };
 
 // The value of a sample line `<series> <value>` in a Prometheus text page (0 when absent).
@@ -163,7 +89,7 @@ TEST(DaemonE2E, BadFlagsExitNonZeroNamingTheFlag) {
 // An unreachable API server at start: a clear, repeated error, no crash; SIGTERM still stops it.
 TEST(DaemonE2E, UnreachableApiServerRetriesWithoutCrashing) {
   KCM_REQUIRE_TESTBED();
-  Daemon d({"--master=https://127.0.0.1:" + std::to_string(FreePort())});
+  Daemon d({"--master=https://127.0.0.1:" + std::to_string(testenv::FreeLoopbackPort())});
   ASSERT_GT(d.pid(), 0);
   ASSERT_TRUE(Eventually(
       [&] { return d.Log().find("waiting for the API server") != std::string::npos; }, 30s))

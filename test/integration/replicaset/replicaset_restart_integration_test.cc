@@ -3,13 +3,8 @@
 // started again; exactly 500 pods are ever created (every pod UID the test's own watch saw).
 // Runs a private testbed (5 KWOK nodes): the daemon watches every namespace, so it must not
 // share an API server with tests that run their own in-process controllers.
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <spawn.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -25,9 +20,8 @@
 #include "pkg/cache/resource_event_handler.h"
 #include "pkg/client/resource_client.h"
 #include "pkg/informers/shared_informer_factory.h"
+#include "test/integration/framework/process.h"
 #include "test/integration/framework/testenv.h"
-
-extern char** environ;
 
 namespace kcm::replicaset {
 namespace {
@@ -36,58 +30,22 @@ using namespace std::chrono_literals;
 
 auto* const kEnv = testenv::RegisterTestbed({.nodes = 5});
 
-bool Eventually(const std::function<bool()>& done, std::chrono::seconds limit) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(100ms);
-  }
-  return done();
-}
+using testenv::Eventually;
 
-int FreePort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  socklen_t len = sizeof(addr);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
-
-// Starts the daemon with its output appended to `log`; returns its pid (-1 on failure).
-pid_t StartDaemon(const std::string& log) {
-  std::vector<std::string> args = {
-      KCM_DAEMON_PATH,
-      "--kubeconfig=" + kEnv->info().kcm_kubeconfig,
-      "--controllers=replicaset",
-      "--leader-elect-resource-name=kube-controller-manager-cpp",
-      "--bind-address=127.0.0.1",
-      "--secure-port=" + std::to_string(FreePort()),
-      "--kube-api-qps=50",
-      "--kube-api-burst=50",
-  };
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  posix_spawn_file_actions_adddup2(&fa, 1, 2);
-  pid_t pid = -1;
-  int rc = posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  return rc == 0 ? pid : -1;
-}
-
-void StopDaemon(pid_t pid, int sig) {
-  if (pid <= 0) return;
-  ::kill(pid, sig);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
+// Starts the daemon with its output appended to `log`.
+std::unique_ptr<testenv::DaemonProcess> StartDaemon(const std::string& log) {
+  return std::make_unique<testenv::DaemonProcess>(
+      std::vector<std::string>{
+          KCM_DAEMON_PATH,
+          "--kubeconfig=" + kEnv->info().kcm_kubeconfig,
+          "--controllers=replicaset",
+          "--leader-elect-resource-name=kube-controller-manager-cpp",
+          "--bind-address=127.0.0.1",
+          "--secure-port=" + std::to_string(testenv::FreeLoopbackPort()),
+          "--kube-api-qps=50",
+          "--kube-api-burst=50",
+      },
+      log);
 }
 
 TEST(ReplicaSetRestart, KilledMidScaleUpCreatesExactly500) {
@@ -132,8 +90,8 @@ TEST(ReplicaSetRestart, KilledMidScaleUpCreatesExactly500) {
   };
 
   const std::string log = kEnv->info().dir + "/logs/kcm-restart-test.log";
-  pid_t daemon = StartDaemon(log);
-  ASSERT_GT(daemon, 0);
+  auto daemon = StartDaemon(log);
+  ASSERT_TRUE(daemon->started());
   client::ResourceClient rss(*admin, {"apps", "v1", "replicasets"}, true);
   ASSERT_TRUE(rss.Create(ns,
                          R"({"apiVersion":"apps/v1","kind":"ReplicaSet","metadata":{"name":"big"},)"
@@ -142,13 +100,13 @@ TEST(ReplicaSetRestart, KilledMidScaleUpCreatesExactly500) {
                          R"("spec":{"containers":[{"name":"c","image":"fake"}]}}}})")
                   .ok());
   ASSERT_TRUE(Eventually([&] { return seen() >= 100; }, 180s)) << "log: " << log;
-  StopDaemon(daemon, SIGKILL);
+  daemon->StopWith(SIGKILL);
   const int at_kill = seen();
   ::testing::Test::RecordProperty("pods_at_kill", at_kill);
   ASSERT_LT(at_kill, kReplicas) << "the scale-up finished before the kill; nothing was tested";
 
   daemon = StartDaemon(log);  // waits for the dead leader's lease to expire, then syncs
-  ASSERT_GT(daemon, 0);
+  ASSERT_TRUE(daemon->started());
   const bool done = Eventually(
       [&] {
         auto body = rss.Get(ns, "big");
@@ -160,7 +118,7 @@ TEST(ReplicaSetRestart, KilledMidScaleUpCreatesExactly500) {
                static_cast<int>(pods.lister.ByNamespace(ns).List().size()) == kReplicas;
       },
       300s);
-  StopDaemon(daemon, SIGTERM);
+  daemon->StopWith(SIGTERM);
   ASSERT_TRUE(done) << "log: " << log;
   EXPECT_EQ(seen(), kReplicas) << "pods seen at the kill: " << at_kill;
   stop.request_stop();
