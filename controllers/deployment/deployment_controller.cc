@@ -308,9 +308,6 @@ Status DeploymentController::SyncDeployment(const std::string& ns, const std::st
 
   Result<ReplicaSets> rss = GetReplicaSetsForDeployment(d);
   if (!rss.ok()) return rss.error();
-  // The pod map is only read by Recreate (old pods still running), as upstream.
-  PodMap pod_map = GetPodMapForDeployment(d, *rss);
-
   if (d.metadata.deletion_timestamp) return SyncStatusOnly(d, *rss);
 
   if (Status s = CheckPausedConditions(d); !s.ok()) return s;
@@ -323,7 +320,12 @@ Status DeploymentController::SyncDeployment(const std::string& ns, const std::st
   if (!scaling.ok()) return scaling.error();
   if (*scaling) return Sync(d, *rss);
 
-  if (d.spec.strategy.type == "Recreate") return RolloutRecreate(d, *rss, pod_map);
+  // Only Recreate reads the pods (are old ones still running?). Upstream lists them on every
+  // sync; listing every pod of the namespace per sync dominated our CPU with many Deployments
+  // in one namespace (bench/deployment/scale_bench.sh), so the other paths skip it.
+  if (d.spec.strategy.type == "Recreate") {
+    return RolloutRecreate(d, *rss, GetPodMapForDeployment(d, *rss));
+  }
   if (d.spec.strategy.type == "RollingUpdate") return RolloutRolling(d, *rss);
   LOG(WARNING) << "Deployment " << ns << "/" << name << " has unexpected strategy type "
                << d.spec.strategy.type;
