@@ -19,6 +19,19 @@
 namespace kcm::replicaset {
 namespace {
 
+// Pods by the UID of their controller, and orphans by namespace (upstream's controller UID
+// index): a sync reads its own pods and the namespace's orphans instead of every pod there.
+constexpr char kPodControllerUIDIndex[] = "controllerUID";
+
+std::string OrphanIndexValue(const std::string& ns) {
+  return "orphan:" + ns;
+}
+
+std::vector<std::string> PodControllerUIDIndexFunc(const api::Object& obj) {
+  if (const api::OwnerReference* ref = obj.Meta().ControllerRef()) return {ref->uid};
+  return {OrphanIndexValue(obj.Meta().namespace_)};
+}
+
 constexpr const char* kControllerApiVersion = "apps/v1";
 constexpr const char* kControllerKind = "ReplicaSet";
 // Pods in one slow-start batch and deletions run at most this many at once (the client's rate
@@ -75,9 +88,35 @@ ReplicaSetController::ReplicaSetController(
       options_(std::move(options)),
       clock_(options_.clock ? *options_.clock : RealClock::Get()),
       expectations_(clock_),
-      track_terminating_(options_.track_terminating_replicas) {}
+      track_terminating_(options_.track_terminating_replicas) {
+  if (pod_informer_.informer) {
+    // Shared informers: another controller may have added the index already.
+    auto existing = pod_informer_.informer->GetIndexer()->GetIndexers();
+    pod_uid_index_ =
+        existing.contains(kPodControllerUIDIndex) ||
+        pod_informer_.informer->AddIndexers({{kPodControllerUIDIndex, PodControllerUIDIndexFunc}})
+            .ok();
+  }
+}
 
 ReplicaSetController::~ReplicaSetController() = default;
+
+std::vector<PodPtr> ReplicaSetController::PodsControlledBy(const std::string& ns,
+                                                           const std::string& uid) const {
+  if (pod_uid_index_) {
+    auto objs = pod_informer_.informer->GetIndexer()->ByIndex(
+        kPodControllerUIDIndex, uid.empty() ? OrphanIndexValue(ns) : uid);
+    if (objs.ok()) return informers::TypedNamespaceLister<api::Pod>::Cast(*objs);
+  }
+  std::vector<PodPtr> out;
+  for (const auto& pod : pod_informer_.lister.ByNamespace(ns).List()) {
+    const api::OwnerReference* ref = pod->metadata.ControllerRef();
+    if ((ref == nullptr && uid.empty()) || (ref != nullptr && ref->uid == uid)) {
+      out.push_back(pod);
+    }
+  }
+  return out;
+}
 
 Status ReplicaSetController::Run(std::stop_token stop) {
   if (!rs_informer_.informer || !pod_informer_.informer) {
@@ -304,9 +343,9 @@ std::vector<PodPtr> ReplicaSetController::GetIndirectlyRelatedPods(
     }
   }
   std::vector<PodPtr> related;
-  for (const auto& pod : pod_informer_.lister.ByNamespace(rs.metadata.namespace_).List()) {
-    const api::OwnerReference* ref = pod->metadata.ControllerRef();
-    if (ref != nullptr && rs_uids.contains(ref->uid)) related.push_back(pod);
+  for (const std::string& uid : rs_uids) {
+    for (auto& pod : PodsControlledBy(rs.metadata.namespace_, uid))
+      related.push_back(std::move(pod));
   }
   return related;
 }
@@ -414,8 +453,10 @@ Result<runtime::ReconcileResult> ReplicaSetController::SyncReplicaSet(const std:
     return runtime::ReconcileResult{};
   }
 
-  // Every pod of the namespace: claiming looks at orphans and at pods that stopped matching.
-  const std::vector<PodPtr> all_pods = pod_informer_.lister.ByNamespace(req.namespace_).List();
+  // Our pods (also those that stopped matching, to release them) and the namespace's orphans
+  // (to adopt them): pods controlled by anyone else are never claimed.
+  std::vector<PodPtr> all_pods = PodsControlledBy(req.namespace_, rs->metadata.uid);
+  for (auto& pod : PodsControlledBy(req.namespace_, "")) all_pods.push_back(std::move(pod));
   // R10: only active pods count (and are adopted).
   const std::vector<PodPtr> active = controller::FilterActivePods(all_pods);
   Result<std::vector<PodPtr>> claimed = ClaimPods(*rs, *selector, active);

@@ -91,12 +91,16 @@ class ReplicaSetController {
   std::vector<ReplicaSetPtr> GetPodReplicaSets(const api::Pod& pod) const;
   // Pods of every ReplicaSet controlled by the same owner as `rs` (R9 ranks).
   std::vector<PodPtr> GetIndirectlyRelatedPods(const api::ReplicaSet& rs) const;
+  // The pods of `ns` whose controllerRef has `uid` ("" = orphans), from the pod index by
+  // controller UID when the informer has it, else by scanning the namespace.
+  std::vector<PodPtr> PodsControlledBy(const std::string& ns, const std::string& uid) const;
   // The ReplicaSet is still in the cache with the same UID and not being deleted.
   bool StillInCache(const api::ReplicaSet& rs) const;
   void EnqueueAfter(const api::ReplicaSet& rs, Clock::duration delay, Queue& q) const;
 
   informers::TypedInformer<api::ReplicaSet> rs_informer_;
   informers::TypedInformer<api::Pod> pod_informer_;
+  bool pod_uid_index_ = false;  // the pod informer carries kPodControllerUIDIndex
   std::shared_ptr<ReplicaSetClient> rs_client_;
   std::shared_ptr<controller::PodControlInterface> pod_control_;
   ReplicaSetControllerOptions options_;
