@@ -18,6 +18,7 @@
 
 #include "pkg/metrics/metrics.h"
 #include "pkg/metrics/process.h"
+#include "pkg/server/openssl_ptr.h"
 #include "pkg/server/self_signed_cert.h"
 
 namespace kcm::server {
@@ -27,18 +28,7 @@ constexpr int kWorkers = 4;
 constexpr size_t kMaxRequestHead = 16 * 1024;
 constexpr int kIoTimeoutSeconds = 10;
 
-template <auto fn>
-struct Deleter {
-  template <typename T>
-  void operator()(T* p) const {
-    fn(p);
-  }
-};
-using SslCtxPtr = std::unique_ptr<SSL_CTX, Deleter<SSL_CTX_free>>;
-using SslPtr = std::unique_ptr<SSL, Deleter<SSL_free>>;
-using BioPtr = std::unique_ptr<BIO, Deleter<BIO_free>>;
-using X509Ptr = std::unique_ptr<X509, Deleter<X509_free>>;
-using PkeyPtr = std::unique_ptr<EVP_PKEY, Deleter<EVP_PKEY_free>>;
+using namespace internal;  // NOLINT: the OpenSSL owning pointers
 
 // Owns a file descriptor.
 class Fd {
@@ -382,7 +372,7 @@ Status SecureServer::Start() {
       res == nullptr) {
     return ServingError("cannot resolve --bind-address " + o.bind_address);
   }
-  std::unique_ptr<addrinfo, Deleter<freeaddrinfo>> res_owner(res);
+  std::unique_ptr<addrinfo, FnDeleter<freeaddrinfo>> res_owner(res);
   Fd fd(socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0));
   int one = 1;
   setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));

@@ -8,20 +8,12 @@
 
 #include <memory>
 
+#include "pkg/server/openssl_ptr.h"
+
 namespace kcm::server {
 namespace {
 
-template <auto fn>
-struct Deleter {
-  template <typename T>
-  void operator()(T* p) const {
-    fn(p);
-  }
-};
-using PkeyPtr = std::unique_ptr<EVP_PKEY, Deleter<EVP_PKEY_free>>;
-using X509Ptr = std::unique_ptr<X509, Deleter<X509_free>>;
-using BioPtr = std::unique_ptr<BIO, Deleter<BIO_free>>;
-using ExtPtr = std::unique_ptr<X509_EXTENSION, Deleter<X509_EXTENSION_free>>;
+using namespace internal;  // NOLINT: the OpenSSL owning pointers
 
 Error SslError(const std::string& what) {
   return Error::Local("TLSError", "self-signed certificate: " + what + " failed");
@@ -56,7 +48,7 @@ Result<PemPair> MakeSelfSignedCertificate(const std::string& host,
   X509V3_CTX ctx;
   X509V3_set_ctx_nodb(&ctx);
   X509V3_set_ctx(&ctx, cert.get(), cert.get(), nullptr, nullptr, 0);
-  ExtPtr ext(X509V3_EXT_conf_nid(nullptr, &ctx, NID_subject_alt_name, san.c_str()));
+  X509ExtPtr ext(X509V3_EXT_conf_nid(nullptr, &ctx, NID_subject_alt_name, san.c_str()));
   if (!ext || !X509_add_ext(cert.get(), ext.get(), -1)) return SslError("subjectAltName");
   if (!X509_sign(cert.get(), key.get(), EVP_sha256())) return SslError("signing");
 
