@@ -17,23 +17,9 @@ QPS=${QPS:-20}
 BURST=${BURST:-30}
 NODES=${NODES:-$((N / 100 + 5))}
 dir=${KCM_TESTBED_DIR:-/tmp/kcm-rs-bench}
-ours="$build/cmd/kube-controller-manager/kube-controller-manager"
-[ -x "$ours" ] || { echo "build $ours first" >&2; exit 1; }
-
-started=0
-if [ ! -f "$dir/testbed.env" ] || ! KCM_TESTBED_DIR=$dir hack/testbed status >/dev/null 2>&1; then
-  KCM_TESTBED_NODES=$NODES KCM_TESTBED_DIR=$dir hack/testbed up >/dev/null
-  started=1
-fi
-# shellcheck disable=SC1091
-source "$dir/testbed.env"
-K="$KCM_TESTBED_KUBECTL --kubeconfig=$KCM_TESTBED_ADMIN_KUBECONFIG"
-upstream="$KCM_TESTBED_BIN_DIR/kube-controller-manager"
-tick=$(getconf CLK_TCK)
-
-free_port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-now() { date +%s.%N; }
+# shellcheck source=bench/lib/controller_bench.sh
+source bench/lib/controller_bench.sh
+bench_testbed_up
 field() { $K -n "$1" get rs big -o "jsonpath={.status.$2}" 2>/dev/null || true; }
 
 # run_one <label> <command...>: one measured scale-up in namespace bench-<label>.
@@ -100,4 +86,4 @@ run_one upstream "$upstream" --kubeconfig="$KCM_TESTBED_ADMIN_KUBECONFIG" \
   --leader-elect=false --bind-address=127.0.0.1 --secure-port="$(free_port)" \
   --kube-api-qps="$QPS" --kube-api-burst="$BURST"
 
-if [ "$started" = 1 ]; then KCM_TESTBED_DIR=$dir hack/testbed down >/dev/null; fi
+bench_testbed_down

@@ -1,0 +1,30 @@
+# Shared by the controller scale benchmarks (bench/replicaset, bench/deployment); source it from
+# the repository root after setting `build`, `dir` (testbed state dir) and `NODES`.
+# Provides: $ours, $upstream, $K (kubectl as admin), $tick, bench_testbed_up, bench_testbed_down,
+# free_port, cpu_ticks <pid>, rss_kb <pid> (peak), now.
+
+ours="$build/cmd/kube-controller-manager/kube-controller-manager"
+[ -x "$ours" ] || { echo "build $ours first" >&2; exit 1; }
+
+bench_started_testbed=0
+# Reuses a testbed already up in $dir, else starts one with $NODES KWOK nodes.
+bench_testbed_up() {
+  if [ ! -f "$dir/testbed.env" ] || ! KCM_TESTBED_DIR=$dir hack/testbed status >/dev/null 2>&1; then
+    KCM_TESTBED_NODES=$NODES KCM_TESTBED_DIR=$dir hack/testbed up >/dev/null
+    bench_started_testbed=1
+  fi
+  # shellcheck disable=SC1091
+  source "$dir/testbed.env"
+  K="$KCM_TESTBED_KUBECTL --kubeconfig=$KCM_TESTBED_ADMIN_KUBECONFIG"
+  upstream="$KCM_TESTBED_BIN_DIR/kube-controller-manager"
+  tick=$(getconf CLK_TCK)
+}
+# Stops the testbed only if bench_testbed_up started it.
+bench_testbed_down() {
+  if [ "$bench_started_testbed" = 1 ]; then KCM_TESTBED_DIR=$dir hack/testbed down >/dev/null; fi
+}
+
+free_port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+rss_kb() { awk '/VmHWM/ {print $2}' "/proc/$1/status"; }
+now() { date +%s.%N; }
