@@ -7,6 +7,7 @@
 
 #include <thread>
 
+#include "test/integration/framework/process.h"
 #include "test/integration/framework/testenv.h"
 
 namespace kcm::examples {
@@ -37,14 +38,8 @@ std::string LabelOf(const std::string& ns, const std::string& name, const std::s
   return r.ok() ? r.out : "";
 }
 
-template <typename F>
-bool Eventually(F f, std::chrono::seconds limit = 30s) {
-  auto end = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < end) {
-    if (f()) return true;
-    std::this_thread::sleep_for(100ms);
-  }
-  return f();
+bool Eventually(const std::function<bool()>& done) {
+  return testenv::Eventually(done, std::chrono::seconds(30));
 }
 
 TEST(ConfigMapLabelerTest, LabelsEveryConfigMapAndRestoresRemovedLabels) {
