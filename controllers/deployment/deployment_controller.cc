@@ -283,7 +283,7 @@ PodMap DeploymentController::GetPodMapForDeployment(const Deployment& d,
 Status DeploymentController::SyncDeployment(const std::string& ns, const std::string& name) {
   auto cached = d_lister_.ByNamespace(ns).Get(name);
   if (!cached.ok()) {
-    if (client::IsNotFound(cached.error())) {
+    if (errors::IsNotFound(cached.error())) {
       VLOG(2) << "Deployment " << ns << "/" << name << " has been deleted";
       return OkStatus();
     }

@@ -98,7 +98,7 @@ Result<int32_t> DeploymentController::CleanupUnhealthyReplicas(ReplicaSets& old_
     // would let ScaleDownOldReplicaSetsForRollingUpdate remove too much, so this sync stops here
     // (as upstream) and retries once the status caught up.
     if (new_count > rs->spec.replicas || new_count < 0) {
-      return Error::Local("Invalid",
+      return Error::Local("InvalidArgument",
                           "when cleaning up unhealthy replicas, got invalid request to "
                           "scale down " +
                               rs->metadata.name);

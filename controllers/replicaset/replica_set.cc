@@ -56,11 +56,11 @@ bool IsPodTerminating(const api::Pod& pod) {
 // parse, or a null/empty one (the API server refuses both for apps/v1; acting on them would claim
 // nothing or everything).
 Result<api::labels::Selector> SelectorOf(const api::ReplicaSet& rs) {
-  if (!rs.spec.selector) return Error::Local("Invalid", "spec.selector is null");
+  if (!rs.spec.selector) return Error::Local("InvalidArgument", "spec.selector is null");
   Result<api::labels::Selector> selector = api::LabelSelectorAsSelector(&*rs.spec.selector);
   if (!selector.ok()) return selector.error();
   if (selector->Empty() || selector->IsNothing()) {
-    return Error::Local("Invalid", "spec.selector selects everything or nothing");
+    return Error::Local("InvalidArgument", "spec.selector selects everything or nothing");
   }
   return selector;
 }
@@ -120,7 +120,7 @@ std::vector<PodPtr> ReplicaSetController::PodsControlledBy(const std::string& ns
 
 Status ReplicaSetController::Run(std::stop_token stop) {
   if (!rs_informer_.informer || !pod_informer_.informer) {
-    return Error::Local("Invalid", "replicaset controller: informers are required to run");
+    return Error::Local("InvalidArgument", "replicaset controller: informers are required to run");
   }
   runtime::ControllerOptions co;
   co.name = kControllerName;
@@ -372,7 +372,7 @@ Status ReplicaSetController::ManageReplicas(const std::vector<PodPtr>& filtered_
           Status s = pod_control_->CreatePods(rs.metadata.namespace_, rs.spec.pod_template, rs,
                                               controller_ref);
           // The namespace is going away: nothing to create, and no point retrying.
-          if (!s.ok() && client::IsNamespaceTerminating(s.error())) return OkStatus();
+          if (!s.ok() && errors::IsNamespaceTerminating(s.error())) return OkStatus();
           return s;
         },
         kMaxConcurrentWrites);
@@ -414,7 +414,7 @@ Status ReplicaSetController::ManageReplicas(const std::vector<PodPtr>& filtered_
         VLOG(2) << "Failed to delete " << pod_keys[i] << ", decremented expectations for "
                 << "ReplicaSet " << key;
         expectations_.DeletionObserved(key, pod_keys[i]);
-        if (client::IsNotFound(s.error())) continue;
+        if (errors::IsNotFound(s.error())) continue;
         std::lock_guard lock(mu);
         if (first_error.ok()) first_error = s;
       }
@@ -435,7 +435,7 @@ Result<runtime::ReconcileResult> ReplicaSetController::SyncReplicaSet(const std:
   const runtime::Request req = runtime::Request::FromKey(key);
   Result<ReplicaSetPtr> got = rs_informer_.lister.ByNamespace(req.namespace_).Get(req.name);
   if (!got.ok()) {
-    if (client::IsNotFound(got.error())) {
+    if (errors::IsNotFound(got.error())) {
       VLOG(4) << "ReplicaSet " << key << " has been deleted";
       expectations_.DeleteExpectations(key);
       return runtime::ReconcileResult{};

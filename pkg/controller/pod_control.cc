@@ -18,7 +18,7 @@ Result<std::string> GetPodFromTemplate(const api::PodTemplate& pod_template, std
                                        std::string_view parent_name,
                                        const api::OwnerReference* controller_ref) {
   if (pod_template.labels.empty()) {
-    return Error::Local(std::string(client::reason::kInvalid), "unable to create pods, no labels");
+    return Error::Local("InvalidArgument", "unable to create pods, no labels");
   }
   Result<json::Value> tmpl = pod_template.ToJson();
   if (!tmpl.ok()) return tmpl.error();
@@ -62,7 +62,7 @@ Status RealPodControl::CreatePods(std::string_view ns, const api::PodTemplate& p
       record::GetReference(controller_object, controller_api_version_);
   if (!created.ok()) {
     // Creates into a terminating namespace are expected while it drains; no warning for them.
-    if (!client::IsNamespaceTerminating(created.error())) {
+    if (!errors::IsNamespaceTerminating(created.error())) {
       recorder_.Event(ref, record::kEventTypeWarning, kFailedCreatePodReason,
                       "Error creating: " + created.error().message);
     }
@@ -91,7 +91,7 @@ Status RealPodControl::DeletePod(std::string_view ns, std::string_view name,
                     "Deleted pod: " + std::string(name));
     return OkStatus();
   }
-  if (client::IsNotFound(deleted.error())) {
+  if (errors::IsNotFound(deleted.error())) {
     VLOG(4) << "Pod " << ns << "/" << name << " has already been deleted";
     return deleted.error();
   }

@@ -156,7 +156,7 @@ bool LeaderElector::TryAcquireOrRenew(std::stop_token stop) {
   // 2. Read the record, or create it.
   auto current = config_.lock->Get(stop);
   if (!current.ok()) {
-    if (!client::IsNotFound(current.error())) {
+    if (!errors::IsNotFound(current.error())) {
       LOG(ERROR) << "error retrieving resource lock " << config_.lock->Describe() << ": "
                  << current.error().ToString();
       return false;
@@ -210,7 +210,7 @@ void LeaderElector::Release() {
   released.leader_transitions = ObservedRecord().leader_transitions;
   // Run's stop token is already requested; these requests must still go out.
   Status s = config_.lock->Update(released, {});
-  if (!s.ok() && client::IsConflict(s.error())) {
+  if (!s.ok() && errors::IsConflict(s.error())) {
     // Our cached resourceVersion is stale; release only if the lease is still ours.
     auto current = config_.lock->Get({});
     if (current.ok() && current->holder_identity == identity_) {

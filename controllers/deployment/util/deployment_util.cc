@@ -291,7 +291,8 @@ Result<int32_t> NewRSNewReplicas(const api::Deployment& d, const ReplicaSets& al
                                  const api::ReplicaSet& new_rs) {
   if (d.spec.strategy.type == "Recreate") return d.spec.replicas;
   if (!IsRollingUpdate(d)) {
-    return Error::Local("Invalid", "deployment type " + d.spec.strategy.type + " isn't supported");
+    return Error::Local("InvalidArgument",
+                        "deployment type " + d.spec.strategy.type + " isn't supported");
   }
   const int32_t current = GetReplicaCountForReplicaSets(all_rss);
   const int32_t max_total = d.spec.replicas + MaxSurge(d);

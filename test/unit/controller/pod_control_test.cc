@@ -76,7 +76,8 @@ TEST(GetPodFromTemplateTest, RefusesTemplateWithoutLabels) {
   api::PodTemplate tmpl{R"({"spec":{"containers":[]}})", {}};
   Result<std::string> body = GetPodFromTemplate(tmpl, "ns", "rs", nullptr);
   ASSERT_FALSE(body.ok());
-  EXPECT_EQ(body.error().reason, "Invalid");
+  EXPECT_EQ(body.error().reason, "InvalidArgument");
+  EXPECT_FALSE(errors::IsInvalid(body.error()));  // a local error, not a 422
 }
 
 std::string StatusBody(int code, const char* reason, const char* message, const char* causes = "") {

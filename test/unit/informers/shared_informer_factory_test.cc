@@ -307,7 +307,7 @@ TEST(TypedListerTest, GetAndListWithSelector) {
   EXPECT_EQ((*got)->metadata.resource_version, "7");
   auto missing = pods.lister.ByNamespace("b").Get("db-1");
   ASSERT_FALSE(missing.ok());
-  EXPECT_TRUE(client::IsNotFound(missing.error())) << missing.error().ToString();
+  EXPECT_TRUE(errors::IsNotFound(missing.error())) << missing.error().ToString();
   EXPECT_EQ(missing.error().code, 404);
 
   auto web = api::labels::Selector::FromSet({{"app", "web"}});

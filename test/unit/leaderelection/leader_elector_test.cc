@@ -261,7 +261,7 @@ TEST_F(LeaderElectorTest, StopsLeadingWhenRenewalsFailPastTheRenewDeadline) {  /
   Start(Config());
   ASSERT_TRUE(WaitUntil([&] { return started_.load() && clock_.Waiters() == 1; }));
   EXPECT_EQ(MasterStatus(name_), 1);
-  lock_->FailAlways(Error{0, "Transport", "connection refused", {}});
+  lock_->FailAlways(Error::Transport(TransportCause::kConnectionRefused, "connection refused"));
   // Attempts at +2 (the deadline is then +12), +4, +6, +8, +10 all fail...
   for (int i = 0; i < 5; ++i) ASSERT_TRUE(StepAndWait(seconds(2)));
   EXPECT_FALSE(stopped_);

@@ -519,7 +519,7 @@ TEST_F(ControllerTest, StatusWriteRetriedOnceAfterGet) {
   ASSERT_TRUE(rs_index_->Update(rs2).ok());
   auto r = Sync("rs");
   ASSERT_FALSE(r.ok());
-  EXPECT_TRUE(client::IsConflict(r.error()));
+  EXPECT_TRUE(errors::IsConflict(r.error()));
   EXPECT_EQ(rs_client_->writes().size(), 4u);
 }
 
