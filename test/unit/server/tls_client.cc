@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -65,7 +66,7 @@ int ConnectTcp(int port) {
     close(fd);
     return -1;
   }
-  timeval tv{5, 0};
+  timeval tv{3, 0};
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
   return fd;
 }
@@ -103,6 +104,20 @@ bool WaitPeerClosed(int fd, std::chrono::milliseconds limit) {
   }
   return false;
 }
+
+namespace {
+
+// Whether a failed SSL_read only hit the socket's receive timeout (say after reading nothing but
+// TLS 1.3 session tickets) rather than a close or a TLS error.
+bool ReadTimedOut(SSL* ssl, int n) {
+  int err = SSL_get_error(ssl, n);
+  bool timed_out = err == SSL_ERROR_WANT_READ ||
+                   (err == SSL_ERROR_SYSCALL && (errno == EAGAIN || errno == EWOULDBLOCK));
+  ERR_clear_error();
+  return timed_out;
+}
+
+}  // namespace
 
 struct TlsClient::State {
   SSL_CTX* ctx = nullptr;
@@ -177,7 +192,7 @@ std::string TlsClient::ReadResponse(std::chrono::milliseconds limit) {
     char chunk[4096];
     int n = SSL_read(s.ssl, chunk, sizeof(chunk));
     if (n <= 0) {
-      ERR_clear_error();
+      if (ReadTimedOut(s.ssl, n)) continue;
       return "";
     }
     buf.append(chunk, static_cast<size_t>(n));
@@ -196,10 +211,7 @@ bool TlsClient::WaitClosed(std::chrono::milliseconds limit) {
     }
     char chunk[4096];
     int n = SSL_read(s.ssl, chunk, sizeof(chunk));
-    if (n <= 0) {
-      ERR_clear_error();
-      return true;
-    }
+    if (n <= 0 && !ReadTimedOut(s.ssl, n)) return true;
   }
   return false;
 }

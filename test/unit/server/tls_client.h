@@ -29,7 +29,7 @@ struct GetOptions {
 // GET https://127.0.0.1:<port><path> with libcurl (server certificate not verified).
 HttpsResponse HttpsGet(int port, const std::string& path, const GetOptions& options = {});
 
-// A blocking TCP connection to 127.0.0.1:port (-1 on failure). Receive timeout 5 s.
+// A blocking TCP connection to 127.0.0.1:port (-1 on failure). Receive timeout 3 s.
 int ConnectTcp(int port);
 
 // The bytes of a TLS ClientHello, as a real client would send first.
