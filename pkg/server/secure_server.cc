@@ -342,7 +342,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
     }
     auto executor = stream_.get_executor();
     net::post(*server_.workers, [self = shared_from_this(), job = std::move(job), executor] {
-      std::optional<Response> outcome = self->server_.Decide(job);
+      std::optional<Response> outcome;
+      try {
+        outcome = self->server_.Decide(job);
+      } catch (const std::exception& e) {  // An exception must not end a worker thread.
+        LOG(ERROR) << "serving " << job.path << ": " << e.what();
+        outcome = Text(500, "Internal Server Error\n");
+      }
       self->server_.pending.fetch_sub(1);
       net::post(executor, [self, path = job.path, outcome = std::move(outcome)]() mutable {
         self->Reply(outcome ? std::move(*outcome) : self->server_.ServeLocal(path, self->query_));
@@ -453,7 +459,11 @@ void SecureServer::Impl::OnAccept(beast::error_code ec, tcp::socket socket) {
             << options.max_connections << " connections already open";
     socket.close(ignored);
   } else {
-    std::make_shared<Connection>(*this, std::move(socket))->Start();
+    try {
+      std::make_shared<Connection>(*this, std::move(socket))->Start();
+    } catch (const std::exception& e) {  // SSL_new failing (memory): drop this one connection.
+      LOG(ERROR) << "https server: new connection: " << e.what();
+    }
   }
   Accept();
 }
@@ -531,7 +541,17 @@ Status SecureServer::Start() {
   s.accept_backoff = std::make_unique<net::steady_timer>(*s.io);
   s.workers = std::make_unique<net::thread_pool>(static_cast<size_t>(o.worker_threads));
   s.Accept();
-  s.io_thread = std::thread([io = s.io.get()] { io->run(); });
+  s.io_thread = std::thread([io = s.io.get()] {
+    // run() returns only once stopped; a handler's exception is logged and serving goes on.
+    while (true) {
+      try {
+        io->run();
+        return;
+      } catch (const std::exception& e) {
+        LOG(ERROR) << "https server: " << e.what();
+      }
+    }
+  });
   return OkStatus();
 }
 
