@@ -220,26 +220,43 @@ namespace {
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
   Connection(SecureServer::Impl& server, tcp::socket socket)
-      : server_(server), stream_(std::move(socket), *server.tls) {
+      : server_(server), socket_(std::move(socket)), first_byte_timer_(socket_.get_executor()) {
     server_.connections.fetch_add(1);
   }
   ~Connection() { server_.connections.fetch_sub(1); }
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
 
+  // One deadline covers the wait for the first byte, the handshake and the whole first request.
+  // The TLS machinery (≈ 85 kB of record buffers and state) is made only once the client has
+  // sent something: a connection that never speaks costs a socket and a timer.
   void Start() {
-    // One deadline covers the handshake and the whole first request.
-    beast::get_lowest_layer(stream_).expires_after(server_.options.request_timeout);
-    stream_.async_handshake(
+    deadline_ = std::chrono::steady_clock::now() + server_.options.request_timeout;
+    first_byte_timer_.expires_at(deadline_);
+    first_byte_timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
+      if (ec) return;  // Cancelled: the client spoke first.
+      beast::error_code ignored;
+      self->socket_.close(ignored);
+    });
+    socket_.async_wait(tcp::socket::wait_read,
+                       [self = shared_from_this()](beast::error_code ec) { self->StartTls(ec); });
+  }
+
+ private:
+  void StartTls(beast::error_code ec) {
+    first_byte_timer_.cancel();
+    if (ec || !socket_.is_open()) return;  // Closed at the deadline, or the client went away.
+    stream_.emplace(std::move(socket_), *server_.tls);
+    beast::get_lowest_layer(*stream_).expires_at(deadline_);
+    stream_->async_handshake(
         net::ssl::stream_base::server,
         beast::bind_front_handler(&Connection::OnHandshake, shared_from_this()));
   }
 
- private:
   void OnHandshake(beast::error_code ec) {
     // A failed handshake (a plain-HTTP probe, a scanner, a hang-up) is not worth a log line.
     if (ec) return;
-    SSL* ssl = stream_.native_handle();
+    SSL* ssl = stream_->native_handle();
     if (server_.client_ca) {
       client_cert_ = internal::VerifyClientCertificate(ssl, server_.client_ca.get());
     }
@@ -253,26 +270,27 @@ class Connection : public std::enable_shared_from_this<Connection> {
     parser_.emplace();
     parser_->header_limit(kMaxHeaderBytes);
     parser_->body_limit(kMaxBodyBytes);
-    http::async_read(stream_, buffer_, *parser_,
+    http::async_read(*stream_, buffer_, *parser_,
                      beast::bind_front_handler(&Connection::OnRead, shared_from_this()));
   }
 
   // Keep-alive: up to idle_timeout for the next request's first bytes, then the request deadline.
   void WaitForNextRequest() {
     if (buffer_.size() > 0) {  // Pipelined: the next request is already here.
-      beast::get_lowest_layer(stream_).expires_after(server_.options.request_timeout);
+      beast::get_lowest_layer(*stream_).expires_after(server_.options.request_timeout);
       ReadRequest();
       return;
     }
-    beast::get_lowest_layer(stream_).expires_after(server_.options.idle_timeout);
-    stream_.async_read_some(buffer_.prepare(4096),
-                            beast::bind_front_handler(&Connection::OnIdleRead, shared_from_this()));
+    beast::get_lowest_layer(*stream_).expires_after(server_.options.idle_timeout);
+    stream_->async_read_some(
+        buffer_.prepare(4096),
+        beast::bind_front_handler(&Connection::OnIdleRead, shared_from_this()));
   }
 
   void OnIdleRead(beast::error_code ec, size_t n) {
     if (ec) return;  // Idle timeout or the client went away.
     buffer_.commit(n);
-    beast::get_lowest_layer(stream_).expires_after(server_.options.request_timeout);
+    beast::get_lowest_layer(*stream_).expires_after(server_.options.request_timeout);
     ReadRequest();
   }
 
@@ -340,7 +358,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
       Reply(std::move(r));
       return;
     }
-    auto executor = stream_.get_executor();
+    auto executor = stream_->get_executor();
     net::post(*server_.workers, [self = shared_from_this(), job = std::move(job), executor] {
       std::optional<Response> outcome;
       try {
@@ -408,23 +426,26 @@ class Connection : public std::enable_shared_from_this<Connection> {
     const size_t length = r.body.size();
     if (!head_) res.body() = std::move(r.body);
     res.content_length(length);
-    beast::get_lowest_layer(stream_).expires_after(server_.options.request_timeout);
-    http::async_write(stream_, res,
+    beast::get_lowest_layer(*stream_).expires_after(server_.options.request_timeout);
+    http::async_write(*stream_, res,
                       beast::bind_front_handler(&Connection::OnWrite, shared_from_this()));
   }
 
   void OnWrite(beast::error_code ec, size_t /*bytes*/) {
     if (ec) return;
     if (!keep_alive_ || server_.stopping) {
-      beast::get_lowest_layer(stream_).expires_after(kShutdownTimeout);
-      stream_.async_shutdown([self = shared_from_this()](beast::error_code) {});
+      beast::get_lowest_layer(*stream_).expires_after(kShutdownTimeout);
+      stream_->async_shutdown([self = shared_from_this()](beast::error_code) {});
       return;
     }
     WaitForNextRequest();
   }
 
   SecureServer::Impl& server_;
-  beast::ssl_stream<beast::tcp_stream> stream_;
+  tcp::socket socket_;  // until the first byte; then moved into stream_
+  net::steady_timer first_byte_timer_;
+  std::chrono::steady_clock::time_point deadline_;
+  std::optional<beast::ssl_stream<beast::tcp_stream>> stream_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   http::response<http::string_body> response_;
