@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build ccache clang-format clang pkg-config
   libcurl4-openssl-dev libsimdjson-dev libgflags-dev libgoogle-glog-dev prometheus-cpp-dev
-  libgtest-dev libgmock-dev libbenchmark-dev libyaml-cpp-dev libssl-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libyaml-cpp-dev libssl-dev libboost-dev
   prometheus openssl curl ca-certificates procps iproute2
 )
 

@@ -19,6 +19,10 @@ constexpr auto kShutdownBound = std::chrono::seconds(25);
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A peer that hangs up must cost a write error (EPIPE), never the process: every socket write
+  // path (Asio, libcurl, OpenSSL over a socket BIO) is covered by ignoring SIGPIPE process-wide,
+  // before any thread starts.
+  signal(SIGPIPE, SIG_IGN);
   FLAGS_logtostderr = true;
   auto options = kcm::app::ParseFlags(argc, argv);
   if (!options.ok()) {

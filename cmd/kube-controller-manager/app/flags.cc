@@ -33,6 +33,25 @@ DEFINE_string(bind_address, "0.0.0.0", "Address to serve /metrics and health on.
 DEFINE_int32(secure_port, 10257, "HTTPS port for /metrics and health (0 = off).");
 DEFINE_string(tls_cert_file, "", "Serving certificate; self-signed in memory when empty.");
 DEFINE_string(tls_private_key_file, "", "Serving key, with --tls-cert-file.");
+DEFINE_string(tls_min_version, "VersionTLS12",
+              "Minimum TLS version served: VersionTLS12 or VersionTLS13.");
+DEFINE_string(tls_cipher_suites, "",
+              "Comma-separated TLS 1.2 cipher suites (IANA names). Default: ECDHE with AES-GCM or "
+              "ChaCha20-Poly1305 only. TLS 1.3 suites are accepted and not configurable.");
+DEFINE_string(client_ca_file, "",
+              "Authenticate requests presenting a client certificate signed by one of these CAs "
+              "as the certificate's CommonName (groups: its Organizations).");
+DEFINE_string(requestheader_client_ca_file, "",
+              "CA bundle verifying the front proxy's client certificate before the user in "
+              "--requestheader-username-headers is trusted.");
+DEFINE_string(requestheader_allowed_names, "",
+              "Client certificate CommonNames allowed to assert users in headers (empty: any "
+              "certificate verified by --requestheader-client-ca-file).");
+DEFINE_string(requestheader_username_headers, "X-Remote-User",
+              "Request headers holding the user name (first non-empty wins).");
+DEFINE_string(requestheader_group_headers, "X-Remote-Group", "Request headers holding groups.");
+DEFINE_string(requestheader_extra_headers_prefix, "X-Remote-Extra-",
+              "Request header prefixes holding extra user attributes.");
 DEFINE_string(authentication_kubeconfig, "", "Kubeconfig for TokenReview (default: in-cluster).");
 DEFINE_string(authorization_kubeconfig, "",
               "Kubeconfig for SubjectAccessReview (default: in-cluster).");
@@ -123,6 +142,14 @@ Result<Options> ParseFlags(int argc, char** argv) {
   o.secure_port = FLAGS_secure_port;
   o.tls_cert_file = FLAGS_tls_cert_file;
   o.tls_private_key_file = FLAGS_tls_private_key_file;
+  o.tls_min_version = FLAGS_tls_min_version;
+  o.tls_cipher_suites = SplitList(FLAGS_tls_cipher_suites);
+  o.client_ca_file = FLAGS_client_ca_file;
+  o.requestheader_client_ca_file = FLAGS_requestheader_client_ca_file;
+  o.requestheader_allowed_names = SplitList(FLAGS_requestheader_allowed_names);
+  o.requestheader_username_headers = SplitList(FLAGS_requestheader_username_headers);
+  o.requestheader_group_headers = SplitList(FLAGS_requestheader_group_headers);
+  o.requestheader_extra_headers_prefix = SplitList(FLAGS_requestheader_extra_headers_prefix);
   o.authentication_kubeconfig = FLAGS_authentication_kubeconfig;
   o.authorization_kubeconfig = FLAGS_authorization_kubeconfig;
   o.authorization_always_allow_paths = SplitList(FLAGS_authorization_always_allow_paths);
@@ -156,7 +183,15 @@ std::string EffectiveFlags(const Options& o) {
       << " --leader-elect-resource-name=" << le.resource_name
       << " --leader-elect-resource-namespace=" << le.resource_namespace
       << " --bind-address=" << o.bind_address << " --secure-port=" << o.secure_port
-      << " --tls-cert-file=" << o.tls_cert_file << " --v=" << o.verbosity;
+      << " --tls-cert-file=" << o.tls_cert_file << " --tls-min-version=" << o.tls_min_version
+      << " --tls-cipher-suites=" << join(o.tls_cipher_suites)
+      << " --client-ca-file=" << o.client_ca_file
+      << " --requestheader-client-ca-file=" << o.requestheader_client_ca_file
+      << " --requestheader-allowed-names=" << join(o.requestheader_allowed_names)
+      << " --requestheader-username-headers=" << join(o.requestheader_username_headers)
+      << " --requestheader-group-headers=" << join(o.requestheader_group_headers)
+      << " --requestheader-extra-headers-prefix=" << join(o.requestheader_extra_headers_prefix)
+      << " --v=" << o.verbosity;
   return out.str();
 }
 

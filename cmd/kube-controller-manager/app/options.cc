@@ -1,6 +1,9 @@
 #include "cmd/kube-controller-manager/app/options.h"
 
 #include <algorithm>
+#include <fstream>
+
+#include "pkg/server/tls_options.h"
 
 namespace kcm::app {
 namespace {
@@ -109,6 +112,19 @@ Status Validate(const Options& o) {
   }
   if (o.tls_cert_file.empty() != o.tls_private_key_file.empty()) {
     return FlagError("tls-cert-file", "--tls-cert-file and --tls-private-key-file go together");
+  }
+  if (auto v = server::TLSVersionFromName(o.tls_min_version); !v.ok()) {
+    return FlagError("tls-min-version", v.error().message);
+  }
+  if (auto c = server::OpenSSLCipherList(o.tls_cipher_suites); !c.ok()) {
+    return FlagError("tls-cipher-suites", c.error().message);
+  }
+  for (const auto& [flag, file] :
+       {std::pair<const char*, const std::string&>{"client-ca-file", o.client_ca_file},
+        {"requestheader-client-ca-file", o.requestheader_client_ca_file}}) {
+    if (!file.empty() && !std::ifstream(file).good()) {
+      return FlagError(flag, "cannot read " + file);
+    }
   }
   if (o.verbosity < 0) return FlagError("v", "must not be negative");
   return OkStatus();

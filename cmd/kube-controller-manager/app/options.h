@@ -36,6 +36,14 @@ struct Options {
   int secure_port = 10257;
   std::string tls_cert_file;
   std::string tls_private_key_file;
+  std::string tls_min_version = "VersionTLS12";
+  std::vector<std::string> tls_cipher_suites;  // IANA names; empty = ECDHE + AEAD suites only
+  std::string client_ca_file;
+  std::string requestheader_client_ca_file;
+  std::vector<std::string> requestheader_allowed_names;
+  std::vector<std::string> requestheader_username_headers = {"X-Remote-User"};
+  std::vector<std::string> requestheader_group_headers = {"X-Remote-Group"};
+  std::vector<std::string> requestheader_extra_headers_prefix = {"X-Remote-Extra-"};
   std::string authentication_kubeconfig;
   std::string authorization_kubeconfig;
   std::vector<std::string> authorization_always_allow_paths = {"/healthz", "/readyz", "/livez"};

@@ -60,6 +60,12 @@ TEST(OptionsTest, InvalidValuesNameTheirFlag) {
       {[](Options& o) { o.secure_port = 70000; }, "--secure-port"},
       {[](Options& o) { o.tls_cert_file = "/x.crt"; }, "--tls-cert-file"},
       {[](Options& o) { o.kube_api_content_type = "text/plain"; }, "--kube-api-content-type"},
+      {[](Options& o) { o.tls_min_version = "VersionTLS11"; }, "--tls-min-version"},
+      {[](Options& o) { o.tls_min_version = "TLS1.3"; }, "--tls-min-version"},
+      {[](Options& o) { o.tls_cipher_suites = {"TLS_NOT_A_SUITE"}; }, "--tls-cipher-suites"},
+      {[](Options& o) { o.client_ca_file = "/nonexistent/ca.crt"; }, "--client-ca-file"},
+      {[](Options& o) { o.requestheader_client_ca_file = "/nonexistent/ca.crt"; },
+       "--requestheader-client-ca-file"},
   };
   for (const Case& c : cases) {
     Options o;
@@ -68,6 +74,16 @@ TEST(OptionsTest, InvalidValuesNameTheirFlag) {
     ASSERT_FALSE(s.ok()) << c.flag;
     EXPECT_EQ(s.error().message.rfind(std::string(c.flag) + ":", 0), 0u) << s.error().message;
   }
+}
+
+// Upstream's IANA names, secure and insecure, and the TLS 1.3 ones are all accepted.
+TEST(OptionsTest, TLSFlagsAcceptUpstreamNames) {
+  Options o;
+  o.tls_min_version = "VersionTLS13";
+  o.tls_cipher_suites = {"TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256",
+                         "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256",
+                         "TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA", "TLS_AES_128_GCM_SHA256"};
+  EXPECT_TRUE(Validate(o).ok());
 }
 
 TEST(OptionsTest, NegativeQpsDisablesLimiterAndIsValid) {
