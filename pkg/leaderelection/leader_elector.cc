@@ -104,17 +104,27 @@ bool LeaderElector::RenewUntilLost(std::stop_token stop) {
     // under a renewDeadline timeout).
     const Clock::time_point deadline = clock_.Now() + config_.renew_deadline;
     bool renewed = false;
+    std::string taken_by;
     for (;;) {
       if (stop.stop_requested()) return false;
       renewed = TryAcquireOrRenew(stop);
-      if (renewed || clock_.Now() >= deadline) break;
+      if (renewed) break;
+      // Another candidate holds the lease now (it took over, or an admin rewrote it): we are
+      // certainly not the leader, so stop the leading work at once instead of retrying until the
+      // renew deadline, which would let in-flight syncs keep writing next to the new leader.
+      taken_by = GetLeader();
+      if (!taken_by.empty() && taken_by != identity_) break;
+      taken_by.clear();
+      if (clock_.Now() >= deadline) break;
       const Clock::time_point next = std::min(clock_.Now() + config_.retry_period, deadline);
       if (!clock_.SleepUntil(next, stop)) return false;
       if (clock_.Now() >= deadline) break;
     }
     MaybeReportTransition();
     if (!renewed) {
-      LOG(ERROR) << "failed to renew lease " << desc << ": timed out waiting for the condition";
+      LOG(ERROR) << "failed to renew lease " << desc << ": "
+                 << (taken_by.empty() ? "timed out waiting for the condition"
+                                      : "the lease is held by " + taken_by);
       config_.lock->RecordEvent("stopped leading");
       metrics_.LeaderOff();
       return true;

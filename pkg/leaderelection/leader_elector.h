@@ -23,7 +23,8 @@ inline constexpr double kJitterFactor = 1.2;
 
 struct LeaderCallbacks {
   // Runs on its own thread once the lease is acquired; `stop` is requested when leadership ends
-  // (lease lost or Run stopped). Required.
+  // (lease lost or Run stopped) before on_stopped_leading runs, so work fenced with it issues no
+  // write after the loss is known. Required.
   std::function<void(std::stop_token stop)> on_started_leading;
   // Called when Run returns, whether or not we ever led (upstream's contract; the daemon exits 1
   // here unless it is shutting down itself). Required.
@@ -77,7 +78,9 @@ class LeaderElector {
 
  private:
   bool Acquire(std::stop_token stop);
-  // Returns true when leadership was lost, false when `stop` ended it.
+  // Renews every retry period (client-go's LeaderElector.renew). Returns true when leadership
+  // was lost: no renewal succeeded within renew_deadline, or the lease was seen held by another
+  // candidate (at once, without waiting for the deadline). False when `stop` ended it.
   bool RenewUntilLost(std::stop_token stop);
   bool TryAcquireOrRenew(std::stop_token stop);
   void Release();
