@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <iostream>
 #include <optional>
 #include <sstream>
 #include <thread>
@@ -48,7 +49,9 @@ class Daemon {
  private:
   static std::vector<std::string> Args(int port, std::string kubeconfig,
                                        std::vector<std::string> extra) {
-    std::vector<std::string> args = {KCM_DAEMON_PATH,
+    // KCM_E2E_DAEMON runs another build of the daemon (e.g. to show a test fails without a fix).
+    const char* daemon = std::getenv("KCM_E2E_DAEMON");
+    std::vector<std::string> args = {daemon != nullptr ? daemon : KCM_DAEMON_PATH,
                                      "--kubeconfig=" + kubeconfig,
                                      "--bind-address=127.0.0.1",
                                      "--secure-port=" + std::to_string(port),
@@ -199,6 +202,8 @@ TEST(LifecycleE2E, NoPodCreateAfterLeaderElectionLost) {
       after_us.push_back(c.received_us - *lost_at);
     }
   }
+  std::cout << "[lifecycle] pod creates before \"leaderelection lost\": " << before
+            << ", after: " << after_us.size() << ", pods: " << PodCount(ns) << std::endl;
   EXPECT_GE(before, 10) << "creates did happen before the loss";
   EXPECT_TRUE(after_us.empty()) << after_us.size() << " pod creates reached the API server after "
                                 << "\"leaderelection lost\"; first +" << after_us.front() / 1000
