@@ -86,6 +86,16 @@ std::optional<int64_t> GlogTime(const std::string& line) {
   return static_cast<int64_t>(mktime(&t)) * 1000000 + micros;
 }
 
+// The time of the first log line containing `text`.
+std::optional<int64_t> LogLineTime(const std::string& log, const std::string& text) {
+  std::istringstream in(log);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.find(text) != std::string::npos) return GlogTime(line);
+  }
+  return std::nullopt;
+}
+
 // Microseconds since the epoch of an RFC 3339 UTC time with microseconds.
 std::optional<int64_t> Rfc3339Micro(const std::string& s) {
   struct tm t = {};
@@ -177,17 +187,7 @@ TEST(LifecycleE2E, NoPodCreateAfterLeaderElectionLost) {
   if (d.Running()) d.StopWith(SIGKILL);
 
   const std::string log = d.Log();
-  std::optional<int64_t> lost_at;
-  {
-    std::istringstream in(log);
-    std::string line;
-    while (std::getline(in, line)) {
-      if (line.find("leaderelection lost") != std::string::npos) {
-        lost_at = GlogTime(line);
-        break;
-      }
-    }
-  }
+  std::optional<int64_t> lost_at = LogLineTime(log, "leaderelection lost");
   ASSERT_TRUE(lost_at.has_value()) << log;
   EXPECT_NE(log.find("the lease is held by e2e-usurper"), std::string::npos) << log;
 
@@ -211,6 +211,48 @@ TEST(LifecycleE2E, NoPodCreateAfterLeaderElectionLost) {
   EXPECT_LT(PodCount(ns), 500);  // the scale-up was cut short, not finished
   kEnv->Kubectl({"-n", ns, "scale", "replicaset", "big", "--replicas=0"});
   DeleteLease();
+}
+
+// SIGTERM during a slow 500-pod scale-up: the slow start stops issuing creates at once (none
+// reaches the API server after the "Received signal" line, beyond 100 ms of transit), the
+// in-flight sync ends, the Lease is released and the process exits 0 on its own — not through
+// the 25 s forced exit (exit 1) it needed while slow starts ignored the stop.
+TEST(LifecycleE2E, SigtermStopsASlowStartAndExitsCleanly) {
+  KCM_REQUIRE_TESTBED();
+  const std::string ns = "e2e-sigterm";
+  ASSERT_TRUE(kEnv->Kubectl({"create", "namespace", ns}).ok());
+  DeleteLease();
+  Daemon d(kEnv->info().kcm_kubeconfig,
+           {"--controllers=replicaset", "--kube-api-qps=5", "--kube-api-burst=1"});
+  ASSERT_TRUE(Eventually([&] { return d.Get("/readyz").first == 200; }, 60s)) << d.Log();
+  auto applied = kEnv->Kubectl({"apply", "-f", "-"}, 60s, ReplicaSetYaml(ns, 500));
+  ASSERT_TRUE(applied.ok()) << applied.Describe();
+  ASSERT_TRUE(Eventually([&] { return PodCount(ns) >= 10; }, 60s, 200ms)) << d.Log();
+  EXPECT_EQ(d.StopWith(SIGTERM, 40s), 0) << d.Log();
+  if (d.Running()) d.StopWith(SIGKILL);
+  const std::string log = d.Log();
+  std::optional<int64_t> signalled_at = LogLineTime(log, "Received signal");
+  ASSERT_TRUE(signalled_at.has_value()) << log;
+  EXPECT_EQ(log.find("graceful shutdown took longer"), std::string::npos) << log;
+
+  std::this_thread::sleep_for(2s);
+  int before = 0, after = 0;
+  for (const auto& c : PodCreates(ns)) {
+    if (c.received_us <= *signalled_at + 100000) {
+      before += c.created ? 1 : 0;
+    } else {
+      ++after;
+    }
+  }
+  std::cout << "[lifecycle] pod creates before SIGTERM: " << before << ", after: " << after
+            << std::endl;
+  EXPECT_GE(before, 10);
+  EXPECT_EQ(after, 0);
+  auto holder = kEnv->Kubectl(
+      {"-n", "kube-system", "get", "lease", kLease, "-o", "jsonpath={.spec.holderIdentity}"});
+  EXPECT_TRUE(holder.ok());
+  EXPECT_EQ(holder.out, "");  // released on the graceful stop
+  kEnv->Kubectl({"-n", ns, "scale", "replicaset", "big", "--replicas=0"});
 }
 
 // A user whose rights miss pods entirely: both controllers' pod informers never sync.
