@@ -2,6 +2,7 @@
 
 #include <glog/logging.h>
 
+#include <condition_variable>
 #include <thread>
 #include <utility>
 
@@ -107,7 +108,7 @@ bool LeaderElector::RenewUntilLost(std::stop_token stop) {
     std::string taken_by;
     for (;;) {
       if (stop.stop_requested()) return false;
-      renewed = TryAcquireOrRenew(stop);
+      renewed = TryAcquireOrRenewBefore(deadline, stop);
       if (renewed) break;
       // Another candidate holds the lease now (it took over, or an admin rewrote it): we are
       // certainly not the leader, so stop the leading work at once instead of retrying until the
@@ -132,6 +133,25 @@ bool LeaderElector::RenewUntilLost(std::stop_token stop) {
     VLOG(5) << "successfully renewed lease " << desc;
     if (!clock_.SleepFor(config_.retry_period, stop)) return false;
   }
+}
+
+bool LeaderElector::TryAcquireOrRenewBefore(Clock::time_point deadline, std::stop_token stop) {
+  // upstream's renew hands tryAcquireOrRenew a context with the RenewDeadline timeout, so a hung
+  // lock request cannot hold the leading work past the deadline. A request blocks in real time,
+  // so the cut-off waits in real time for what the clock says is left.
+  std::stop_source attempt;
+  std::stop_callback forward(stop, [&attempt] { attempt.request_stop(); });
+  const auto until = std::chrono::steady_clock::now() + (deadline - clock_.Now());
+  std::jthread cutoff([&attempt, until](std::stop_token done) {
+    std::mutex m;
+    std::condition_variable_any cv;
+    std::unique_lock lock(m);
+    cv.wait_until(lock, done, until, [] { return false; });
+    if (!done.stop_requested()) attempt.request_stop();
+  });
+  const bool ok = TryAcquireOrRenew(attempt.get_token());
+  cutoff.request_stop();
+  return ok;
 }
 
 bool LeaderElector::TryAcquireOrRenew(std::stop_token stop) {

@@ -34,9 +34,10 @@ struct LeaderCallbacks {
 };
 
 struct LeaderElectionConfig {
-  // The lock's requests are not cut off at the renew deadline by the elector: give the lock's
-  // client a request timeout <= renew_deadline (kube-controller-manager builds its
-  // leader-election client with Timeout = RenewDeadline), or a hung request delays the loss.
+  // While leading, a renewal's lock requests are cancelled at the renew deadline (through their
+  // stop token, as upstream's renew does with its context). While acquiring they are not: give
+  // the lock's client a request timeout <= renew_deadline too (kube-controller-manager builds
+  // its leader-election client with Timeout = RenewDeadline).
   std::shared_ptr<ResourceLock> lock;
   // How long a non-leader waits after it last saw the record change before taking over.
   Clock::duration lease_duration = std::chrono::seconds(15);
@@ -83,6 +84,8 @@ class LeaderElector {
   // candidate (at once, without waiting for the deadline). False when `stop` ended it.
   bool RenewUntilLost(std::stop_token stop);
   bool TryAcquireOrRenew(std::stop_token stop);
+  // TryAcquireOrRenew with its lock requests cancelled at `deadline`.
+  bool TryAcquireOrRenewBefore(Clock::time_point deadline, std::stop_token stop);
   void Release();
   void MaybeReportTransition();
 

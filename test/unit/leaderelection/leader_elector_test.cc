@@ -325,6 +325,29 @@ TEST_F(LeaderElectorTest, LeadingIsCancelledBeforeStoppedLeadingOnDeadline) {  /
   EXPECT_TRUE(leading_cancelled_first_);
 }
 
+// A renewal request that hangs (no answer, no error) is cut off at the renew deadline, as
+// upstream's renew does with its RenewDeadline context, so the loss is not delayed by it. The
+// cut-off runs in real time (requests block in real time): short durations keep this test fast.
+TEST_F(LeaderElectorTest, HungRenewalIsCutOffAtTheRenewDeadline) {  // L3
+  LeaderElectionConfig c = Config();
+  c.lease_duration = milliseconds(1000);
+  c.renew_deadline = milliseconds(500);
+  c.retry_period = milliseconds(200);
+  Start(std::move(c));
+  ASSERT_TRUE(WaitUntil([&] { return started_.load() && clock_.Waiters() == 1; }));
+  lock_->hang_updates = true;
+  clock_.Step(milliseconds(200));  // the renewal starts and hangs
+  // Without a cut-off it would hang for the lock's 30 s bound; WaitUntil gives up after 10 s.
+  ASSERT_TRUE(WaitUntil([&] { return lock_->hung_updates_ended.load() >= 1; }));
+  EXPECT_FALSE(stopped_);
+  lock_->hang_updates = false;
+  lock_->FailAlways(Error{0, "Transport", "connection refused", {}});
+  clock_.Step(milliseconds(600));  // past the deadline on the elector's clock too
+  ASSERT_TRUE(WaitUntil([&] { return run_returned_.load(); }));
+  EXPECT_TRUE(stopped_);
+  EXPECT_TRUE(work_done_);
+}
+
 TEST_F(LeaderElectorTest, AnotherElectorOfTheSameNameDoesNotResetTheMetric) {  // L5
   Start(Config());
   ASSERT_TRUE(WaitUntil([&] { return started_.load(); }));
