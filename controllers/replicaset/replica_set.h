@@ -39,7 +39,7 @@ struct ReplicaSetControllerOptions {
   Clock* clock = nullptr;  // null = RealClock
   // Makes the queue's rate limiter; null = DefaultControllerRateLimiter.
   std::function<std::unique_ptr<workqueue::RateLimiter>(Clock&)> rate_limiter;
-  // Workers start only once both caches synced (R1); zero = wait until stopped, as upstream's
+  // Workers start only once both caches synced; zero = wait until stopped, as upstream's
   // WaitForNamedCacheSync.
   std::chrono::nanoseconds cache_sync_timeout{0};
   // Compute status.terminatingReplicas. Turned off by itself when the API server drops the field.

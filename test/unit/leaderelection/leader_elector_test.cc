@@ -288,7 +288,7 @@ TEST_F(LeaderElectorTest, StopsLeadingWhenRenewalsFailPastTheRenewDeadline) {  /
 // Fencing: when a renewal finds the lease held by someone else (another candidate took it over,
 // or an admin rewrote it), the leading work is cancelled at that attempt, long before the renew
 // deadline, and before on_stopped_leading runs.
-TEST_F(LeaderElectorTest, StopsLeadingAtOnceWhenTheLeaseIsHeldByAnother) {  // L3
+TEST_F(LeaderElectorTest, StopsLeadingAtOnceWhenTheLeaseIsHeldByAnother) {
   Start(Config());
   ASSERT_TRUE(WaitUntil([&] { return started_.load() && clock_.Waiters() == 1; }));
   ASSERT_TRUE(StepAndWait(seconds(2)));  // one ordinary renewal
@@ -313,7 +313,7 @@ TEST_F(LeaderElectorTest, StopsLeadingAtOnceWhenTheLeaseIsHeldByAnother) {  // L
 
 // A renewal that fails without news of another holder (API server unreachable) is retried
 // until the renew deadline; leading is cancelled before on_stopped_leading.
-TEST_F(LeaderElectorTest, LeadingIsCancelledBeforeStoppedLeadingOnDeadline) {  // L3
+TEST_F(LeaderElectorTest, LeadingIsCancelledBeforeStoppedLeadingOnDeadline) {
   Start(Config());
   ASSERT_TRUE(WaitUntil([&] { return started_.load() && clock_.Waiters() == 1; }));
   lock_->FailAlways(Error{0, "Transport", "connection refused", {}});
@@ -328,7 +328,7 @@ TEST_F(LeaderElectorTest, LeadingIsCancelledBeforeStoppedLeadingOnDeadline) {  /
 // A renewal request that hangs (no answer, no error) is cut off at the renew deadline, as
 // upstream's renew does with its RenewDeadline context, so the loss is not delayed by it. The
 // cut-off runs in real time (requests block in real time): short durations keep this test fast.
-TEST_F(LeaderElectorTest, HungRenewalIsCutOffAtTheRenewDeadline) {  // L3
+TEST_F(LeaderElectorTest, HungRenewalIsCutOffAtTheRenewDeadline) {
   LeaderElectionConfig c = Config();
   c.lease_duration = milliseconds(1000);
   c.renew_deadline = milliseconds(500);
