@@ -68,6 +68,7 @@ TEST(SuperviseControllersTest, AllRunUntilStopThenOk) {
   ControllerReadiness ready;
   std::stop_source stop;
   Status ready_in_hook = Error::Local("NotChecked", "");
+  std::atomic<bool> hook_ran{false};
   Status result = Error::Local("NotReturned", "");
   std::jthread runner([&] {
     result = SuperviseControllers(
@@ -75,11 +76,12 @@ TEST(SuperviseControllersTest, AllRunUntilStopThenOk) {
         [&](std::stop_token) {
           // Every Run was started before the hook: ready.
           ready_in_hook = ready.ControllersRunning();
+          hook_ran = true;
         },
         ready, stop.get_token());
   });
   const auto deadline = std::chrono::steady_clock::now() + 10s;
-  while ((fakes[0].second->runs_ == 0 || fakes[1].second->runs_ == 0) &&
+  while ((fakes[0].second->runs_ == 0 || fakes[1].second->runs_ == 0 || !hook_ran) &&
          std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(1ms);
   }
