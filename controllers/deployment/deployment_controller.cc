@@ -56,6 +56,7 @@ Status DeploymentController::Run(std::shared_ptr<cache::SharedIndexInformer> dep
   opts.max_concurrent_reconciles = options_.workers;
   opts.clock = &clock_;
   opts.max_retries = kMaxRetries;
+  opts.cache_sync_timeout = options_.cache_sync_timeout;
   auto reconciler = std::make_shared<runtime::ReconcilerFunc>(
       [this](const runtime::Request& req, std::stop_token) -> Result<runtime::ReconcileResult> {
         Status s = SyncDeployment(req.namespace_, req.name);

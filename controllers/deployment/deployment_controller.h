@@ -39,6 +39,9 @@ inline constexpr int kMaxRetries = 15;  // D1: then the key is dropped
 struct DeploymentControllerOptions {
   int workers = 5;         // --concurrent-deployment-syncs
   Clock* clock = nullptr;  // null = RealClock
+  // How long Run waits for the caches before failing; zero = until stopped (upstream's
+  // WaitForNamedCacheSync).
+  std::chrono::nanoseconds cache_sync_timeout{0};
   // Where delayed requeues go (the progress-deadline check, D13); null = the controller's queue.
   std::function<void(const std::string& key, std::chrono::nanoseconds after)> enqueue_after;
 };

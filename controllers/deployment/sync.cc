@@ -10,6 +10,7 @@
 #include "pkg/api/pod_template.h"
 #include "pkg/client/api_errors.h"
 #include "pkg/controller/replicaset_sorting.h"
+#include "pkg/controller/write_fence.h"
 
 namespace kcm::deployment {
 
@@ -192,7 +193,9 @@ Result<ReplicaSetPtr> DeploymentController::GetNewReplicaSet(Deployment& d, cons
       }
       return create.error();
     }
-  } else if (errors::IsNamespaceTerminating(create.error())) {
+  } else if (errors::IsNamespaceTerminating(create.error()) ||
+             controller::IsStopped(create.error())) {
+    // A create refused because we were stopped (lease lost) is no failure to report.
     return create.error();
   } else {
     const std::string msg =

@@ -131,8 +131,8 @@ Status ReplicaSetController::Run(std::stop_token stop) {
   co.cache_sync_timeout = options_.cache_sync_timeout;
   runtime_ = std::make_unique<runtime::Controller>(
       co, std::make_shared<runtime::ReconcilerFunc>(
-              [this](const runtime::Request& req, std::stop_token) {
-                return SyncReplicaSet(req.Key());
+              [this](const runtime::Request& req, std::stop_token stop) {
+                return SyncReplicaSet(req.Key(), stop);
               }));
 
   auto rs_handler = std::make_shared<runtime::EventHandlerFuncs>();
@@ -351,7 +351,7 @@ std::vector<PodPtr> ReplicaSetController::GetIndirectlyRelatedPods(
 }
 
 Status ReplicaSetController::ManageReplicas(const std::vector<PodPtr>& filtered_pods,
-                                            const api::ReplicaSet& rs) {
+                                            const api::ReplicaSet& rs, std::stop_token stop) {
   const std::string key = KeyOf(rs.metadata);
   int64_t diff = static_cast<int64_t>(filtered_pods.size()) - rs.spec.replicas;
   if (diff < 0) {
@@ -375,7 +375,7 @@ Status ReplicaSetController::ManageReplicas(const std::vector<PodPtr>& filtered_
           if (!s.ok() && errors::IsNamespaceTerminating(s.error())) return OkStatus();
           return s;
         },
-        kMaxConcurrentWrites);
+        kMaxConcurrentWrites, stop);
     // Creations that failed or were never attempted will never be observed: stop waiting for
     // them, or the ReplicaSet would be stuck until the expectations expire.
     if (const int skipped = count - result.successes; skipped > 0) {
@@ -408,6 +408,16 @@ Status ReplicaSetController::ManageReplicas(const std::vector<PodPtr>& filtered_
     auto worker = [&] {
       for (size_t i = next++; i < to_delete.size(); i = next++) {
         const api::Pod& pod = *to_delete[i];
+        if (stop.stop_requested()) {
+          // Not asked for: its deletion will never be observed.
+          expectations_.DeletionObserved(key, pod_keys[i]);
+          std::lock_guard lock(mu);
+          if (first_error.ok()) {
+            first_error = Error::Local(std::string(client::reason::kCanceled),
+                                       "pod deletes of " + key + " stopped: stop requested");
+          }
+          continue;
+        }
         Status s = pod_control_->DeletePod(rs.metadata.namespace_, pod.metadata.name, rs);
         if (s.ok()) continue;
         // The deletion will not be observed (or already was, for NotFound): don't wait for it.
@@ -430,7 +440,8 @@ Status ReplicaSetController::ManageReplicas(const std::vector<PodPtr>& filtered_
   return OkStatus();
 }
 
-Result<runtime::ReconcileResult> ReplicaSetController::SyncReplicaSet(const std::string& key) {
+Result<runtime::ReconcileResult> ReplicaSetController::SyncReplicaSet(const std::string& key,
+                                                                      std::stop_token stop) {
   const auto start = clock_.Now();
   const runtime::Request req = runtime::Request::FromKey(key);
   Result<ReplicaSetPtr> got = rs_informer_.lister.ByNamespace(req.namespace_).Get(req.name);
@@ -478,7 +489,12 @@ Result<runtime::ReconcileResult> ReplicaSetController::SyncReplicaSet(const std:
 
   Status manage_status;
   if (needs_sync && !rs->metadata.deletion_timestamp) {
-    manage_status = ManageReplicas(filtered_pods, *rs);
+    manage_status = ManageReplicas(filtered_pods, *rs, stop);
+  }
+  if (stop.stop_requested()) {
+    // No status write after the stop: another leader may be writing it already.
+    return Error::Local(std::string(client::reason::kCanceled),
+                        "sync of ReplicaSet " + key + " stopped before its status write");
   }
 
   const api::Time now = clock_.WallNow();

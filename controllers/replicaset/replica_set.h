@@ -39,8 +39,9 @@ struct ReplicaSetControllerOptions {
   Clock* clock = nullptr;  // null = RealClock
   // Makes the queue's rate limiter; null = DefaultControllerRateLimiter.
   std::function<std::unique_ptr<workqueue::RateLimiter>(Clock&)> rate_limiter;
-  // Workers start only once both caches synced (R1); upstream waits until stopped.
-  std::chrono::nanoseconds cache_sync_timeout = std::chrono::hours(24 * 365);
+  // Workers start only once both caches synced; zero = wait until stopped, as upstream's
+  // WaitForNamedCacheSync.
+  std::chrono::nanoseconds cache_sync_timeout{0};
   // Compute status.terminatingReplicas. Turned off by itself when the API server drops the field.
   bool track_terminating_replicas = true;
 };
@@ -63,7 +64,10 @@ class ReplicaSetController {
   Status Run(std::stop_token stop);
 
   // syncReplicaSet for "namespace/name" (R4, R5, R14, R15). An error requeues rate-limited.
-  Result<runtime::ReconcileResult> SyncReplicaSet(const std::string& key);
+  // Once `stop` is requested (the worker's token: leadership lost or shutting down) no further
+  // pod create, delete or status write is started; the sync returns "Canceled".
+  Result<runtime::ReconcileResult> SyncReplicaSet(const std::string& key,
+                                                  std::stop_token stop = {});
 
   // The informer handlers (R3, R4), public for tests.
   void AddPod(const PodPtr& pod, Queue& q);
@@ -80,7 +84,8 @@ class ReplicaSetController {
  private:
   // manageReplicas (R6–R8, R11): create or delete pods so that `filtered_pods` (active, claimed)
   // reaches spec.replicas.
-  Status ManageReplicas(const std::vector<PodPtr>& filtered_pods, const api::ReplicaSet& rs);
+  Status ManageReplicas(const std::vector<PodPtr>& filtered_pods, const api::ReplicaSet& rs,
+                        std::stop_token stop);
   // claimPods (R13).
   Result<std::vector<PodPtr>> ClaimPods(const api::ReplicaSet& rs,
                                         const api::labels::Selector& selector,

@@ -142,6 +142,9 @@ Result<std::string> RestClient::Do(const Request& request, std::stop_token stop)
     const auto wait_start = clock_.Now();
     if (auto st = limiter_->Wait(stop); !st.ok()) return st.error();
     m.rate_limiter_duration.With({verb, host_label_}).Observe(Seconds(clock_.Now() - wait_start));
+    // The limiter returns at once while it has tokens, whether or not stop was requested: check
+    // here so no request is sent after the stop (writes fenced by a lost leader lease).
+    if (stop.stop_requested()) return Canceled("request");
 
     auto http = MakeHttpRequest(request, *url, user_agent_, *tokens_, config_, /*watch=*/false);
     if (!http.ok()) return http.error();

@@ -46,10 +46,12 @@ Result<std::string> GetPodFromTemplate(const api::PodTemplate& pod_template, std
 }
 
 RealPodControl::RealPodControl(std::shared_ptr<client::ResourceClient> pods,
-                               record::EventRecorder& recorder, std::string controller_api_version)
+                               record::EventRecorder& recorder, std::string controller_api_version,
+                               WriteFence fence)
     : pods_(std::move(pods)),
       recorder_(recorder),
-      controller_api_version_(std::move(controller_api_version)) {}
+      controller_api_version_(std::move(controller_api_version)),
+      fence_(std::move(fence)) {}
 
 Status RealPodControl::CreatePods(std::string_view ns, const api::PodTemplate& pod_template,
                                   const api::Object& controller_object,
@@ -57,12 +59,14 @@ Status RealPodControl::CreatePods(std::string_view ns, const api::PodTemplate& p
   Result<std::string> body =
       GetPodFromTemplate(pod_template, ns, controller_object.Meta().name, &controller_ref);
   if (!body.ok()) return body.error();
-  Result<std::string> created = pods_->Create(ns, std::move(*body));
+  if (Status f = fence_.Check("create pod in " + std::string(ns)); !f.ok()) return f;
+  Result<std::string> created = pods_->Create(ns, std::move(*body), {}, fence_.token());
   const record::ObjectReference ref =
       record::GetReference(controller_object, controller_api_version_);
   if (!created.ok()) {
-    // Creates into a terminating namespace are expected while it drains; no warning for them.
-    if (!errors::IsNamespaceTerminating(created.error())) {
+    // Creates into a terminating namespace are expected while it drains, and a create cut off
+    // by the stop is no failure of the pod: no warning for them.
+    if (!errors::IsNamespaceTerminating(created.error()) && !IsStopped(created.error())) {
       recorder_.Event(ref, record::kEventTypeWarning, kFailedCreatePodReason,
                       "Error creating: " + created.error().message);
     }
@@ -82,9 +86,12 @@ Status RealPodControl::CreatePods(std::string_view ns, const api::PodTemplate& p
 
 Status RealPodControl::DeletePod(std::string_view ns, std::string_view name,
                                  const api::Object& controller_object) {
+  if (Status f = fence_.Check("delete pod " + std::string(ns) + "/" + std::string(name)); !f.ok()) {
+    return f;
+  }
   VLOG(2) << "Controller " << controller_object.Meta().name << " deleting pod " << ns << "/"
           << name;
-  Result<std::string> deleted = pods_->Delete(ns, name);
+  Result<std::string> deleted = pods_->Delete(ns, name, {}, fence_.token());
   if (deleted.ok()) {
     recorder_.Event(record::GetReference(controller_object, controller_api_version_),
                     record::kEventTypeNormal, kSuccessfulDeletePodReason,
@@ -95,6 +102,7 @@ Status RealPodControl::DeletePod(std::string_view ns, std::string_view name,
     VLOG(4) << "Pod " << ns << "/" << name << " has already been deleted";
     return deleted.error();
   }
+  if (IsStopped(deleted.error())) return deleted.error();
   recorder_.Event(record::GetReference(controller_object, controller_api_version_),
                   record::kEventTypeWarning, kFailedDeletePodReason,
                   "Error deleting: " + deleted.error().message);
@@ -105,8 +113,11 @@ Status RealPodControl::DeletePod(std::string_view ns, std::string_view name,
 
 Status RealPodControl::PatchPod(std::string_view ns, std::string_view name,
                                 const std::string& patch) {
-  Result<std::string> patched =
-      pods_->Patch(ns, name, client::PatchType::kStrategicMergePatch, patch);
+  if (Status f = fence_.Check("patch pod " + std::string(ns) + "/" + std::string(name)); !f.ok()) {
+    return f;
+  }
+  Result<std::string> patched = pods_->Patch(ns, name, client::PatchType::kStrategicMergePatch,
+                                             patch, {}, "", fence_.token());
   if (!patched.ok()) return patched.error();
   return OkStatus();
 }

@@ -10,6 +10,7 @@
 #include "pkg/api/object.h"
 #include "pkg/api/object_meta.h"
 #include "pkg/api/pod_template.h"
+#include "pkg/controller/write_fence.h"
 #include "pkg/record/event_recorder.h"
 #include "pkg/util/result.h"
 
@@ -52,9 +53,10 @@ class PodControlInterface {
 class RealPodControl final : public PodControlInterface {
  public:
   // `pods` serves core/v1 pods; `controller_api_version` ("apps/v1") names the controller
-  // objects in events. The recorder must outlive this object.
+  // objects in events. The recorder must outlive this object. Once `fence` is closed every call
+  // is refused before it reaches the client ("Canceled", no event recorded).
   RealPodControl(std::shared_ptr<client::ResourceClient> pods, record::EventRecorder& recorder,
-                 std::string controller_api_version);
+                 std::string controller_api_version, WriteFence fence = {});
 
   Status CreatePods(std::string_view ns, const api::PodTemplate& pod_template,
                     const api::Object& controller_object,
@@ -67,6 +69,7 @@ class RealPodControl final : public PodControlInterface {
   std::shared_ptr<client::ResourceClient> pods_;
   record::EventRecorder& recorder_;
   std::string controller_api_version_;
+  WriteFence fence_;
 };
 
 }  // namespace kcm::controller

@@ -18,6 +18,9 @@ DEFINE_int32(concurrent_deployment_syncs, 5, "Deployment objects synced concurre
 DEFINE_int32(concurrent_replicaset_syncs, 5, "ReplicaSet objects synced concurrently.");
 DEFINE_string(min_resync_period, "12h0m0s",
               "Informer resync period is random between this and twice this.");
+DEFINE_string(controller_cache_sync_timeout, "0s",
+              "How long a controller waits for its caches before the process fails (0 = until "
+              "stopped, as upstream).");
 DEFINE_double(kube_api_qps, 20, "QPS to the API server, per controller client (negative: off).");
 DEFINE_int32(kube_api_burst, 30, "Burst to the API server, per controller client.");
 DEFINE_string(kube_api_content_type, "application/vnd.kubernetes.protobuf",
@@ -114,6 +117,10 @@ Result<Options> ParseFlags(int argc, char** argv) {
   auto resync = DurationFlag("min-resync-period", FLAGS_min_resync_period);
   if (!resync.ok()) return resync.error();
   o.min_resync_period = *resync;
+  auto sync_timeout =
+      DurationFlag("controller-cache-sync-timeout", FLAGS_controller_cache_sync_timeout);
+  if (!sync_timeout.ok()) return sync_timeout.error();
+  o.controller_cache_sync_timeout = *sync_timeout;
   o.kube_api_qps = FLAGS_kube_api_qps;
   o.kube_api_burst = FLAGS_kube_api_burst;
   o.kube_api_content_type = FLAGS_kube_api_content_type;
@@ -174,6 +181,7 @@ std::string EffectiveFlags(const Options& o) {
       << " --concurrent-deployment-syncs=" << o.concurrent_deployment_syncs
       << " --concurrent-replicaset-syncs=" << o.concurrent_replicaset_syncs
       << " --min-resync-period=" << FormatDuration(o.min_resync_period)
+      << " --controller-cache-sync-timeout=" << FormatDuration(o.controller_cache_sync_timeout)
       << " --kube-api-qps=" << o.kube_api_qps << " --kube-api-burst=" << o.kube_api_burst
       << " --kube-api-content-type=" << o.kube_api_content_type
       << " --leader-elect=" << (le.leader_elect ? "true" : "false")

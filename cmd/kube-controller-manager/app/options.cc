@@ -74,6 +74,9 @@ Status Validate(const Options& o) {
   if (o.min_resync_period <= std::chrono::nanoseconds(0)) {
     return FlagError("min-resync-period", "must be positive");
   }
+  if (o.controller_cache_sync_timeout < std::chrono::nanoseconds(0)) {
+    return FlagError("controller-cache-sync-timeout", "must not be negative (0 = no timeout)");
+  }
   // Negative QPS means "no client-side limit", as in client-go; zero would block every request.
   if (o.kube_api_qps == 0) return FlagError("kube-api-qps", "must not be 0 (negative = no limit)");
   if (o.kube_api_burst < 1 && o.kube_api_qps > 0) {

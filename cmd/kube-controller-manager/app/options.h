@@ -28,6 +28,10 @@ struct Options {
   int concurrent_deployment_syncs = 5;
   int concurrent_replicaset_syncs = 5;
   std::chrono::nanoseconds min_resync_period = std::chrono::hours(12);
+  // Not an upstream flag: how long a controller waits for its informers' caches before it fails
+  // (and the process exits 1). Zero (default) = wait until stopped, as upstream's controllers do
+  // with WaitForNamedCacheSync; /readyz stays false meanwhile.
+  std::chrono::nanoseconds controller_cache_sync_timeout{0};
   double kube_api_qps = 20;
   int kube_api_burst = 30;
   std::string kube_api_content_type = "application/vnd.kubernetes.protobuf";

@@ -88,13 +88,13 @@ std::string StatusBody(int code, const char* reason, const char* message, const 
 
 class RealPodControlTest : public ::testing::Test {
  protected:
-  void Start(TestServer::Handler handler) {
+  void Start(TestServer::Handler handler, WriteFence fence = {}) {
     server_ = std::make_unique<TestServer>(std::move(handler));
     auto rest = client::RestClient::Create({.host = server_->url(), .qps = -1});
     ASSERT_TRUE(rest.ok()) << rest.error().ToString();
     auto pods = std::make_shared<client::ResourceClient>(
         *rest, client::GroupVersionResource{"", "v1", "pods"}, true);
-    control_ = std::make_unique<RealPodControl>(pods, recorder_, "apps/v1");
+    control_ = std::make_unique<RealPodControl>(pods, recorder_, "apps/v1", std::move(fence));
   }
 
   api::ReplicaSet rs_ = MakeRS();
@@ -120,6 +120,39 @@ TEST_F(RealPodControlTest, CreateRecordsSuccessfulCreate) {
   EXPECT_EQ(recorder_.Events(),
             (std::vector<std::string>{"Normal SuccessfulCreate Created pod: rs-x7k2p "
                                       "involvedObject{kind=ReplicaSet,apiVersion=apps/v1}"}));
+}
+
+// Fencing: once the controller's stop token (the leader's "leading" token) is requested, every
+// write is refused locally with "Canceled" — no request reaches the server and no event is
+// recorded — while writes before the stop went out.
+TEST_F(RealPodControlTest, ClosedFenceRefusesEveryWriteLocally) {
+  std::stop_source leading;
+  Start(
+      [](const RecordedRequest& r, Conn& c) {
+        if (r.method == "POST") {
+          c.Respond(201, R"({"kind":"Pod","metadata":{"name":"rs-a","namespace":"ns"}})");
+        } else {
+          c.Respond(200, R"({"kind":"Pod","metadata":{"name":"rs-a","namespace":"ns"}})");
+        }
+      },
+      WriteFence(leading.get_token()));
+  ASSERT_TRUE(control_->CreatePods("ns", rs_.spec.pod_template, rs_, ref_).ok());
+  ASSERT_EQ(server_->requests().size(), 1u);
+
+  leading.request_stop();
+  Status created = control_->CreatePods("ns", rs_.spec.pod_template, rs_, ref_);
+  Status deleted = control_->DeletePod("ns", "rs-a", rs_);
+  Status patched = control_->PatchPod("ns", "rs-a", R"({"metadata":{}})");
+  for (const Status* s : {&created, &deleted, &patched}) {
+    ASSERT_FALSE(s->ok());
+    EXPECT_EQ(s->error().reason, "Canceled");
+    EXPECT_NE(s->error().message.find("write refused"), std::string::npos) << s->error().message;
+    EXPECT_TRUE(IsStopped(s->error()));
+  }
+  EXPECT_NE(created.error().message.find("create pod in ns"), std::string::npos);
+  EXPECT_NE(deleted.error().message.find("delete pod ns/rs-a"), std::string::npos);
+  EXPECT_EQ(server_->requests().size(), 1u);  // nothing sent after the stop
+  EXPECT_EQ(recorder_.Events().size(), 1u);   // only the SuccessfulCreate before it
 }
 
 // R12: a failed create records FailedCreate with the server's message and returns the error.

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 
 #include "controllers/replicaset/replica_set_utils.h"
 #include "pkg/client/resource_client.h"
@@ -237,6 +238,39 @@ TEST_F(ControllerTest, DeletedDuringSlowStartStopsCreating) {
   ASSERT_TRUE(Sync("rs").ok());
   EXPECT_EQ(pod_control_->CreateCallCount(), 1);
   EXPECT_EQ(controller_->expectations().GetExpectations("ns/rs")->add, 1);
+}
+
+// Fencing: the worker's stop token (the leader's "leading" token) is requested during a slow
+// start: the creates already running finish, no further create and no status write is made, the
+// creates never made are no longer expected, and the sync reports "Canceled".
+TEST_F(ControllerTest, StopDuringSlowStartStopsCreatesAndStatusWrite) {
+  AddRS(NewReplicaSet("rs", 100));
+  std::stop_source leading;
+  std::atomic<int> calls{0};
+  pod_control_->SetCreateHook([&]() -> Status {
+    if (++calls == 3) leading.request_stop();  // the last call of batch 2
+    return OkStatus();
+  });
+  auto r = controller_->SyncReplicaSet("ns/rs", leading.get_token());
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().reason, "Canceled");
+  EXPECT_EQ(pod_control_->CreateCallCount(), 3) << "batches 1 and 2 only";
+  EXPECT_TRUE(rs_client_->writes().empty()) << "no status write after the stop";
+  EXPECT_EQ(controller_->expectations().GetExpectations("ns/rs")->add, 3);
+}
+
+// Fencing: once stopped, a sync that would delete surplus pods deletes none.
+TEST_F(ControllerTest, StoppedSyncDeletesNothing) {
+  AddRS(NewReplicaSet("rs", 1));
+  AddOwnedPods("rs", 4);
+  std::stop_source leading;
+  leading.request_stop();
+  auto r = controller_->SyncReplicaSet("ns/rs", leading.get_token());
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().reason, "Canceled");
+  EXPECT_TRUE(pod_control_->DeletePodNames().empty());
+  EXPECT_TRUE(rs_client_->writes().empty());
+  EXPECT_TRUE(controller_->expectations().SatisfiedExpectations("ns/rs"));
 }
 
 // R7: a create refused because the namespace is terminating counts as success.

@@ -369,6 +369,32 @@ TEST(ControllerTest, CacheSyncTimeoutFailsClearly) {
   EXPECT_NE(result.error().message.find("ctl-sync"), std::string::npos);
 }
 
+// Zero cache_sync_timeout (what the daemon's controllers use): Start waits for the caches until
+// stopped, as upstream's WaitForNamedCacheSync, however much time passes (here 20 min on the
+// fake clock, well past the 2 min default); the stop then ends it without an error.
+TEST(ControllerTest, ZeroCacheSyncTimeoutWaitsUntilStopped) {
+  FakeClock clock;
+  ControllerOptions o = Options("ctl-sync-forever", &clock);
+  o.cache_sync_timeout = std::chrono::nanoseconds(0);
+  Controller ctrl(std::move(o), std::make_shared<ScriptedReconciler>());
+  ASSERT_TRUE(ctrl.Watch(std::make_shared<NeverSyncs>(), EnqueueRequestForObject()).ok());
+  Status result = Error::Local("NotReturned", "");
+  std::atomic<bool> returned{false};
+  std::jthread runner([&](std::stop_token st) {
+    result = ctrl.Start(st);
+    returned = true;
+  });
+  for (int i = 0; i < 1200 && !returned; ++i) {
+    clock.Step(1s);
+    if (i % 10 == 0) std::this_thread::sleep_for(1ms);
+  }
+  std::this_thread::sleep_for(50ms);
+  EXPECT_FALSE(returned.load()) << "Start gave up on the caches before it was stopped";
+  runner.request_stop();
+  runner.join();
+  EXPECT_TRUE(result.ok()) << result.error().ToString();
+}
+
 TEST(ControllerTest, StartTwiceIsAnError) {
   FakeClock clock;
   Harness h(Options("ctl-twice", &clock), std::make_shared<ScriptedReconciler>());
