@@ -36,6 +36,9 @@ DEFINE_string(tls_private_key_file, "", "Serving key, with --tls-cert-file.");
 DEFINE_string(authentication_kubeconfig, "", "Kubeconfig for TokenReview (default: in-cluster).");
 DEFINE_string(authorization_kubeconfig, "",
               "Kubeconfig for SubjectAccessReview (default: in-cluster).");
+DEFINE_string(feature_gates, "",
+              "key=value pairs for alpha/beta features, e.g. "
+              "StaleControllerConsistencyReplicaSet=false. Unknown names are an error.");
 DEFINE_string(authorization_always_allow_paths, "/healthz,/readyz,/livez",
               "Paths served without authorization.");
 
@@ -126,6 +129,9 @@ Result<Options> ParseFlags(int argc, char** argv) {
   o.authentication_kubeconfig = FLAGS_authentication_kubeconfig;
   o.authorization_kubeconfig = FLAGS_authorization_kubeconfig;
   o.authorization_always_allow_paths = SplitList(FLAGS_authorization_always_allow_paths);
+  if (Status s = o.feature_gates.Set(FLAGS_feature_gates); !s.ok()) {
+    return Error::Local("InvalidFlag", "--feature-gates: " + s.error().message);
+  }
   int32_t v = 0;
   if (auto flag = gflags::GetCommandLineFlagInfoOrDie("v"); !flag.current_value.empty()) {
     v = std::stoi(flag.current_value);
@@ -156,7 +162,8 @@ std::string EffectiveFlags(const Options& o) {
       << " --leader-elect-resource-name=" << le.resource_name
       << " --leader-elect-resource-namespace=" << le.resource_namespace
       << " --bind-address=" << o.bind_address << " --secure-port=" << o.secure_port
-      << " --tls-cert-file=" << o.tls_cert_file << " --v=" << o.verbosity;
+      << " --tls-cert-file=" << o.tls_cert_file << " --feature-gates=" << o.feature_gates.String()
+      << " --v=" << o.verbosity;
   return out.str();
 }
 
