@@ -62,9 +62,8 @@ Status DeploymentController::Run(std::shared_ptr<cache::SharedIndexInformer> dep
         Status s = SyncDeployment(req.namespace_, req.name);
         if (!s.ok()) {
           VLOG(2) << "Error syncing deployment " << req.Key() << ": " << s.error().ToString();
-          return s.error();
         }
-        return runtime::ReconcileResult{};
+        return HandleErr(s);
       });
   runtime::Controller* controller = nullptr;
   {
@@ -117,6 +116,13 @@ Status DeploymentController::Run(std::shared_ptr<cache::SharedIndexInformer> dep
   Status s = controller->Start(stop);
   LOG(INFO) << "Shutting down controller controller=\"deployment\"";
   return s;
+}
+
+Result<runtime::ReconcileResult> DeploymentController::HandleErr(const Status& sync_status) {
+  if (sync_status.ok() || client::IsNamespaceTerminating(sync_status.error())) {
+    return runtime::ReconcileResult{};
+  }
+  return sync_status.error();
 }
 
 // --- handlers (D1) ----------------------------------------------------------------------------
@@ -232,6 +238,16 @@ void DeploymentController::EnqueueAfter(const Deployment& d, std::chrono::nanose
   if (controller_ && controller_->queue() != nullptr) {
     controller_->queue()->AddAfter(key, std::chrono::duration_cast<Clock::duration>(after));
   }
+}
+
+void DeploymentController::EnqueueRateLimited(const Deployment& d) {
+  const std::string key = Key(d.metadata);
+  if (options_.enqueue_rate_limited) {
+    options_.enqueue_rate_limited(key);
+    return;
+  }
+  std::lock_guard lock(mu_);
+  if (controller_ && controller_->queue() != nullptr) controller_->queue()->AddRateLimited(key);
 }
 
 void DeploymentController::Eventf(const Deployment& d, std::string_view type,

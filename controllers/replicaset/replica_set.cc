@@ -14,6 +14,7 @@
 #include "pkg/controller/controller_ref_manager.h"
 #include "pkg/controller/pods_to_delete.h"
 #include "pkg/controller/slow_start.h"
+#include "pkg/metrics/metrics.h"
 #include "pkg/runtime/informer_source.h"
 
 namespace kcm::replicaset {
@@ -67,6 +68,17 @@ Result<api::labels::Selector> SelectorOf(const api::ReplicaSet& rs) {
 
 constexpr const char* kReplicaSetGoneReason = "ReplicaSetGone";
 
+// Upstream replicaset_controller_stale_sync_skips_total{group, resource}.
+metrics::Counter StaleSyncSkips(const std::string& group_resource) {
+  static const metrics::CounterVec vec(
+      "replicaset_controller_stale_sync_skips_total",
+      "Total number of ReplicaSet syncs skipped due to a stale watch cache.",
+      {"group", "resource"});
+  const size_t dot = group_resource.find('.');
+  if (dot == std::string::npos) return vec.With({"", group_resource});
+  return vec.With({group_resource.substr(dot + 1), group_resource.substr(0, dot)});
+}
+
 }  // namespace
 
 bool ReplicaSetController::StillInCache(const api::ReplicaSet& rs) const {
@@ -89,6 +101,21 @@ ReplicaSetController::ReplicaSetController(
       clock_(options_.clock ? *options_.clock : RealClock::Get()),
       expectations_(clock_),
       track_terminating_(options_.track_terminating_replicas) {
+  if (options_.stale_controller_consistency) {
+    std::map<std::string, controller::ConsistencyStore::LastSyncRVGetter> getters =
+        options_.consistency_rv_getters;
+    if (getters.empty() && rs_informer_.informer && pod_informer_.informer) {
+      getters[kReplicaSetsGroupResource] = [informer = rs_informer_.informer] {
+        return informer->LastStoreSyncResourceVersion();
+      };
+      getters[kPodsGroupResource] = [informer = pod_informer_.informer] {
+        return informer->LastStoreSyncResourceVersion();
+      };
+    }
+    if (!getters.empty()) {
+      consistency_ = std::make_unique<controller::ConsistencyStore>(std::move(getters));
+    }
+  }
   if (pod_informer_.informer) {
     // Shared informers: another controller may have added the index already.
     auto existing = pod_informer_.informer->GetIndexer()->GetIndexers();
@@ -227,9 +254,17 @@ void ReplicaSetController::UpdateReplicaSet(const ReplicaSetPtr& old_rs,
   q.Add(KeyOf(cur_rs->metadata));
 }
 
+void ReplicaSetController::RecordPodWrite(std::string_view ns, const api::OwnerReference& owner,
+                                          const std::string& resource_version) {
+  if (!consistency_ || !IsReplicaSetRef(owner)) return;
+  consistency_->WroteAt(std::string(ns) + "/" + owner.name, owner.uid, kPodsGroupResource,
+                        resource_version);
+}
+
 void ReplicaSetController::DeleteReplicaSet(const ReplicaSetPtr& rs, Queue& q) {
   const std::string key = KeyOf(rs->metadata);
   VLOG(4) << "Deleting ReplicaSet " << key;
+  if (consistency_) consistency_->Clear(key, rs->metadata.uid);
   expectations_.DeleteExpectations(key);
   q.Add(key);
 }
@@ -444,10 +479,23 @@ Result<runtime::ReconcileResult> ReplicaSetController::SyncReplicaSet(const std:
                                                                       std::stop_token stop) {
   const auto start = clock_.Now();
   const runtime::Request req = runtime::Request::FromKey(key);
+  // Read-your-own-writes (upstream syncReplicaSet under StaleControllerConsistencyReplicaSet):
+  // until the informers have applied what the previous sync wrote, the cache would show the
+  // ReplicaSet or its pods as they were before it, and this sync would act on that (create pods
+  // already created, write a status already superseded). Come back rate-limited, as upstream's
+  // returned error does, but as a requeue: it is a wait, not a failure.
+  if (consistency_) {
+    if (std::optional<controller::ConsistencyError> stale = consistency_->EnsureReady(key)) {
+      StaleSyncSkips(stale->group_resource).Inc();
+      LOG(INFO) << "Requeueing ReplicaSet " << key << ": " << stale->Message();
+      return runtime::ReconcileResult{.requeue = true};
+    }
+  }
   Result<ReplicaSetPtr> got = rs_informer_.lister.ByNamespace(req.namespace_).Get(req.name);
   if (!got.ok()) {
     if (errors::IsNotFound(got.error())) {
       VLOG(4) << "ReplicaSet " << key << " has been deleted";
+      if (consistency_) consistency_->Clear(key, "");
       expectations_.DeleteExpectations(key);
       return runtime::ReconcileResult{};
     }
@@ -505,6 +553,10 @@ Result<runtime::ReconcileResult> ReplicaSetController::SyncReplicaSet(const std:
     // Requeue (rate-limited); manageReplicas will not repeat itself before the pods it asked for
     // are observed.
     return updated.error();
+  }
+  if (consistency_) {
+    consistency_->WroteAt(key, rs->metadata.uid, kReplicaSetsGroupResource,
+                          (*updated)->metadata.resource_version);
   }
   if (terminating && (*updated)->status.terminating_replicas == std::nullopt && *updated != rs) {
     // The API server dropped the field: it does not know it. Stop computing it, or every sync

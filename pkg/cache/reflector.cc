@@ -336,6 +336,7 @@ Result<bool> Reflector::HandleWatch(WatchInterface& w, ReflectorStore& store, st
       case api::WatchEventType::kBookmark:
         // A bookmark only says "you are synced up to here".
         initial_events_end = event.initial_events_end;
+        if (!rv.empty()) store.Bookmark(rv);
         break;
       case api::WatchEventType::kError:
         break;

@@ -77,6 +77,9 @@ Status RealPodControl::CreatePods(std::string_view ns, const api::PodTemplate& p
     if (const json::Value* v = json::GetPath(*pod, {"metadata", "name"}); v && v->is_string()) {
       name = v->as_string();
     }
+    const json::Value* rv = json::GetPath(*pod, {"metadata", "resourceVersion"});
+    if (on_write_ && rv != nullptr && rv->is_string())
+      on_write_(ns, controller_ref, rv->as_string());
   }
   VLOG(4) << "Controller " << controller_object.Meta().name << " created pod " << ns << "/" << name;
   recorder_.Event(ref, record::kEventTypeNormal, kSuccessfulCreatePodReason,
@@ -119,6 +122,27 @@ Status RealPodControl::PatchPod(std::string_view ns, std::string_view name,
   Result<std::string> patched = pods_->Patch(ns, name, client::PatchType::kStrategicMergePatch,
                                              patch, {}, "", fence_.token());
   if (!patched.ok()) return patched.error();
+  if (!on_write_) return OkStatus();
+  Result<json::Value> pod = json::Parse(*patched);
+  if (!pod.ok()) return OkStatus();
+  const json::Value* rv = json::GetPath(*pod, {"metadata", "resourceVersion"});
+  const json::Value* refs = json::GetPath(*pod, {"metadata", "ownerReferences"});
+  if (rv == nullptr || !rv->is_string() || refs == nullptr || !refs->is_array()) return OkStatus();
+  for (const json::Value& ref : refs->as_array()) {
+    const json::Value* controller = ref.Find("controller");
+    if (controller == nullptr || !controller->is_bool() || !controller->as_bool()) continue;
+    api::OwnerReference owner;
+    for (auto [field, out] :
+         {std::pair{"apiVersion", &owner.api_version}, std::pair{"kind", &owner.kind},
+          std::pair{"name", &owner.name}, std::pair{"uid", &owner.uid}}) {
+      if (const json::Value* v = ref.Find(field); v != nullptr && v->is_string()) {
+        *out = v->as_string();
+      }
+    }
+    owner.controller = true;
+    on_write_(ns, owner, rv->as_string());
+    break;
+  }
   return OkStatus();
 }
 

@@ -58,6 +58,9 @@ DEFINE_string(requestheader_extra_headers_prefix, "X-Remote-Extra-",
 DEFINE_string(authentication_kubeconfig, "", "Kubeconfig for TokenReview (default: in-cluster).");
 DEFINE_string(authorization_kubeconfig, "",
               "Kubeconfig for SubjectAccessReview (default: in-cluster).");
+DEFINE_string(feature_gates, "",
+              "key=value pairs for alpha/beta features, e.g. "
+              "StaleControllerConsistencyReplicaSet=false. Unknown names are an error.");
 DEFINE_string(authorization_always_allow_paths, "/healthz,/readyz,/livez",
               "Paths served without authorization.");
 
@@ -160,6 +163,9 @@ Result<Options> ParseFlags(int argc, char** argv) {
   o.authentication_kubeconfig = FLAGS_authentication_kubeconfig;
   o.authorization_kubeconfig = FLAGS_authorization_kubeconfig;
   o.authorization_always_allow_paths = SplitList(FLAGS_authorization_always_allow_paths);
+  if (Status s = o.feature_gates.Set(FLAGS_feature_gates); !s.ok()) {
+    return Error::Local("InvalidFlag", "--feature-gates: " + s.error().message);
+  }
   int32_t v = 0;
   if (auto flag = gflags::GetCommandLineFlagInfoOrDie("v"); !flag.current_value.empty()) {
     v = std::stoi(flag.current_value);
@@ -199,6 +205,7 @@ std::string EffectiveFlags(const Options& o) {
       << " --requestheader-username-headers=" << join(o.requestheader_username_headers)
       << " --requestheader-group-headers=" << join(o.requestheader_group_headers)
       << " --requestheader-extra-headers-prefix=" << join(o.requestheader_extra_headers_prefix)
+      << " --feature-gates=" << o.feature_gates.String()
       << " --v=" << o.verbosity;
   return out.str();
 }

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "cmd/kube-controller-manager/app/features.h"
 #include "pkg/util/result.h"
 
 namespace kcm::app {
@@ -52,6 +53,8 @@ struct Options {
   std::string authorization_kubeconfig;
   std::vector<std::string> authorization_always_allow_paths = {"/healthz", "/readyz", "/livez"};
   int verbosity = 0;
+  // --feature-gates.
+  features::FeatureGate feature_gates;
 };
 
 // Every error names the flag it is about, e.g. "--kube-api-burst: must be positive, got 0".

@@ -45,9 +45,15 @@ Result<std::unique_ptr<RunnableController>> StartReplicaSetController(Controller
   options.workers = ctx.options.concurrent_replicaset_syncs;
   options.clock = &ctx.clock;
   options.cache_sync_timeout = ctx.options.controller_cache_sync_timeout;
+  options.stale_controller_consistency =
+      ctx.options.feature_gates.Enabled(features::kStaleControllerConsistencyReplicaSet);
   auto controller = std::make_unique<replicaset::ReplicaSetController>(
       ctx.informer_factory.ReplicaSets(), ctx.informer_factory.Pods(),
       std::make_shared<replicaset::RealReplicaSetClient>(replicasets, fence), pod_control, options);
+  // Pods the controller creates or adopts hold its next sync until the pod informer has them.
+  pod_control->SetOnWrite(
+      [c = controller.get()](std::string_view ns, const api::OwnerReference& owner,
+                             const std::string& rv) { c->RecordPodWrite(ns, owner, rv); });
   return std::unique_ptr<RunnableController>(std::make_unique<ReplicaSetRunnable>(
       std::move(recorder), std::move(pod_control), std::move(controller)));
 }

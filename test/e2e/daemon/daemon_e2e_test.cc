@@ -78,6 +78,9 @@ TEST(DaemonE2E, BadFlagsExitNonZeroNamingTheFlag) {
                         Case{"--min-resync-period=soon", "--min-resync-period"},
                         Case{"--controllers=deployment,cronjob", "--controllers"},
                         Case{"--leader-elect-renew-deadline=20s", "--leader-elect-lease-duration"},
+                        // Upstream featuregate.Set: an unknown gate is an error.
+                        Case{"--feature-gates=NoSuchGate=true",
+                             "--feature-gates: unrecognized feature gate: NoSuchGate"},
                         Case{"--no-such-flag=1", "no_such_flag"}}) {
     auto r = testenv::RunCommand({KCM_DAEMON_PATH, c.flag}, 20s);
     EXPECT_NE(r.exit_code, 0) << c.flag;

@@ -105,5 +105,43 @@ TEST(OptionsTest, SplitListTrimsAndDropsEmpty) {
   EXPECT_TRUE(SplitList("").empty());
 }
 
+// Upstream component-base featuregate.Set: known names only, bool values, defaults as in
+// pkg/features/kube_features.go of v1.37.
+TEST(FeatureGatesTest, StaleControllerConsistencyReplicaSetIsOnByDefault) {
+  features::FeatureGate gates;
+  EXPECT_TRUE(gates.Enabled(features::kStaleControllerConsistencyReplicaSet));
+  EXPECT_FALSE(gates.Enabled("NoSuchGate"));
+  EXPECT_EQ(gates.String(), "");
+}
+
+TEST(FeatureGatesTest, SetParsesPairsAndKeepsOthersAtDefault) {
+  features::FeatureGate gates;
+  ASSERT_TRUE(
+      gates.Set(" StaleControllerConsistencyReplicaSet=false , StaleControllerConsistencyJob=True,")
+          .ok());
+  EXPECT_FALSE(gates.Enabled(features::kStaleControllerConsistencyReplicaSet));
+  EXPECT_TRUE(gates.Enabled("StaleControllerConsistencyJob"));
+  EXPECT_TRUE(gates.Enabled("StaleControllerConsistencyStatefulSet"));
+  EXPECT_EQ(gates.String(),
+            "StaleControllerConsistencyJob=true,StaleControllerConsistencyReplicaSet=false");
+}
+
+TEST(FeatureGatesTest, UnknownNameOrBadValueIsAnErrorAndChangesNothing) {
+  features::FeatureGate gates;
+  Status unknown = gates.Set("StaleControllerConsistencyReplicaSet=false,NoSuchGate=true");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.error().message, "unrecognized feature gate: NoSuchGate");
+  EXPECT_TRUE(gates.Enabled(features::kStaleControllerConsistencyReplicaSet));
+
+  Status bad = gates.Set("StaleControllerConsistencyReplicaSet=maybe");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("invalid value of StaleControllerConsistencyReplicaSet=maybe"),
+            std::string::npos);
+  Status missing = gates.Set("StaleControllerConsistencyReplicaSet");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().message, "missing bool value for StaleControllerConsistencyReplicaSet");
+  EXPECT_TRUE(gates.Enabled(features::kStaleControllerConsistencyReplicaSet));
+}
+
 }  // namespace
 }  // namespace kcm::app

@@ -231,5 +231,36 @@ TEST_F(RealPodControlTest, PatchIsStrategicMerge) {
   EXPECT_TRUE(recorder_.Events().empty());
 }
 
+// Upstream RealPodControl.OnWrite: told the stored pod's resourceVersion after a create (with the
+// controllerRef it was created for) and after a patch that leaves the pod with a controller; not
+// after a patch that released it, nor after a delete.
+TEST_F(RealPodControlTest, OnWriteSeesCreatesAndAdoptionsWithTheirResourceVersions) {
+  Start([](const RecordedRequest& r, Conn& c) {
+    if (r.method == "POST") {
+      c.Respond(201, R"({"kind":"Pod","metadata":{"name":"rs-a","namespace":"ns",)"
+                     R"("resourceVersion":"101"}})");
+    } else if (r.path.ends_with("/adopted")) {
+      c.Respond(200, R"({"kind":"Pod","metadata":{"name":"adopted","resourceVersion":"102",)"
+                     R"("ownerReferences":[{"apiVersion":"v1","kind":"Other","name":"x",)"
+                     R"("uid":"x-uid"},{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"rs",)"
+                     R"("uid":"rs-uid","controller":true}]}})");
+    } else {
+      c.Respond(200, R"({"kind":"Pod","metadata":{"name":"p","resourceVersion":"103"}})");
+    }
+  });
+  std::vector<std::string> seen;
+  control_->SetOnWrite(
+      [&](std::string_view ns, const api::OwnerReference& owner, const std::string& rv) {
+        seen.push_back(std::string(ns) + " " + owner.kind + "/" + owner.name + "/" + owner.uid +
+                       " @" + rv);
+      });
+  ASSERT_TRUE(control_->CreatePods("ns", rs_.spec.pod_template, rs_, ref_).ok());
+  ASSERT_TRUE(control_->PatchPod("ns", "adopted", "{}").ok());
+  ASSERT_TRUE(control_->PatchPod("ns", "released", "{}").ok());
+  ASSERT_TRUE(control_->DeletePod("ns", "gone", rs_).ok());
+  EXPECT_EQ(seen, (std::vector<std::string>{"ns ReplicaSet/rs/rs-uid @101",
+                                            "ns ReplicaSet/rs/rs-uid @102"}));
+}
+
 }  // namespace
 }  // namespace kcm::controller
