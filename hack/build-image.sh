@@ -142,9 +142,16 @@ bah build "${layers[@]}" "${volumes[@]}" --isolation chroot --pull=never \
   --build-arg KCM_GIT_COMMIT="$commit" --build-arg LANG="${LANG:-}" \
   -f "$repo/Dockerfile" -t "$tag" "$repo" >"$cache/build.log" 2>&1 ||
   { tail -n 40 "$cache/build.log" >&2; die "buildah build failed (log: $cache/build.log)"; }
+# Tag the build stage too (all cache hits: seconds), so the prune below keeps its package layer
+# and the next build does not run apt-get again.
+bah build --layers "${volumes[@]}" --isolation chroot --pull=never --target build \
+  --build-arg BUILD_IMAGE="$base" --build-arg BASE_IMAGE="$base" \
+  --build-arg KCM_GIT_COMMIT="$commit" --build-arg LANG="${LANG:-}" \
+  -f "$repo/Dockerfile" -t localhost/kcm-image-build-stage:latest "$repo" >>"$cache/build.log" 2>&1 ||
+  log "WARNING: tagging the build stage failed; the next build reinstalls its packages"
 took=$(( $(date +%s) - t0 ))
 grep -E '^ *(Hits|Misses):' "$cache/build.log" | sed 's/^ */[build-image] ccache (compile step): /' >&2 || true
-# Layers of earlier builds that no image uses any more (vfs keeps a full copy per layer).
+# Layers of earlier builds that no tagged image uses any more (vfs keeps a full copy per layer).
 bah rmi --prune >/dev/null 2>&1 || true
 
 id=$(bah inspect --type image --format '{{.FromImageID}}' "$tag")
