@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
 
 #include "pkg/api/json.h"
@@ -142,10 +143,77 @@ class ImageE2E : public ::testing::Test {
     ASSERT_TRUE(config.ok()) << config.error().ToString();
     config_ = *config;
     ASSERT_EQ(::geteuid(), 0u) << "run-rootfs.sh needs root (mount namespaces, chroot)";
+    work_ = fs::path(testing::TempDir()) /
+            ("kcm-image-e2e-" + std::to_string(::getpid()) + "-" +
+             testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(work_);
+  }
+  void TearDown() override {
+    if (!HasFailure()) {
+      std::error_code ec;
+      fs::remove_all(work_, ec);
+    }
+  }
+
+  // A bound token (TokenRequest API) for a ServiceAccount.
+  std::string CreateToken(const std::string& ns, const std::string& sa) {
+    auto r = kEnv->Kubectl({"-n", ns, "create", "token", sa, "--duration=1h"});
+    EXPECT_TRUE(r.ok()) << r.Describe();
+    auto lines = Lines(r.out);
+    return lines.empty() ? "" : lines[0];
+  }
+
+  // The "pod": the image's entrypoint with the manifest's args, in-cluster with `token` mounted
+  // as the kubelet projects it. The manifest's --bind-address/--secure-port (0.0.0.0:10257 in the
+  // pod's own network namespace) become loopback and `port`: the test shares the host's network.
+  std::unique_ptr<testenv::DaemonProcess> StartPod(const Manifest& manifest,
+                                                   const std::string& token, int port) {
+    const testenv::TestbedInfo& tb = kEnv->info();
+    const fs::path sa_dir = work_ / "serviceaccount";
+    fs::create_directories(sa_dir);
+    WriteFile(sa_dir / "token", token);
+    fs::copy_file(tb.ca_file, sa_dir / "ca.crt", fs::copy_options::overwrite_existing);
+    WriteFile(sa_dir / "namespace", kNamespace);
+    // The projected volume is world-readable by default (mode 0644): the non-root user reads it.
+    const auto r = fs::perms::others_read | fs::perms::group_read;
+    const auto x = fs::perms::others_exec | fs::perms::group_exec;
+    fs::permissions(work_, x, fs::perm_options::add);
+    fs::permissions(sa_dir, r | x, fs::perm_options::add);
+    for (const char* f : {"token", "ca.crt", "namespace"}) {
+      fs::permissions(sa_dir / f, r, fs::perm_options::add);
+    }
+    std::vector<std::string> args;
+    for (const auto& a : manifest.args) {
+      if (a.rfind("--bind-address=", 0) == 0) {
+        args.push_back("--bind-address=127.0.0.1");
+      } else if (a.rfind("--secure-port=", 0) == 0) {
+        args.push_back("--secure-port=" + std::to_string(port));
+      } else {
+        args.push_back(a);
+      }
+    }
+    // The container's environment: the image's Env plus what the kubelet adds for the API server
+    // Service (here the testbed's API server on loopback, whose certificate names 127.0.0.1).
+    const std::string api_port = tb.server.substr(tb.server.rfind(':') + 1);
+    std::vector<std::string> argv = {"/usr/bin/env", "-i"};
+    argv.insert(argv.end(), config_.env.begin(), config_.env.end());
+    argv.push_back(std::string("HOSTNAME=") + kPodHostname);
+    argv.push_back("KUBERNETES_SERVICE_HOST=127.0.0.1");
+    argv.push_back("KUBERNETES_SERVICE_PORT=" + api_port);
+    argv.push_back(testenv::SourceDir() + "/test/e2e/image/run-rootfs.sh");
+    argv.push_back(rootfs_.string());
+    argv.push_back(sa_dir.string());
+    argv.push_back(kPodHostname);
+    argv.push_back(manifest.run_as);
+    argv.insert(argv.end(), config_.entrypoint.begin(), config_.entrypoint.end());
+    argv.insert(argv.end(), args.begin(), args.end());
+    return std::make_unique<testenv::DaemonProcess>(
+        argv, (work_ / "kube-controller-manager.log").string());
   }
 
   fs::path image_dir_;
   fs::path rootfs_;
+  fs::path work_;
   ImageConfig config_;
 };
 
@@ -161,11 +229,46 @@ TEST_F(ImageE2E, ImageIsMinimalAndNonRoot) {
         "src", "usr/share/doc/libcurl4/changelog.gz", "var/lib/apt/lists/lock"}) {
     EXPECT_FALSE(fs::exists(rootfs_ / absent)) << absent << " is in the image";
   }
-  // The manifest runs the pod as the image's user (runAsNonRoot needs a numeric non-root id).
+  // The manifest runs the pod as the image's user (runAsNonRoot needs a numeric non-root id),
+  // in-cluster (no kubeconfig flag) and sets the serving port the test moves.
   KCM_REQUIRE_TESTBED();
   auto manifest = LoadManifest();
   ASSERT_TRUE(manifest.ok()) << manifest.error().ToString();
   EXPECT_EQ(manifest->run_as, config_.user);
+  bool secure_port = false;
+  for (const auto& a : manifest->args) {
+    EXPECT_NE(a.rfind("--kubeconfig", 0), 0u) << a;
+    EXPECT_NE(a.rfind("--master", 0), 0u) << a;
+    secure_port = secure_port || a.rfind("--secure-port=", 0) == 0;
+  }
+  EXPECT_TRUE(secure_port);
+}
+
+// The daemon's identity is the mounted token's: a valid token of a ServiceAccount without the
+// shipped RBAC gets 403 naming that ServiceAccount, and the daemon never becomes ready.
+TEST_F(ImageE2E, TokenOfAnotherServiceAccountIsForbidden) {
+  KCM_REQUIRE_TESTBED();
+  auto manifest = LoadManifest();
+  ASSERT_TRUE(manifest.ok()) << manifest.error().ToString();
+  ASSERT_TRUE(kEnv->Kubectl({"create", "namespace", "image-e2e-nobody"}).ok());
+  ASSERT_TRUE(kEnv->Kubectl({"-n", "image-e2e-nobody", "create", "serviceaccount", "nobody"}).ok());
+  const std::string token = CreateToken("image-e2e-nobody", "nobody");
+  ASSERT_FALSE(token.empty());
+  const int port = testenv::FreeLoopbackPort();
+  auto pod = StartPod(*manifest, token, port);
+  ASSERT_TRUE(pod->started());
+  ASSERT_TRUE(Eventually(
+      [&] {
+        return pod->Log().find("User \"system:serviceaccount:image-e2e-nobody:nobody\"") !=
+               std::string::npos;
+      },
+      60s))
+      << pod->Log();
+  EXPECT_NE(pod->Log().find("403 Forbidden"), std::string::npos) << pod->Log();
+  EXPECT_EQ(testenv::HttpsGet(port, "/healthz").first, 200);  // Alive, serving,
+  EXPECT_NE(testenv::HttpsGet(port, "/readyz").first, 200);   // but not leading.
+  EXPECT_EQ(LeaseHolder(), "");
+  EXPECT_NE(pod->StopWith(SIGTERM), -1) << pod->Log();
 }
 
 // In-cluster mode end to end: the shipped RBAC's service account, a bound token, the manifest's
@@ -179,10 +282,8 @@ TEST_F(ImageE2E, InClusterWithServiceAccountTokenRollsOutADeployment) {
 
   // A bound token for the ServiceAccount deploy/rbac.yaml creates and binds (hack/testbed applied
   // it); the API server signs it with --service-account-signing-key-file.
-  auto token =
-      kEnv->Kubectl({"-n", kNamespace, "create", "token", kServiceAccount, "--duration=1h"});
-  ASSERT_TRUE(token.ok()) << token.Describe();
-  const std::string sa_token = Lines(token.out).at(0);
+  const std::string sa_token = CreateToken(kNamespace, kServiceAccount);
+  ASSERT_FALSE(sa_token.empty());
   // The token is the service account, limited to the shipped RBAC.
   auto can_i = [&](const std::vector<std::string>& what) {
     std::vector<std::string> argv = {tb.kubectl,
@@ -200,61 +301,15 @@ TEST_F(ImageE2E, InClusterWithServiceAccountTokenRollsOutADeployment) {
   EXPECT_FALSE(can_i({"create", "deployments.apps", "--all-namespaces"}));
   EXPECT_FALSE(can_i({"get", "secrets", "--all-namespaces"}));
 
-  // /var/run/secrets/kubernetes.io/serviceaccount as the kubelet projects it.
-  const fs::path work =
-      fs::path(testing::TempDir()) / ("kcm-image-e2e-" + std::to_string(::getpid()));
-  const fs::path sa_dir = work / "serviceaccount";
-  fs::create_directories(sa_dir);
-  WriteFile(sa_dir / "token", sa_token);
-  fs::copy_file(tb.ca_file, sa_dir / "ca.crt", fs::copy_options::overwrite_existing);
-  WriteFile(sa_dir / "namespace", kNamespace);
-  // The projected volume is world-readable by default (mode 0644): the non-root user reads it.
-  fs::permissions(work, fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec);
-  fs::permissions(sa_dir, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
-                              fs::perms::others_read | fs::perms::others_exec);
-
-  // The manifest's args, except where the pod's own network namespace would be needed: the test
-  // shares the host's, so it serves on loopback and on a free port instead of 0.0.0.0:10257.
   const int port = testenv::FreeLoopbackPort();
-  std::vector<std::string> args;
-  bool saw_secure_port = false;
-  for (const auto& a : manifest->args) {
-    ASSERT_EQ(a.rfind("--kubeconfig", 0), std::string::npos) << "the manifest runs in-cluster";
-    if (a.rfind("--bind-address=", 0) == 0) {
-      args.push_back("--bind-address=127.0.0.1");
-    } else if (a.rfind("--secure-port=", 0) == 0) {
-      args.push_back("--secure-port=" + std::to_string(port));
-      saw_secure_port = true;
-    } else {
-      args.push_back(a);
-    }
-  }
-  ASSERT_TRUE(saw_secure_port) << "the manifest no longer sets --secure-port";
-
-  // The container's environment: the image's Env plus what the kubelet adds for the API server
-  // Service (here the testbed's API server on loopback, whose certificate names 127.0.0.1).
-  const std::string host_port = tb.server.substr(tb.server.rfind(':') + 1);
-  std::vector<std::string> argv = {"/usr/bin/env", "-i"};
-  argv.insert(argv.end(), config_.env.begin(), config_.env.end());
-  argv.push_back(std::string("HOSTNAME=") + kPodHostname);
-  argv.push_back("KUBERNETES_SERVICE_HOST=127.0.0.1");
-  argv.push_back("KUBERNETES_SERVICE_PORT=" + host_port);
-  argv.push_back(testenv::SourceDir() + "/test/e2e/image/run-rootfs.sh");
-  argv.push_back(rootfs_.string());
-  argv.push_back(sa_dir.string());
-  argv.push_back(kPodHostname);
-  argv.push_back(manifest->run_as);
-  argv.insert(argv.end(), config_.entrypoint.begin(), config_.entrypoint.end());
-  argv.insert(argv.end(), args.begin(), args.end());
-  testenv::DaemonProcess pod(argv, (work / "kube-controller-manager.log").string());
-  ASSERT_TRUE(pod.started());
-
+  auto pod = StartPod(*manifest, sa_token, port);
+  ASSERT_TRUE(pod->started());
   ASSERT_TRUE(Eventually([&] { return testenv::HttpsGet(port, "/readyz").first == 200; }, 90s))
-      << pod.Log();
-  // The process is the image's program, as the manifest's user.
-  EXPECT_EQ(fs::read_symlink("/proc/" + std::to_string(pod.pid()) + "/root"), rootfs_);
-  EXPECT_EQ(StatusField(pod.pid(), "Uid"), "65532");
-  EXPECT_EQ(StatusField(pod.pid(), "Gid"), "65532");
+      << pod->Log();
+  // The process is the image's program, chrooted, as the manifest's user.
+  EXPECT_EQ(fs::read_symlink("/proc/" + std::to_string(pod->pid()) + "/root"), rootfs_);
+  EXPECT_EQ(StatusField(pod->pid(), "Uid"), "65532");
+  EXPECT_EQ(StatusField(pod->pid(), "Gid"), "65532");
   // It leads under the manifest's Lease, as this "pod" (identity = hostname_uuid).
   EXPECT_TRUE(
       Eventually([&] { return LeaseHolder().rfind(std::string(kPodHostname) + "_", 0) == 0; }, 30s))
@@ -271,13 +326,13 @@ TEST_F(ImageE2E, InClusterWithServiceAccountTokenRollsOutADeployment) {
                   .ok());
   auto status = kEnv->Kubectl(
       {"-n", "image-e2e", "rollout", "status", "deployment/web", "--timeout=120s"}, 150s);
-  ASSERT_TRUE(status.ok()) << status.Describe() << pod.Log();
+  ASSERT_TRUE(status.ok()) << status.Describe() << pod->Log();
   ASSERT_TRUE(kEnv->Kubectl({"-n", "image-e2e", "set", "image", "deployment/web",
                              "pause=registry.k8s.io/pause:3.9"})
                   .ok());
   status = kEnv->Kubectl(
       {"-n", "image-e2e", "rollout", "status", "deployment/web", "--timeout=120s"}, 150s);
-  ASSERT_TRUE(status.ok()) << status.Describe() << pod.Log();
+  ASSERT_TRUE(status.ok()) << status.Describe() << pod->Log();
   // Two ReplicaSets: the new one holds all three ready pods, the old one none.
   auto rs = kEnv->Kubectl({"-n", "image-e2e", "get", "replicasets", "-o",
                            "go-template={{range .items}}{{(index .spec.template.spec.containers "
@@ -290,10 +345,8 @@ TEST_F(ImageE2E, InClusterWithServiceAccountTokenRollsOutADeployment) {
                                                 "registry.k8s.io/pause:3.9=3/3"}))
       << rs.out;
 
-  EXPECT_EQ(pod.StopWith(SIGTERM), 0) << pod.Log();
+  EXPECT_EQ(pod->StopWith(SIGTERM), 0) << pod->Log();
   EXPECT_EQ(LeaseHolder(), "");  // Released on graceful shutdown.
-  std::error_code ec;
-  fs::remove_all(work, ec);
 }
 
 }  // namespace
