@@ -27,15 +27,39 @@ set(KCR_PARTS
     leaderelection
     server)
 
+# The exported parts are KCR_PARTS plus every kcm_* library they link, directly or not (so a part
+# that starts depending on another one keeps the export set complete instead of failing the
+# configure); each gets EXPORT_NAME = its name without "kcm_" and its directory's headers.
 set(kcr_targets)
+set(kcr_queue)
 foreach(part ${KCR_PARTS})
-  set_target_properties(kcm_${part} PROPERTIES EXPORT_NAME ${part})
-  list(APPEND kcr_targets kcm_${part})
+  list(APPEND kcr_queue kcm_${part})
+endforeach()
+while(kcr_queue)
+  list(POP_FRONT kcr_queue target)
+  if(target IN_LIST kcr_targets)
+    continue()
+  endif()
+  list(APPEND kcr_targets ${target})
+  get_target_property(libs ${target} LINK_LIBRARIES)
+  foreach(lib IN LISTS libs)
+    string(REGEX REPLACE "^\\$<LINK_ONLY:(.*)>$" "\\1" lib "${lib}")
+    if(lib MATCHES "^kcm_" AND TARGET ${lib})
+      list(APPEND kcr_queue ${lib})
+    endif()
+  endforeach()
+endwhile()
+
+foreach(target ${kcr_targets})
+  string(REGEX REPLACE "^kcm_" "" name ${target})
+  set_target_properties(${target} PROPERTIES EXPORT_NAME ${name})
+  get_target_property(dir ${target} SOURCE_DIR)
+  file(RELATIVE_PATH rel ${PROJECT_SOURCE_DIR} ${dir})
   # Implementation-only headers stay out: pkg/api/internal (simdjson) and pkg/server's OpenSSL
   # owning pointers are included only by the parts' own .cc files.
   install(
-    DIRECTORY ${PROJECT_SOURCE_DIR}/pkg/${part}/
-    DESTINATION ${KCR_INCLUDE_DIR}/pkg/${part}
+    DIRECTORY ${dir}/
+    DESTINATION ${KCR_INCLUDE_DIR}/${rel}
     FILES_MATCHING
     PATTERN "*.h"
     PATTERN "internal" EXCLUDE
