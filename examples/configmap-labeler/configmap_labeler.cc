@@ -1,4 +1,4 @@
-#include "examples/configmap-labeler/configmap_labeler.h"
+#include "configmap_labeler.h"
 
 #include "pkg/api/json.h"
 #include "pkg/client/api_errors.h"
