@@ -119,7 +119,7 @@ Status DeploymentController::Run(std::shared_ptr<cache::SharedIndexInformer> dep
 }
 
 Result<runtime::ReconcileResult> DeploymentController::HandleErr(const Status& sync_status) {
-  if (sync_status.ok() || client::IsNamespaceTerminating(sync_status.error())) {
+  if (sync_status.ok() || errors::IsNamespaceTerminating(sync_status.error())) {
     return runtime::ReconcileResult{};
   }
   return sync_status.error();

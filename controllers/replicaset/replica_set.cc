@@ -448,8 +448,8 @@ Status ReplicaSetController::ManageReplicas(const std::vector<PodPtr>& filtered_
           expectations_.DeletionObserved(key, pod_keys[i]);
           std::lock_guard lock(mu);
           if (first_error.ok()) {
-            first_error = Error::Local(std::string(client::reason::kCanceled),
-                                       "pod deletes of " + key + " stopped: stop requested");
+            first_error =
+                Error::Local("Canceled", "pod deletes of " + key + " stopped: stop requested");
           }
           continue;
         }
@@ -541,7 +541,7 @@ Result<runtime::ReconcileResult> ReplicaSetController::SyncReplicaSet(const std:
   }
   if (stop.stop_requested()) {
     // No status write after the stop: another leader may be writing it already.
-    return Error::Local(std::string(client::reason::kCanceled),
+    return Error::Local("Canceled",
                         "sync of ReplicaSet " + key + " stopped before its status write");
   }
 

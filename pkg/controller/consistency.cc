@@ -19,8 +19,9 @@ bool IsCanonicalDecimal(std::string_view s) {
 Result<int> CompareResourceVersion(std::string_view a, std::string_view b) {
   for (std::string_view rv : {a, b}) {
     if (!IsCanonicalDecimal(rv)) {
-      return Error::Local("Invalid", "resourceVersion \"" + std::string(rv) +
-                                         "\" is not a decimal number without leading zeros");
+      return Error::Local("InvalidArgument",
+                          "resourceVersion \"" + std::string(rv) +
+                              "\" is not a decimal number without leading zeros");
     }
   }
   // Same digits and no leading zeros: the longer number is the larger; equal lengths compare

@@ -49,9 +49,8 @@ BatchOutcome RunBatch(int size, const std::function<Status()>& fn, int max_concu
 }
 
 Error Stopped(int done, int count) {
-  return Error::Local(std::string(client::reason::kCanceled),
-                      "slow start stopped after " + std::to_string(done) + " of " +
-                          std::to_string(count) + " calls: stop requested");
+  return Error::Local("Canceled", "slow start stopped after " + std::to_string(done) + " of " +
+                                      std::to_string(count) + " calls: stop requested");
 }
 
 }  // namespace

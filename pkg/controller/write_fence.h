@@ -26,7 +26,7 @@ class WriteFence {
   // "create pod in ns/x"), the reason the client's own cancellations carry.
   Status Check(std::string_view what) const {
     if (!Closed()) return OkStatus();
-    return Error::Local(std::string(client::reason::kCanceled),
+    return Error::Local("Canceled",
                         "write refused: " + std::string(what) +
                             " asked for after the controller was stopped (leader lease lost or "
                             "shutting down)");
@@ -41,7 +41,7 @@ class WriteFence {
 // True for an error that only says the caller was stopped (a fenced write, a cancelled wait or
 // request): not a failure worth an event or a condition.
 inline bool IsStopped(const Error& e) {
-  return e.reason == client::reason::kCanceled;
+  return e.reason == errors::reason::kCanceled;
 }
 
 }  // namespace kcm::controller

@@ -205,8 +205,7 @@ std::string EffectiveFlags(const Options& o) {
       << " --requestheader-username-headers=" << join(o.requestheader_username_headers)
       << " --requestheader-group-headers=" << join(o.requestheader_group_headers)
       << " --requestheader-extra-headers-prefix=" << join(o.requestheader_extra_headers_prefix)
-      << " --feature-gates=" << o.feature_gates.String()
-      << " --v=" << o.verbosity;
+      << " --feature-gates=" << o.feature_gates.String() << " --v=" << o.verbosity;
   return out.str();
 }
 
