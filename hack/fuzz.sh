@@ -15,6 +15,15 @@ KCM_SANITIZE=address KCM_BUILD_TARGETS=api_decode_fuzz hack/build.sh build-fuzz 
   -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1"
 mkdir -p build-fuzz/corpus build-fuzz/artifacts
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+# libFuzzer's progress lines go to build-fuzz/fuzz.log (thousands of lines would bury the other
+# CI stages' output); the end of it, with any crash report, is printed.
+rc=0
 build-fuzz/fuzz/api/api_decode_fuzz -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
   -print_final_stats=1 -dict=fuzz/api/json.dict -artifact_prefix=build-fuzz/artifacts/ \
-  build-fuzz/corpus fuzz/api/corpus
+  build-fuzz/corpus fuzz/api/corpus >build-fuzz/fuzz.log 2>&1 || rc=$?
+if [ "$rc" -ne 0 ]; then
+  grep -n -m1 -A60 -E '^==[0-9]+==|runtime error|ERROR: libFuzzer' build-fuzz/fuzz.log || true
+fi
+grep -E '^(Done|stat::)' build-fuzz/fuzz.log || tail -20 build-fuzz/fuzz.log
+echo "hack/fuzz.sh: exit $rc (whole output: build-fuzz/fuzz.log)"
+exit "$rc"
