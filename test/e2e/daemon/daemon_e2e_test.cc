@@ -76,14 +76,58 @@ TEST(DaemonE2E, BadFlagsExitNonZeroNamingTheFlag) {
   };
   for (const Case& c : {Case{"--concurrent-deployment-syncs=0", "--concurrent-deployment-syncs"},
                         Case{"--min-resync-period=soon", "--min-resync-period"},
-                        Case{"--controllers=deployment,cronjob", "--controllers"},
+                        Case{"--controllers=deployment,nosuchcontroller", "--controllers"},
                         Case{"--leader-elect-renew-deadline=20s", "--leader-elect-lease-duration"},
-                        Case{"--no-such-flag=1", "no_such_flag"}}) {
+                        Case{"--no-such-flag=1", "Error: unknown flag: --no-such-flag"},
+                        Case{"--use_service_account_credentials=true",
+                             "Error: unknown flag: --use_service_account_credentials"}}) {
     auto r = testenv::RunCommand({KCM_DAEMON_PATH, c.flag}, 20s);
     EXPECT_NE(r.exit_code, 0) << c.flag;
     EXPECT_FALSE(r.timed_out) << c.flag;
     EXPECT_NE(r.err.find(c.named), std::string::npos) << c.flag << ": " << r.err;
   }
+}
+
+// --help and --version as upstream's: usage on stdout in sections, exit 0; "Kubernetes v…".
+TEST(DaemonE2E, HelpAndVersion) {
+  auto help = testenv::RunCommand({KCM_DAEMON_PATH, "--help"}, 20s);
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.out.find("Generic flags:"), std::string::npos) << help.out;
+  EXPECT_NE(help.out.find("--use-service-account-credentials"), std::string::npos);
+  EXPECT_EQ(help.out.find("logtostderr"), std::string::npos);
+  auto version = testenv::RunCommand({KCM_DAEMON_PATH, "--version"}, 20s);
+  EXPECT_EQ(version.exit_code, 0);
+  EXPECT_EQ(version.out.rfind("Kubernetes v1.", 0), 0u) << version.out;
+}
+
+// kubeadm's flags for controllers we do not run are accepted and reported once; with
+// --logging-format=json every line the daemon writes is one JSON object in klog's schema, and it
+// leads and becomes ready as usual.
+TEST(DaemonE2E, KubeadmFlagsAndJsonLogs) {
+  KCM_REQUIRE_TESTBED();
+  Daemon d({"--controllers=*,bootstrapsigner,tokencleaner", "--allocate-node-cidrs=true",
+            "--cluster-cidr=10.244.0.0/16", "--cluster-name=kubernetes",
+            "--service-cluster-ip-range=10.96.0.0/12", "--logging-format=json", "--v=2"});
+  ASSERT_TRUE(Eventually([&] { return d.Get("/readyz").first == 200; }, 60s)) << d.Log();
+  std::string log = d.Log();
+  EXPECT_NE(log.find("have no effect: --allocate-node-cidrs, --cluster-cidr, --cluster-name, "
+                     "--service-cluster-ip-range"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("bootstrapsigner, tokencleaner"), std::string::npos) << log;
+  std::istringstream lines(log);
+  std::string line;
+  int n = 0;
+  while (std::getline(lines, line)) {
+    if (line.empty()) continue;
+    ++n;
+    EXPECT_EQ(line.rfind("{\"ts\":", 0), 0u) << line;
+    EXPECT_EQ(line.back(), '}') << line;
+    EXPECT_NE(line.find("\"caller\":"), std::string::npos) << line;
+    EXPECT_NE(line.find("\"msg\":"), std::string::npos) << line;
+  }
+  EXPECT_GT(n, 5);
+  EXPECT_EQ(d.StopWith(SIGTERM), 0) << d.Log();
 }
 
 // An unreachable API server at start: a clear, repeated error, no crash; SIGTERM still stops it.
