@@ -20,7 +20,7 @@ std::string ReadFile(const std::string& path) {
 }
 
 std::string PodFrame() {
-  return R"({"type":"MODIFIED","object":)" + ReadFile(KCM_SHARED_TESTDATA "/pod-10k.json") + "}";
+  return R"({"type":"MODIFIED","object":)" + ReadFile(KCM_API_TESTDATA "/pod-10k.json") + "}";
 }
 
 // The reflector's case: frames arrive in a PaddedBuffer, decoded in place.
@@ -53,7 +53,7 @@ void BM_PodWatchEventUnpadded(benchmark::State& state) {
 BENCHMARK(BM_PodWatchEventUnpadded);
 
 void BM_PodList500(benchmark::State& state) {
-  std::string pod = ReadFile(KCM_SHARED_TESTDATA "/pod-10k.json");
+  std::string pod = ReadFile(KCM_API_TESTDATA "/pod-10k.json");
   std::string list =
       R"({"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"1","continue":"x"},"items":[)";
   for (int i = 0; i < 500; ++i) {

@@ -32,7 +32,7 @@ void operator delete(void* p, size_t) noexcept {
 }
 
 int main() {
-  std::ifstream in(KCM_SHARED_TESTDATA "/pod-10k.json", std::ios::binary);
+  std::ifstream in(KCM_API_TESTDATA "/pod-10k.json", std::ios::binary);
   std::stringstream ss;
   ss << in.rdbuf();
   std::string pod_json = ss.str();

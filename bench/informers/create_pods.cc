@@ -54,7 +54,7 @@ int main(int argc, char** argv) {
   kcm::client::ResourceClient namespaces(*rest, {"", "v1", "namespaces"}, false);
   auto created_ns = namespaces.Create(
       "", R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":")" + ns + R"("}})");
-  if (!created_ns.ok() && !kcm::client::IsAlreadyExists(created_ns.error())) {
+  if (!created_ns.ok() && !kcm::errors::IsAlreadyExists(created_ns.error())) {
     std::fprintf(stderr, "namespace: %s\n", created_ns.error().ToString().c_str());
     return 1;
   }
@@ -69,7 +69,7 @@ int main(int argc, char** argv) {
         bool done = false;
         for (int attempt = 0; attempt < 8 && !done; ++attempt) {
           auto r = pods.Create(ns, PodManifest(name));
-          done = r.ok() || kcm::client::IsAlreadyExists(r.error());
+          done = r.ok() || kcm::errors::IsAlreadyExists(r.error());
           if (!done) std::this_thread::sleep_for(std::chrono::milliseconds(100 << attempt));
         }
         if (!done) ++failed;

@@ -48,7 +48,9 @@ void PrintVersion(const std::string& mode, const std::string& git_version) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // A peer that hangs up must never end the process: writes to a closed socket return EPIPE.
+  // A peer that hangs up must cost a write error (EPIPE), never the process: every socket write
+  // path (Asio, libcurl, OpenSSL over a socket BIO) is covered by ignoring SIGPIPE process-wide,
+  // before any thread starts.
   signal(SIGPIPE, SIG_IGN);
   kcm::app::CommandLine command;
   if (kcm::Status s = command.Parse(argc, argv); !s.ok()) {

@@ -12,6 +12,7 @@
 #include "pkg/api/replicaset.h"
 #include "pkg/client/rest_client.h"
 #include "pkg/controller/replicaset_control.h"
+#include "pkg/controller/write_fence.h"
 #include "pkg/util/result.h"
 
 namespace kcm::client {
@@ -44,7 +45,10 @@ class DeploymentClient : public controller::RSControlInterface {
 
 class RealDeploymentClient final : public DeploymentClient {
  public:
-  explicit RealDeploymentClient(std::shared_ptr<client::RestClient> client);
+  // Once `fence` is closed every write is refused locally ("Canceled") and the uncached GET is
+  // cancelled (the daemon passes the leader's "leading" token).
+  explicit RealDeploymentClient(std::shared_ptr<client::RestClient> client,
+                                controller::WriteFence fence = {});
   ~RealDeploymentClient() override;
 
   Result<DeploymentPtr> GetDeployment(std::string_view ns, std::string_view name) override;
@@ -63,6 +67,7 @@ class RealDeploymentClient final : public DeploymentClient {
  private:
   std::shared_ptr<client::ResourceClient> deployments_;
   std::shared_ptr<client::ResourceClient> replicasets_;
+  controller::WriteFence fence_;
 };
 
 // Decodes a server answer (a thread-local decoder; safe from any thread).

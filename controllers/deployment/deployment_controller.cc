@@ -56,14 +56,14 @@ Status DeploymentController::Run(std::shared_ptr<cache::SharedIndexInformer> dep
   opts.max_concurrent_reconciles = options_.workers;
   opts.clock = &clock_;
   opts.max_retries = kMaxRetries;
+  opts.cache_sync_timeout = options_.cache_sync_timeout;
   auto reconciler = std::make_shared<runtime::ReconcilerFunc>(
       [this](const runtime::Request& req, std::stop_token) -> Result<runtime::ReconcileResult> {
         Status s = SyncDeployment(req.namespace_, req.name);
         if (!s.ok()) {
           VLOG(2) << "Error syncing deployment " << req.Key() << ": " << s.error().ToString();
-          return s.error();
         }
-        return runtime::ReconcileResult{};
+        return HandleErr(s);
       });
   runtime::Controller* controller = nullptr;
   {
@@ -116,6 +116,13 @@ Status DeploymentController::Run(std::shared_ptr<cache::SharedIndexInformer> dep
   Status s = controller->Start(stop);
   LOG(INFO) << "Shutting down controller controller=\"deployment\"";
   return s;
+}
+
+Result<runtime::ReconcileResult> DeploymentController::HandleErr(const Status& sync_status) {
+  if (sync_status.ok() || errors::IsNamespaceTerminating(sync_status.error())) {
+    return runtime::ReconcileResult{};
+  }
+  return sync_status.error();
 }
 
 // --- handlers (D1) ----------------------------------------------------------------------------
@@ -233,6 +240,16 @@ void DeploymentController::EnqueueAfter(const Deployment& d, std::chrono::nanose
   }
 }
 
+void DeploymentController::EnqueueRateLimited(const Deployment& d) {
+  const std::string key = Key(d.metadata);
+  if (options_.enqueue_rate_limited) {
+    options_.enqueue_rate_limited(key);
+    return;
+  }
+  std::lock_guard lock(mu_);
+  if (controller_ && controller_->queue() != nullptr) controller_->queue()->AddRateLimited(key);
+}
+
 void DeploymentController::Eventf(const Deployment& d, std::string_view type,
                                   std::string_view reason, const std::string& message) {
   recorder_->Event(record::GetReference(d, "Deployment", "apps/v1"), type, reason, message);
@@ -283,7 +300,7 @@ PodMap DeploymentController::GetPodMapForDeployment(const Deployment& d,
 Status DeploymentController::SyncDeployment(const std::string& ns, const std::string& name) {
   auto cached = d_lister_.ByNamespace(ns).Get(name);
   if (!cached.ok()) {
-    if (client::IsNotFound(cached.error())) {
+    if (errors::IsNotFound(cached.error())) {
       VLOG(2) << "Deployment " << ns << "/" << name << " has been deleted";
       return OkStatus();
     }

@@ -39,8 +39,13 @@ inline constexpr int kMaxRetries = 15;  // D1: then the key is dropped
 struct DeploymentControllerOptions {
   int workers = 5;         // --concurrent-deployment-syncs
   Clock* clock = nullptr;  // null = RealClock
+  // How long Run waits for the caches before failing; zero = until stopped (upstream's
+  // WaitForNamedCacheSync).
+  std::chrono::nanoseconds cache_sync_timeout{0};
   // Where delayed requeues go (the progress-deadline check, D13); null = the controller's queue.
   std::function<void(const std::string& key, std::chrono::nanoseconds after)> enqueue_after;
+  // Where rate-limited requeues go (a progress check due now, D13); null = the controller's queue.
+  std::function<void(const std::string& key)> enqueue_rate_limited;
 };
 
 class DeploymentController {
@@ -62,6 +67,10 @@ class DeploymentController {
 
   // syncDeployment for "namespace/name" (D2).
   Status SyncDeployment(const std::string& ns, const std::string& name);
+  // What a sync's outcome means for the queue (upstream handleErr): success, and also a create
+  // refused because the namespace is terminating (every later create would fail too), forget the
+  // key; any other error is retried rate-limited (up to kMaxRetries, by the runtime).
+  static Result<runtime::ReconcileResult> HandleErr(const Status& sync_status);
 
   // Event handlers (D1); public for tests. `enqueue` receives "namespace/name" keys.
   using Enqueue = std::function<void(const std::string&)>;
@@ -70,6 +79,12 @@ class DeploymentController {
                           const Enqueue& enqueue) const;
   void OnReplicaSetDelete(const api::ReplicaSet& rs, const Enqueue& enqueue) const;
   void OnPodDelete(const api::Pod& pod, const Enqueue& enqueue) const;
+
+  // cleanupUnhealthyReplicas (D8): scales old ReplicaSets down by their unavailable pods, at most
+  // `max_cleanup_count` in all; `old_rss` is sorted oldest first and updated with what was
+  // written. Public for tests: its errors never fail a sync (ReconcileOldReplicaSets).
+  Result<int32_t> CleanupUnhealthyReplicas(ReplicaSets& old_rss, const api::Deployment& d,
+                                           int32_t max_cleanup_count);
 
  private:
   using Deployment = api::Deployment;
@@ -81,6 +96,7 @@ class DeploymentController {
   Result<ReplicaSets> GetReplicaSetsForDeployment(const Deployment& d);
   PodMap GetPodMapForDeployment(const Deployment& d, const ReplicaSets& rss) const;
   void EnqueueAfter(const Deployment& d, std::chrono::nanoseconds after);
+  void EnqueueRateLimited(const Deployment& d);
 
   // --- sync.cc
   Status Sync(Deployment& d, const ReplicaSets& rss);
@@ -118,8 +134,6 @@ class DeploymentController {
                                       const Deployment& d);
   Result<bool> ReconcileOldReplicaSets(const ReplicaSets& all_rss, ReplicaSets old_rss,
                                        const ReplicaSetPtr& new_rs, const Deployment& d);
-  Result<int32_t> CleanupUnhealthyReplicas(ReplicaSets& old_rss, const Deployment& d,
-                                           int32_t max_cleanup_count);
   Result<int32_t> ScaleDownOldReplicaSetsForRollingUpdate(const ReplicaSets& all_rss,
                                                           ReplicaSets old_rss, const Deployment& d);
 

@@ -1,5 +1,5 @@
 // Progress tracking (upstream progress.go, D13): the Progressing condition, ReplicaFailure copied
-// from the ReplicaSets, and a requeue at the progress deadline.
+// from the ReplicaSets, and a requeue just after the progress deadline.
 #include <glog/logging.h>
 
 #include "controllers/deployment/deployment_controller.h"
@@ -95,12 +95,20 @@ void DeploymentController::RequeueStuckDeployment(const Deployment& d,
   if (util::DeploymentComplete(d, new_status) || current->reason == util::kTimedOutReason) return;
   const auto deadline =
       *current->last_update_time + std::chrono::seconds(*d.spec.progress_deadline_seconds);
-  auto after = std::chrono::duration_cast<std::chrono::nanoseconds>(deadline - Now());
-  // Less than a second left: check again soon; the condition flips on that sync.
-  if (after < std::chrono::seconds(1)) after = std::chrono::seconds(1);
+  const auto after = std::chrono::duration_cast<std::chrono::nanoseconds>(deadline - Now());
+  // Less than a second left: check again now, rate-limited so a deadline that keeps being "now"
+  // backs off; the Deployment will turn Complete or TimedOut (upstream requeueStuckDeployment).
+  if (after < std::chrono::seconds(1)) {
+    VLOG(4) << "Queueing up deployment " << d.metadata.namespace_ << "/" << d.metadata.name
+            << " for a progress check now";
+    EnqueueRateLimited(d);
+    return;
+  }
   VLOG(4) << "Queueing up deployment " << d.metadata.namespace_ << "/" << d.metadata.name
           << " for a progress check after " << after.count() / 1000000000 << "s";
-  EnqueueAfter(d, after);
+  // One more second so the check does not land a few milliseconds before the deadline (upstream
+  // issue 39785).
+  EnqueueAfter(d, after + std::chrono::seconds(1));
 }
 
 }  // namespace kcm::deployment

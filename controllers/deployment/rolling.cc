@@ -70,14 +70,26 @@ Result<bool> DeploymentController::ReconcileOldReplicaSets(const ReplicaSets& al
 
   // Unhealthy old replicas go first: they cost no availability and would otherwise block the
   // rollout (upstream issue 16737).
+  // A failure here is not the sync's: upstream reconcileOldReplicaSets reports "nothing scaled
+  // down" and the sync goes on to write the rollout status. The typical one is an old RS whose
+  // status predates our own scale-down of it (see CleanupUnhealthyReplicas); the RS controller's
+  // next status write brings an event that syncs again, so a retry of its own would only spin.
   Result<int32_t> cleaned = CleanupUnhealthyReplicas(old_rss, d, max_scaled_down);
-  if (!cleaned.ok()) return cleaned.error();
+  if (!cleaned.ok()) {
+    VLOG(4) << "Not scaling down old RSes of " << d.metadata.namespace_ << "/" << d.metadata.name
+            << " this time: " << cleaned.error().message;
+    return false;
+  }
   VLOG(4) << "Cleaned up unhealthy replicas from old RSes: " << *cleaned;
 
   ReplicaSets after_cleanup = old_rss;
   if (new_rs) after_cleanup.push_back(new_rs);
   Result<int32_t> scaled = ScaleDownOldReplicaSetsForRollingUpdate(after_cleanup, old_rss, d);
-  if (!scaled.ok()) return scaled.error();
+  if (!scaled.ok()) {
+    VLOG(4) << "Not scaling down old RSes of " << d.metadata.namespace_ << "/" << d.metadata.name
+            << " this time: " << scaled.error().message;
+    return false;
+  }
   VLOG(4) << "Scaled down old RSes: " << *scaled;
   return *cleaned + *scaled > 0;
 }
@@ -98,10 +110,12 @@ Result<int32_t> DeploymentController::CleanupUnhealthyReplicas(ReplicaSets& old_
     // would let ScaleDownOldReplicaSetsForRollingUpdate remove too much, so this sync stops here
     // (as upstream) and retries once the status caught up.
     if (new_count > rs->spec.replicas || new_count < 0) {
-      return Error::Local("Invalid",
-                          "when cleaning up unhealthy replicas, got invalid request to "
-                          "scale down " +
-                              rs->metadata.name);
+      return Error::Local("InvalidArgument",
+                          "when cleaning up unhealthy replicas, got invalid request to scale "
+                          "down " +
+                              rs->metadata.namespace_ + "/" + rs->metadata.name + " " +
+                              std::to_string(rs->spec.replicas) + " -> " +
+                              std::to_string(new_count));
     }
     auto r = ScaleReplicaSetAndRecordEvent(rs, new_count, d);
     if (!r.ok()) return r.error();

@@ -10,6 +10,7 @@
 #include "pkg/api/pod_template.h"
 #include "pkg/client/api_errors.h"
 #include "pkg/controller/replicaset_sorting.h"
+#include "pkg/controller/write_fence.h"
 
 namespace kcm::deployment {
 
@@ -172,7 +173,7 @@ Result<ReplicaSetPtr> DeploymentController::GetNewReplicaSet(Deployment& d, cons
   Result<ReplicaSetPtr> create = client_->CreateReplicaSet(d.metadata.namespace_, std::move(*body));
   if (create.ok()) {
     created = *create;
-  } else if (client::IsAlreadyExists(create.error())) {
+  } else if (errors::IsAlreadyExists(create.error())) {
     already_exists = true;
     // Ours already (an earlier sync created it and the cache has not seen it), or a collision.
     auto rs = rs_lister_.ByNamespace(d.metadata.namespace_).Get(rs_name);
@@ -192,7 +193,9 @@ Result<ReplicaSetPtr> DeploymentController::GetNewReplicaSet(Deployment& d, cons
       }
       return create.error();
     }
-  } else if (client::IsNamespaceTerminating(create.error())) {
+  } else if (errors::IsNamespaceTerminating(create.error()) ||
+             controller::IsStopped(create.error())) {
+    // A create refused because we were stopped (lease lost) is no failure to report.
     return create.error();
   } else {
     const std::string msg =
@@ -350,7 +353,7 @@ Status DeploymentController::CleanupDeployment(const ReplicaSets& old_rss, const
     VLOG(4) << "Trying to cleanup replica set " << NsName(rs->metadata);
     Status s =
         client_->DeleteReplicaSet(rs->metadata.namespace_, rs->metadata.name, rs->metadata.uid);
-    if (!s.ok() && !client::IsNotFound(s.error())) return s;
+    if (!s.ok() && !errors::IsNotFound(s.error())) return s;
   }
   return OkStatus();
 }

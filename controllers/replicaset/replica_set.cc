@@ -14,6 +14,7 @@
 #include "pkg/controller/controller_ref_manager.h"
 #include "pkg/controller/pods_to_delete.h"
 #include "pkg/controller/slow_start.h"
+#include "pkg/metrics/metrics.h"
 #include "pkg/runtime/informer_source.h"
 
 namespace kcm::replicaset {
@@ -56,16 +57,27 @@ bool IsPodTerminating(const api::Pod& pod) {
 // parse, or a null/empty one (the API server refuses both for apps/v1; acting on them would claim
 // nothing or everything).
 Result<api::labels::Selector> SelectorOf(const api::ReplicaSet& rs) {
-  if (!rs.spec.selector) return Error::Local("Invalid", "spec.selector is null");
+  if (!rs.spec.selector) return Error::Local("InvalidArgument", "spec.selector is null");
   Result<api::labels::Selector> selector = api::LabelSelectorAsSelector(&*rs.spec.selector);
   if (!selector.ok()) return selector.error();
   if (selector->Empty() || selector->IsNothing()) {
-    return Error::Local("Invalid", "spec.selector selects everything or nothing");
+    return Error::Local("InvalidArgument", "spec.selector selects everything or nothing");
   }
   return selector;
 }
 
 constexpr const char* kReplicaSetGoneReason = "ReplicaSetGone";
+
+// Upstream replicaset_controller_stale_sync_skips_total{group, resource}.
+metrics::Counter StaleSyncSkips(const std::string& group_resource) {
+  static const metrics::CounterVec vec(
+      "replicaset_controller_stale_sync_skips_total",
+      "Total number of ReplicaSet syncs skipped due to a stale watch cache.",
+      {"group", "resource"});
+  const size_t dot = group_resource.find('.');
+  if (dot == std::string::npos) return vec.With({"", group_resource});
+  return vec.With({group_resource.substr(dot + 1), group_resource.substr(0, dot)});
+}
 
 }  // namespace
 
@@ -89,6 +101,21 @@ ReplicaSetController::ReplicaSetController(
       clock_(options_.clock ? *options_.clock : RealClock::Get()),
       expectations_(clock_),
       track_terminating_(options_.track_terminating_replicas) {
+  if (options_.stale_controller_consistency) {
+    std::map<std::string, controller::ConsistencyStore::LastSyncRVGetter> getters =
+        options_.consistency_rv_getters;
+    if (getters.empty() && rs_informer_.informer && pod_informer_.informer) {
+      getters[kReplicaSetsGroupResource] = [informer = rs_informer_.informer] {
+        return informer->LastStoreSyncResourceVersion();
+      };
+      getters[kPodsGroupResource] = [informer = pod_informer_.informer] {
+        return informer->LastStoreSyncResourceVersion();
+      };
+    }
+    if (!getters.empty()) {
+      consistency_ = std::make_unique<controller::ConsistencyStore>(std::move(getters));
+    }
+  }
   if (pod_informer_.informer) {
     // Shared informers: another controller may have added the index already.
     auto existing = pod_informer_.informer->GetIndexer()->GetIndexers();
@@ -120,7 +147,7 @@ std::vector<PodPtr> ReplicaSetController::PodsControlledBy(const std::string& ns
 
 Status ReplicaSetController::Run(std::stop_token stop) {
   if (!rs_informer_.informer || !pod_informer_.informer) {
-    return Error::Local("Invalid", "replicaset controller: informers are required to run");
+    return Error::Local("InvalidArgument", "replicaset controller: informers are required to run");
   }
   runtime::ControllerOptions co;
   co.name = kControllerName;
@@ -131,8 +158,8 @@ Status ReplicaSetController::Run(std::stop_token stop) {
   co.cache_sync_timeout = options_.cache_sync_timeout;
   runtime_ = std::make_unique<runtime::Controller>(
       co, std::make_shared<runtime::ReconcilerFunc>(
-              [this](const runtime::Request& req, std::stop_token) {
-                return SyncReplicaSet(req.Key());
+              [this](const runtime::Request& req, std::stop_token stop) {
+                return SyncReplicaSet(req.Key(), stop);
               }));
 
   auto rs_handler = std::make_shared<runtime::EventHandlerFuncs>();
@@ -227,9 +254,17 @@ void ReplicaSetController::UpdateReplicaSet(const ReplicaSetPtr& old_rs,
   q.Add(KeyOf(cur_rs->metadata));
 }
 
+void ReplicaSetController::RecordPodWrite(std::string_view ns, const api::OwnerReference& owner,
+                                          const std::string& resource_version) {
+  if (!consistency_ || !IsReplicaSetRef(owner)) return;
+  consistency_->WroteAt(std::string(ns) + "/" + owner.name, owner.uid, kPodsGroupResource,
+                        resource_version);
+}
+
 void ReplicaSetController::DeleteReplicaSet(const ReplicaSetPtr& rs, Queue& q) {
   const std::string key = KeyOf(rs->metadata);
   VLOG(4) << "Deleting ReplicaSet " << key;
+  if (consistency_) consistency_->Clear(key, rs->metadata.uid);
   expectations_.DeleteExpectations(key);
   q.Add(key);
 }
@@ -351,7 +386,7 @@ std::vector<PodPtr> ReplicaSetController::GetIndirectlyRelatedPods(
 }
 
 Status ReplicaSetController::ManageReplicas(const std::vector<PodPtr>& filtered_pods,
-                                            const api::ReplicaSet& rs) {
+                                            const api::ReplicaSet& rs, std::stop_token stop) {
   const std::string key = KeyOf(rs.metadata);
   int64_t diff = static_cast<int64_t>(filtered_pods.size()) - rs.spec.replicas;
   if (diff < 0) {
@@ -372,10 +407,10 @@ Status ReplicaSetController::ManageReplicas(const std::vector<PodPtr>& filtered_
           Status s = pod_control_->CreatePods(rs.metadata.namespace_, rs.spec.pod_template, rs,
                                               controller_ref);
           // The namespace is going away: nothing to create, and no point retrying.
-          if (!s.ok() && client::IsNamespaceTerminating(s.error())) return OkStatus();
+          if (!s.ok() && errors::IsNamespaceTerminating(s.error())) return OkStatus();
           return s;
         },
-        kMaxConcurrentWrites);
+        kMaxConcurrentWrites, stop);
     // Creations that failed or were never attempted will never be observed: stop waiting for
     // them, or the ReplicaSet would be stuck until the expectations expire.
     if (const int skipped = count - result.successes; skipped > 0) {
@@ -408,13 +443,23 @@ Status ReplicaSetController::ManageReplicas(const std::vector<PodPtr>& filtered_
     auto worker = [&] {
       for (size_t i = next++; i < to_delete.size(); i = next++) {
         const api::Pod& pod = *to_delete[i];
+        if (stop.stop_requested()) {
+          // Not asked for: its deletion will never be observed.
+          expectations_.DeletionObserved(key, pod_keys[i]);
+          std::lock_guard lock(mu);
+          if (first_error.ok()) {
+            first_error =
+                Error::Local("Canceled", "pod deletes of " + key + " stopped: stop requested");
+          }
+          continue;
+        }
         Status s = pod_control_->DeletePod(rs.metadata.namespace_, pod.metadata.name, rs);
         if (s.ok()) continue;
         // The deletion will not be observed (or already was, for NotFound): don't wait for it.
         VLOG(2) << "Failed to delete " << pod_keys[i] << ", decremented expectations for "
                 << "ReplicaSet " << key;
         expectations_.DeletionObserved(key, pod_keys[i]);
-        if (client::IsNotFound(s.error())) continue;
+        if (errors::IsNotFound(s.error())) continue;
         std::lock_guard lock(mu);
         if (first_error.ok()) first_error = s;
       }
@@ -430,13 +475,27 @@ Status ReplicaSetController::ManageReplicas(const std::vector<PodPtr>& filtered_
   return OkStatus();
 }
 
-Result<runtime::ReconcileResult> ReplicaSetController::SyncReplicaSet(const std::string& key) {
+Result<runtime::ReconcileResult> ReplicaSetController::SyncReplicaSet(const std::string& key,
+                                                                      std::stop_token stop) {
   const auto start = clock_.Now();
   const runtime::Request req = runtime::Request::FromKey(key);
+  // Read-your-own-writes (upstream syncReplicaSet under StaleControllerConsistencyReplicaSet):
+  // until the informers have applied what the previous sync wrote, the cache would show the
+  // ReplicaSet or its pods as they were before it, and this sync would act on that (create pods
+  // already created, write a status already superseded). Come back rate-limited, as upstream's
+  // returned error does, but as a requeue: it is a wait, not a failure.
+  if (consistency_) {
+    if (std::optional<controller::ConsistencyError> stale = consistency_->EnsureReady(key)) {
+      StaleSyncSkips(stale->group_resource).Inc();
+      LOG(INFO) << "Requeueing ReplicaSet " << key << ": " << stale->Message();
+      return runtime::ReconcileResult{.requeue = true};
+    }
+  }
   Result<ReplicaSetPtr> got = rs_informer_.lister.ByNamespace(req.namespace_).Get(req.name);
   if (!got.ok()) {
-    if (client::IsNotFound(got.error())) {
+    if (errors::IsNotFound(got.error())) {
       VLOG(4) << "ReplicaSet " << key << " has been deleted";
+      if (consistency_) consistency_->Clear(key, "");
       expectations_.DeleteExpectations(key);
       return runtime::ReconcileResult{};
     }
@@ -478,7 +537,12 @@ Result<runtime::ReconcileResult> ReplicaSetController::SyncReplicaSet(const std:
 
   Status manage_status;
   if (needs_sync && !rs->metadata.deletion_timestamp) {
-    manage_status = ManageReplicas(filtered_pods, *rs);
+    manage_status = ManageReplicas(filtered_pods, *rs, stop);
+  }
+  if (stop.stop_requested()) {
+    // No status write after the stop: another leader may be writing it already.
+    return Error::Local("Canceled",
+                        "sync of ReplicaSet " + key + " stopped before its status write");
   }
 
   const api::Time now = clock_.WallNow();
@@ -489,6 +553,10 @@ Result<runtime::ReconcileResult> ReplicaSetController::SyncReplicaSet(const std:
     // Requeue (rate-limited); manageReplicas will not repeat itself before the pods it asked for
     // are observed.
     return updated.error();
+  }
+  if (consistency_) {
+    consistency_->WroteAt(key, rs->metadata.uid, kReplicaSetsGroupResource,
+                          (*updated)->metadata.resource_version);
   }
   if (terminating && (*updated)->status.terminating_replicas == std::nullopt && *updated != rs) {
     // The API server dropped the field: it does not know it. Stop computing it, or every sync

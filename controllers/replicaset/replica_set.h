@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <memory>
 #include <stop_token>
 #include <string>
@@ -17,6 +18,7 @@
 #include "pkg/api/pod.h"
 #include "pkg/api/replicaset.h"
 #include "pkg/controller/active_pods.h"
+#include "pkg/controller/consistency.h"
 #include "pkg/controller/expectations.h"
 #include "pkg/controller/pod_control.h"
 #include "pkg/informers/shared_informer_factory.h"
@@ -39,11 +41,24 @@ struct ReplicaSetControllerOptions {
   Clock* clock = nullptr;  // null = RealClock
   // Makes the queue's rate limiter; null = DefaultControllerRateLimiter.
   std::function<std::unique_ptr<workqueue::RateLimiter>(Clock&)> rate_limiter;
-  // Workers start only once both caches synced (R1); upstream waits until stopped.
-  std::chrono::nanoseconds cache_sync_timeout = std::chrono::hours(24 * 365);
+  // Workers start only once both caches synced; zero = wait until stopped, as upstream's
+  // WaitForNamedCacheSync.
+  std::chrono::nanoseconds cache_sync_timeout{0};
   // Compute status.terminatingReplicas. Turned off by itself when the API server drops the field.
   bool track_terminating_replicas = true;
+  // Feature gate StaleControllerConsistencyReplicaSet (on by default, as upstream v1.36+): a sync
+  // waits (requeued rate-limited) until the informers have applied the ReplicaSet status and pod
+  // writes of the previous sync, so it never acts on a cache that predates its own last action.
+  bool stale_controller_consistency = true;
+  // How far each store has applied its watch stream, by group resource ("replicasets.apps",
+  // "pods"). Empty = the informers' LastStoreSyncResourceVersion; unit tests without informers
+  // inject their own (with neither, the check is off).
+  std::map<std::string, controller::ConsistencyStore::LastSyncRVGetter> consistency_rv_getters;
 };
+
+// The group resources the ConsistencyStore tracks (upstream GroupResource.String()).
+inline constexpr const char* kReplicaSetsGroupResource = "replicasets.apps";
+inline constexpr const char* kPodsGroupResource = "pods";
 
 class ReplicaSetController {
  public:
@@ -63,7 +78,10 @@ class ReplicaSetController {
   Status Run(std::stop_token stop);
 
   // syncReplicaSet for "namespace/name" (R4, R5, R14, R15). An error requeues rate-limited.
-  Result<runtime::ReconcileResult> SyncReplicaSet(const std::string& key);
+  // Once `stop` is requested (the worker's token: leadership lost or shutting down) no further
+  // pod create, delete or status write is started; the sync returns "Canceled".
+  Result<runtime::ReconcileResult> SyncReplicaSet(const std::string& key,
+                                                  std::stop_token stop = {});
 
   // The informer handlers (R3, R4), public for tests.
   void AddPod(const PodPtr& pod, Queue& q);
@@ -73,14 +91,22 @@ class ReplicaSetController {
   void UpdateReplicaSet(const ReplicaSetPtr& old_rs, const ReplicaSetPtr& cur_rs, Queue& q);
   void DeleteReplicaSet(const ReplicaSetPtr& rs, Queue& q);
 
+  // A pod write for `owner` returned `resource_version` (RealPodControl::SetOnWrite): the next
+  // sync of that ReplicaSet waits until the pod informer has applied it. Thread-safe.
+  void RecordPodWrite(std::string_view ns, const api::OwnerReference& owner,
+                      const std::string& resource_version);
+
   controller::UIDTrackingControllerExpectations& expectations() { return expectations_; }
+  // Null when the consistency check is off.
+  controller::ConsistencyStore* consistency_store() { return consistency_.get(); }
   // The runtime controller (null before Run).
   runtime::Controller* runtime_controller() { return runtime_.get(); }
 
  private:
   // manageReplicas (R6–R8, R11): create or delete pods so that `filtered_pods` (active, claimed)
   // reaches spec.replicas.
-  Status ManageReplicas(const std::vector<PodPtr>& filtered_pods, const api::ReplicaSet& rs);
+  Status ManageReplicas(const std::vector<PodPtr>& filtered_pods, const api::ReplicaSet& rs,
+                        std::stop_token stop);
   // claimPods (R13).
   Result<std::vector<PodPtr>> ClaimPods(const api::ReplicaSet& rs,
                                         const api::labels::Selector& selector,
@@ -107,6 +133,7 @@ class ReplicaSetController {
   Clock& clock_;
   controller::UIDTrackingControllerExpectations expectations_;
   std::atomic<bool> track_terminating_;
+  std::unique_ptr<controller::ConsistencyStore> consistency_;
   std::unique_ptr<runtime::Controller> runtime_;
 };
 

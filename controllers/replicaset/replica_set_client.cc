@@ -17,7 +17,7 @@ Result<ReplicaSetPtr> Decode(const std::string& body) {
 }  // namespace
 
 Result<ReplicaSetPtr> RealReplicaSetClient::Get(std::string_view ns, std::string_view name) {
-  Result<std::string> body = replicasets_->Get(ns, name);
+  Result<std::string> body = replicasets_->Get(ns, name, {}, fence_.token());
   if (!body.ok()) return body.error();
   return Decode(*body);
 }
@@ -26,8 +26,13 @@ Result<ReplicaSetPtr> RealReplicaSetClient::UpdateStatus(const api::ReplicaSet& 
                                                          const api::ReplicaSetStatus& status) {
   Result<std::string> encoded = api::EncodeReplicaSetStatus(rs, status);
   if (!encoded.ok()) return encoded.error();
-  Result<std::string> body =
-      replicasets_->UpdateStatus(rs.metadata.namespace_, rs.metadata.name, std::move(*encoded));
+  if (Status f = fence_.Check("update status of replicaset " + rs.metadata.namespace_ + "/" +
+                              rs.metadata.name);
+      !f.ok()) {
+    return f.error();
+  }
+  Result<std::string> body = replicasets_->UpdateStatus(rs.metadata.namespace_, rs.metadata.name,
+                                                        std::move(*encoded), {}, fence_.token());
   if (!body.ok()) return body.error();
   return Decode(*body);
 }

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "pkg/api/replicaset.h"
+#include "pkg/controller/write_fence.h"
 #include "pkg/util/result.h"
 
 namespace kcm::client {
@@ -31,9 +32,11 @@ class ReplicaSetClient {
 
 class RealReplicaSetClient final : public ReplicaSetClient {
  public:
-  // `replicasets` serves apps/v1 replicasets.
-  explicit RealReplicaSetClient(std::shared_ptr<client::ResourceClient> replicasets)
-      : replicasets_(std::move(replicasets)) {}
+  // `replicasets` serves apps/v1 replicasets. Once `fence` is closed the status write is refused
+  // locally and reads are cancelled (the daemon passes the leader's "leading" token).
+  explicit RealReplicaSetClient(std::shared_ptr<client::ResourceClient> replicasets,
+                                controller::WriteFence fence = {})
+      : replicasets_(std::move(replicasets)), fence_(std::move(fence)) {}
 
   Result<ReplicaSetPtr> Get(std::string_view ns, std::string_view name) override;
   Result<ReplicaSetPtr> UpdateStatus(const api::ReplicaSet& rs,
@@ -41,6 +44,7 @@ class RealReplicaSetClient final : public ReplicaSetClient {
 
  private:
   std::shared_ptr<client::ResourceClient> replicasets_;
+  controller::WriteFence fence_;
 };
 
 }  // namespace kcm::replicaset

@@ -1,4 +1,4 @@
-#include "examples/configmap-labeler/configmap_labeler.h"
+#include "configmap_labeler.h"
 
 #include "pkg/api/json.h"
 #include "pkg/client/api_errors.h"
@@ -18,7 +18,7 @@ Result<runtime::ReconcileResult> ConfigMapLabeler::Reconcile(const runtime::Requ
                                                              std::stop_token stop) {
   auto cached = lister_.ByNamespace(request.namespace_).Get(request.name);
   if (!cached.ok()) {
-    if (client::IsNotFound(cached.error())) return runtime::ReconcileResult{};  // Deleted.
+    if (errors::IsNotFound(cached.error())) return runtime::ReconcileResult{};  // Deleted.
     return cached.error();
   }
   const auto& labels = (*cached)->Meta().labels;
@@ -34,7 +34,7 @@ Result<runtime::ReconcileResult> ConfigMapLabeler::Reconcile(const runtime::Requ
                       json::Value::String((*cached)->Meta().resource_version));
   auto r = configmaps_->Patch(request.namespace_, request.name, client::PatchType::kMergePatch,
                               json::Serialize(patch), {}, "", stop);
-  if (!r.ok() && !client::IsNotFound(r.error())) return r.error();
+  if (!r.ok() && !errors::IsNotFound(r.error())) return r.error();
   return runtime::ReconcileResult{};
 }
 

@@ -7,7 +7,7 @@
 #include <iostream>
 #include <thread>
 
-#include "examples/configmap-labeler/configmap_labeler.h"
+#include "configmap_labeler.h"
 #include "pkg/client/kubeconfig.h"
 
 DEFINE_string(kubeconfig, "", "Path to a kubeconfig (default: $KUBECONFIG, ~/.kube/config).");

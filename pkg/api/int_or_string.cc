@@ -15,18 +15,18 @@ std::string IntOrString::ToJson() const {
 }
 
 Result<int> GetScaledValueFromIntOrPercent(const IntOrString* v, int total, bool round_up) {
-  if (v == nullptr) return Error::Local("Invalid", "nil value for IntOrString");
+  if (v == nullptr) return Error::Local("InvalidArgument", "nil value for IntOrString");
   if (v->type == IntOrString::Type::kInt) return static_cast<int>(v->int_val);
   std::string_view s = v->str_val;
   if (s.empty() || s.back() != '%') {
-    return Error::Local("Invalid",
+    return Error::Local("InvalidArgument",
                         "invalid type: string is not a percentage: \"" + v->str_val + "\"");
   }
   s.remove_suffix(1);
   int pct = 0;
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), pct);
   if (s.empty() || ec != std::errc() || p != s.data() + s.size()) {
-    return Error::Local("Invalid",
+    return Error::Local("InvalidArgument",
                         "invalid value \"" + v->str_val + "\": not an integer percentage");
   }
   // Same arithmetic as upstream (float64 product, then ceil/floor), so edge cases round alike.

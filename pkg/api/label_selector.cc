@@ -50,7 +50,8 @@ Result<labels::Selector> LabelSelectorAsSelector(const LabelSelector* selector) 
     } else if (e.op == "DoesNotExist") {
       op = labels::Operator::kDoesNotExist;
     } else {
-      return Error::Local("Invalid", "\"" + e.op + "\" is not a valid label selector operator");
+      return Error::Local("InvalidArgument",
+                          "\"" + e.op + "\" is not a valid label selector operator");
     }
     auto r = labels::NewRequirement(e.key, op, e.values);
     if (!r.ok()) return r.error();

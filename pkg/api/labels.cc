@@ -49,21 +49,21 @@ bool IsValidLabelValue(std::string_view value) {
 
 Result<Requirement> NewRequirement(std::string key, Operator op, std::vector<std::string> values) {
   if (!IsQualifiedName(key)) {
-    return Error::Local("Invalid", "invalid label key \"" + key + "\"");
+    return Error::Local("InvalidArgument", "invalid label key \"" + key + "\"");
   }
   switch (op) {
     case Operator::kIn:
     case Operator::kNotIn:
       if (values.empty()) {
         return Error::Local(
-            "Invalid",
+            "InvalidArgument",
             "key \"" + key + "\": for 'in', 'notin' operators, values set can't be empty");
       }
       break;
     case Operator::kEquals:
     case Operator::kNotEquals:
       if (values.size() != 1) {
-        return Error::Local("Invalid",
+        return Error::Local("InvalidArgument",
                             "key \"" + key + "\": exact-match compatibility requires one value");
       }
       break;
@@ -71,14 +71,15 @@ Result<Requirement> NewRequirement(std::string key, Operator op, std::vector<std
     case Operator::kDoesNotExist:
       if (!values.empty()) {
         return Error::Local(
-            "Invalid",
+            "InvalidArgument",
             "key \"" + key + "\": values set must be empty for exists and does not exist");
       }
       break;
   }
   for (const std::string& v : values) {
     if (!IsValidLabelValue(v)) {
-      return Error::Local("Invalid", "key \"" + key + "\": invalid label value \"" + v + "\"");
+      return Error::Local("InvalidArgument",
+                          "key \"" + key + "\": invalid label value \"" + v + "\"");
     }
   }
   std::sort(values.begin(), values.end());

@@ -140,8 +140,8 @@ Result<std::string> NewReplicaSetFromDeployment(const Deployment& d,
 
 Result<std::string> NewPodFromReplicaSet(const ReplicaSet& rs) {
   if (rs.spec.pod_template.labels.empty()) {
-    return Error::Local("Invalid", "unable to create pods, no labels in the template of " +
-                                       rs.metadata.namespace_ + "/" + rs.metadata.name);
+    return Error::Local("InvalidArgument", "unable to create pods, no labels in the template of " +
+                                               rs.metadata.namespace_ + "/" + rs.metadata.name);
   }
   auto tmpl = rs.spec.pod_template.ToJson();
   if (!tmpl.ok()) return tmpl.error();

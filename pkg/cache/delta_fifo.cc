@@ -60,13 +60,15 @@ std::string DeltaFIFO::KeyOf(const api::Object& obj) const {
 Status DeltaFIFO::Add(api::ObjectPtr obj) {
   std::lock_guard lock(mu_);
   populated_ = true;
-  return QueueActionLocked(DeltaType::kAdded, std::move(obj));
+  const uint64_t seq = NewMarkLocked(obj->Meta().resource_version);
+  return QueueActionLocked(DeltaType::kAdded, std::move(obj), seq);
 }
 
 Status DeltaFIFO::Update(api::ObjectPtr obj) {
   std::lock_guard lock(mu_);
   populated_ = true;
-  return QueueActionLocked(DeltaType::kUpdated, std::move(obj));
+  const uint64_t seq = NewMarkLocked(obj->Meta().resource_version);
+  return QueueActionLocked(DeltaType::kUpdated, std::move(obj), seq);
 }
 
 Status DeltaFIFO::Delete(api::ObjectPtr obj) {
@@ -75,20 +77,25 @@ Status DeltaFIFO::Delete(api::ObjectPtr obj) {
   populated_ = true;
   const bool queued = items_.contains(key);
   const bool known = options_.known_objects && options_.known_objects->GetByKey(key) != nullptr;
+  const uint64_t seq = NewMarkLocked(obj->Meta().resource_version);
   if (!queued && !known) {
-    // Already deleted by a relist (or never seen): a second report would confuse handlers.
+    // Already deleted by a relist (or never seen): a second report would confuse handlers. The
+    // consumer is as up to date as if it had been applied.
+    AdvanceLocked();
     return OkStatus();
   }
-  return QueueActionLocked(DeltaType::kDeleted, std::move(obj));
+  return QueueActionLocked(DeltaType::kDeleted, std::move(obj), seq);
 }
 
-Status DeltaFIFO::Replace(std::vector<api::ObjectPtr> items, const std::string&) {
+Status DeltaFIFO::Replace(std::vector<api::ObjectPtr> items, const std::string& resource_version) {
   std::lock_guard lock(mu_);
+  // The whole list is one push: its RV counts once every item and tombstone has been popped.
+  const uint64_t seq = NewMarkLocked(resource_version);
   std::unordered_set<std::string> listed;
   listed.reserve(items.size());
   for (api::ObjectPtr& obj : items) {
     listed.insert(KeyOf(*obj));
-    if (Status s = QueueActionLocked(DeltaType::kReplaced, std::move(obj)); !s.ok()) {
+    if (Status s = QueueActionLocked(DeltaType::kReplaced, std::move(obj), seq); !s.ok()) {
       return s;
     }
   }
@@ -121,10 +128,12 @@ Status DeltaFIFO::Replace(std::vector<api::ObjectPtr> items, const std::string&)
   for (auto& [key, last] : vanished) {
     ++queued_deletions;
     auto tombstone = std::make_shared<const DeletedFinalStateUnknown>(key, std::move(last));
-    if (Status s = QueueActionLocked(DeltaType::kDeleted, std::move(tombstone)); !s.ok()) {
+    if (Status s = QueueActionLocked(DeltaType::kDeleted, std::move(tombstone), seq); !s.ok()) {
       return s;
     }
   }
+  // An empty list (nothing queued for it) is applied at once.
+  AdvanceLocked();
 
   if (!populated_) {
     populated_ = true;
@@ -144,14 +153,40 @@ Status DeltaFIFO::Resync() {
     if (!obj || items_.contains(KeyOf(*obj))) {
       continue;
     }
-    if (Status s = QueueActionLocked(DeltaType::kSync, std::move(obj)); !s.ok()) {
+    if (Status s = QueueActionLocked(DeltaType::kSync, std::move(obj), std::nullopt); !s.ok()) {
       return s;
     }
   }
   return OkStatus();
 }
 
-Status DeltaFIFO::QueueActionLocked(DeltaType type, api::ObjectPtr obj) {
+void DeltaFIFO::Bookmark(const std::string& resource_version) {
+  std::lock_guard lock(mu_);
+  NewMarkLocked(resource_version);
+  AdvanceLocked();
+}
+
+uint64_t DeltaFIFO::NewMarkLocked(const std::string& rv) {
+  const uint64_t seq = next_seq_++;
+  if (!rv.empty()) marks_.emplace(seq, rv);
+  return seq;
+}
+
+void DeltaFIFO::AdvanceLocked() {
+  // Every push older than the oldest pending one has been applied (or had nothing to apply).
+  auto end = pending_.empty() ? marks_.end() : marks_.lower_bound(*pending_.begin());
+  if (end == marks_.begin()) return;
+  applied_rv_ = std::prev(end)->second;
+  marks_.erase(marks_.begin(), end);
+}
+
+std::string DeltaFIFO::LastStoreSyncResourceVersion() const {
+  std::lock_guard lock(mu_);
+  return applied_rv_;
+}
+
+Status DeltaFIFO::QueueActionLocked(DeltaType type, api::ObjectPtr obj,
+                                    std::optional<uint64_t> seq) {
   const std::string key = KeyOf(*obj);
   // Every new object passes here exactly once, which makes it the place to transform. Tombstones
   // hold an object that was transformed already, and Sync re-queues an object from the cache.
@@ -168,6 +203,10 @@ Status DeltaFIFO::QueueActionLocked(DeltaType type, api::ObjectPtr obj) {
   }
   it->second.push_back(Delta{type, std::move(obj)});
   DedupNewest(it->second);
+  if (seq) {
+    pending_.insert(*seq);
+    key_seqs_[key].push_back(*seq);
+  }
   cv_.notify_one();
   return OkStatus();
 }
@@ -185,7 +224,16 @@ Status DeltaFIFO::Pop(const PopProcessFunc& process) {
     --initial_population_count_;
   }
   auto node = items_.extract(key);
-  return process(node.mapped(), is_in_initial_list);
+  Status s = process(node.mapped(), is_in_initial_list);
+  // Applied (or dropped on error, as upstream does not requeue): these pushes no longer hold the
+  // watermark back.
+  if (auto seqs = key_seqs_.extract(key)) {
+    for (uint64_t seq : seqs.mapped()) {
+      if (auto it = pending_.find(seq); it != pending_.end()) pending_.erase(it);
+    }
+    AdvanceLocked();
+  }
+  return s;
 }
 
 void DeltaFIFO::Close() {

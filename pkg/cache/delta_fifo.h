@@ -6,8 +6,11 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -60,6 +63,18 @@ class DeltaFIFO final : public ReflectorStore {
   Status Replace(std::vector<api::ObjectPtr> items, const std::string& resource_version) override;
   // Sync for each known key that has nothing queued (spec 3.6).
   Status Resync() override;
+  // The stream is complete up to resource_version: once everything queued before it has been
+  // popped, LastStoreSyncResourceVersion reports it.
+  void Bookmark(const std::string& resource_version) override;
+
+  // The resourceVersion up to which the consumer has applied the stream (client-go's
+  // Store.LastStoreSyncResourceVersion with AtomicFIFO): the RV of the latest event, list or
+  // bookmark such that it and everything queued before it have been popped and processed. "" until
+  // the first. Deltas of one key are merged in the queue, so a later event of a key queued early
+  // can be applied before an earlier event of another key; this watermark never runs ahead of
+  // such a gap, which is what lets a controller trust "my write at RV r is in the cache once this
+  // is >= r".
+  std::string LastStoreSyncResourceVersion() const;
 
   // Blocks until a key is queued or the queue is closed, removes the key and runs process with its
   // deltas while holding the queue lock, so that HasSynced never turns true before the consumer has
@@ -81,8 +96,14 @@ class DeltaFIFO final : public ReflectorStore {
   std::string KeyOf(const api::Object& obj) const;
 
  private:
-  Status QueueActionLocked(DeltaType type, api::ObjectPtr obj);
+  // seq: the push the delta belongs to (see marks_); nullopt for Sync deltas, which carry nothing
+  // new.
+  Status QueueActionLocked(DeltaType type, api::ObjectPtr obj, std::optional<uint64_t> seq);
   bool HasSyncedLocked() const;
+  // A new push with resourceVersion rv ("" = unknown, not a mark).
+  uint64_t NewMarkLocked(const std::string& rv);
+  // Moves applied_rv_ to the newest mark older than every pending push.
+  void AdvanceLocked();
 
   const DeltaFIFOOptions options_;
   mutable std::mutex mu_;
@@ -92,6 +113,15 @@ class DeltaFIFO final : public ReflectorStore {
   bool populated_ = false;
   size_t initial_population_count_ = 0;
   bool closed_ = false;
+
+  // Watermark bookkeeping: each Add/Update/Delete/Replace/Bookmark is a push with a sequence
+  // number; marks_ holds the RVs of pushes not yet folded into applied_rv_, pending_ the pushes
+  // whose deltas are still queued (key_seqs_ says which ones each queued key carries).
+  uint64_t next_seq_ = 0;
+  std::map<uint64_t, std::string> marks_;
+  std::multiset<uint64_t> pending_;
+  std::unordered_map<std::string, std::vector<uint64_t>> key_seqs_;
+  std::string applied_rv_;
 };
 
 }  // namespace kcm::cache

@@ -3,8 +3,9 @@
 namespace kcm::cache {
 namespace {
 
+// A lister miss is a 404 NotFound, as upstream's listers return (errors.NewNotFound).
 Error NotFound(const std::string& key) {
-  return Error{404, "NotFound", "\"" + key + "\" not found", {}};
+  return errors::NewNotFound("", key);
 }
 
 Result<api::ObjectPtr> GetByKey(const Indexer& indexer, const std::string& key) {

@@ -1,22 +1,8 @@
 #include "pkg/cache/pager.h"
 
-#include <algorithm>
+#include <iterator>
 
 namespace kcm::cache {
-
-bool IsExpiredError(const Error& err) {
-  return err.code == 410 || err.reason == "Expired" || err.reason == "Gone";
-}
-
-bool IsTooLargeResourceVersionError(const Error& err) {
-  if (std::find(err.causes.begin(), err.causes.end(), "ResourceVersionTooLarge") !=
-      err.causes.end()) {
-    return true;
-  }
-  // Servers before the cause existed answer 504 Timeout with this message.
-  return (err.code == 504 || err.reason == "Timeout") &&
-         err.message.find("Too large resource version") != std::string::npos;
-}
 
 Result<PagedList> ListAllPages(ListerWatcher& lw, api::ListOptions options, int64_t page_size,
                                std::stop_token stop) {
@@ -33,7 +19,7 @@ Result<PagedList> ListAllPages(ListerWatcher& lw, api::ListOptions options, int6
   while (!next.empty()) {
     out.paginated = true;
     if (stop.stop_requested()) {
-      return Error::Local("StopRequested", "list interrupted by stop");
+      return Error::Local(errors::reason::kStopRequested, "list interrupted by stop");
     }
     // A continue token carries the snapshot; resourceVersion must not be sent alongside it.
     options.continue_token = std::move(next);
@@ -41,7 +27,7 @@ Result<PagedList> ListAllPages(ListerWatcher& lw, api::ListOptions options, int6
     options.resource_version_match.clear();
     page = lw.List(options);
     if (!page.ok()) {
-      if (!IsExpiredError(page.error())) {
+      if (!errors::IsResourceExpired(page.error())) {
         return page.error();
       }
       api::ListOptions full = original;

@@ -23,15 +23,13 @@ struct PagedList {
 
 inline constexpr int64_t kDefaultPageSize = 500;
 
-// Lists with limit = page_size (0 = unpaginated). A continue page answered 410 Expired is followed
-// by one unpaginated list at the original resourceVersion (spec 1.9), since the snapshot the
-// continue token pointed into is gone.
+// Lists with limit = page_size (0 = unpaginated), following continue tokens; resourceVersion and
+// resourceVersionMatch are sent with the first page only (the server refuses them alongside a
+// continue token). A continue page answered 410 Expired (errors::IsResourceExpired) is followed
+// by one unpaginated list at the original resourceVersion (spec 1.9; upstream's ListPager with
+// FullListIfExpired), since the snapshot the continue token pointed into is gone; any other error,
+// or an Expired first page, is returned. The one pager of the code base.
 Result<PagedList> ListAllPages(ListerWatcher& lw, api::ListOptions options, int64_t page_size,
                                std::stop_token stop);
-
-// 410 Expired / Gone.
-bool IsExpiredError(const Error& err);
-// The server has not yet caught up with the requested resourceVersion.
-bool IsTooLargeResourceVersionError(const Error& err);
 
 }  // namespace kcm::cache

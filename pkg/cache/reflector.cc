@@ -2,9 +2,7 @@
 
 #include <glog/logging.h>
 
-#include <algorithm>
 #include <atomic>
-#include <cctype>
 #include <thread>
 
 namespace kcm::cache {
@@ -22,28 +20,22 @@ ReflectorOptions WithDefaults(ReflectorOptions options) {
   return options;
 }
 
-bool ContainsIgnoreCase(const std::string& haystack, std::string_view needle) {
-  auto it = std::search(haystack.begin(), haystack.end(), needle.begin(), needle.end(),
-                        [](char a, char b) { return std::tolower(a) == std::tolower(b); });
-  return it != haystack.end();
-}
-
-// The REST client reports transport failures with code 0; connection refused is recognised by its
-// reason or by curl's / the OS's wording.
-bool IsConnectionRefused(const Error& err) {
-  return err.code == 0 && (err.reason == "ConnectionRefused" ||
-                           ContainsIgnoreCase(err.message, "connection refused") ||
-                           ContainsIgnoreCase(err.message, "couldn't connect"));
-}
-
 Error StopRequested() {
-  return Error::Local("StopRequested", "stop requested");
+  return Error::Local(errors::reason::kStopRequested, "stop requested");
 }
 
 }  // namespace
 
 bool IsWatchErrorRetriable(const Error& err) {
-  return err.code == 429 || err.reason == "TooManyRequests" || IsConnectionRefused(err);
+  return errors::IsConnectionRefused(err) || errors::IsTooManyRequests(err);
+}
+
+bool IsExpiredOrGone(const Error& err) {
+  return errors::IsResourceExpired(err) || errors::IsGone(err);
+}
+
+bool IsWatchStreamBroken(const Error& err) {
+  return errors::IsClientTimeout(err) || errors::IsConnectionReset(err);
 }
 
 Reflector::Reflector(std::shared_ptr<ListerWatcher> lister_watcher,
@@ -103,7 +95,7 @@ Status Reflector::List(std::stop_token stop) {
   }
   Result<PagedList> list = ListAllPages(*lister_watcher_, options, page_size, stop);
   if (!list.ok() &&
-      (IsExpiredError(list.error()) || IsTooLargeResourceVersionError(list.error()))) {
+      (IsExpiredOrGone(list.error()) || errors::IsTooLargeResourceVersion(list.error()))) {
     // The RV we asked for is gone or not there yet: relist from the latest state right away.
     SetResourceVersionUnavailable(true);
     api::ListOptions latest;
@@ -177,8 +169,9 @@ Result<std::unique_ptr<WatchInterface>> Reflector::WatchList(std::stop_token sto
     }
     if (!*ended) {
       w->Stop();
-      return Error::Local(timed_out ? "WatchListTimeout" : "WatchListIncomplete",
-                          "the watch ended before the initial-events-end bookmark");
+      const std::string what = "the watch ended before the initial-events-end bookmark";
+      return timed_out ? Error::Local("WatchListTimeout", what)
+                       : Error::Local("WatchListIncomplete", what);
     }
     SetResourceVersionUnavailable(false);
     if (Status s = store_->Replace(temporary->List(), resource_version); !s.ok()) {
@@ -194,7 +187,7 @@ bool Reflector::RetryWatchListAfter(const Error& err, std::stop_token stop) {
   if (IsWatchErrorRetriable(err)) {
     return clock_.SleepFor(backoff_.Next(), stop);
   }
-  if (IsExpiredError(err) || IsTooLargeResourceVersionError(err)) {
+  if (IsExpiredOrGone(err) || errors::IsTooLargeResourceVersion(err)) {
     // The RV to resume from is unusable; ask for a fresh consistent snapshot instead.
     SetResourceVersionUnavailable(true);
     return true;
@@ -256,10 +249,22 @@ Status Reflector::Watch(std::unique_ptr<WatchInterface> w, std::stop_token stop)
     }
     if (!handled.ok()) {
       const Error& err = handled.error();
-      if (IsExpiredError(err)) {
+      if (IsExpiredOrGone(err)) {
         // Relist at the last RV (ListAndWatch returns; Run relists after its backoff).
         VLOG(1) << options_.name << ": watch closed with: " << err.ToString();
         return OkStatus();
+      }
+      if (IsWatchStreamBroken(err)) {
+        // The stream broke or hit its client-side deadline between two events: nothing was
+        // lost, so re-watch from the last RV without relisting, as upstream does when its
+        // StreamWatcher ends on a timeout or probable EOF.
+        // The backoff keeps a server that breaks every stream at once from spinning us.
+        LOG(WARNING) << options_.name << ": watch stream ended, re-watching from resourceVersion "
+                     << LastSyncResourceVersion() << ": " << err.ToString();
+        if (!clock_.SleepFor(backoff_.Next(), stop)) {
+          return OkStatus();
+        }
+        continue;
       }
       if (IsWatchErrorRetriable(err)) {
         // A lazily opened stream (pkg/client sends the request on the first read) reports a
@@ -269,7 +274,9 @@ Status Reflector::Watch(std::unique_ptr<WatchInterface> w, std::stop_token stop)
         }
         continue;
       }
-      LOG(WARNING) << options_.name << ": watch ended with: " << err.ToString();
+      // Anything else (an undecodable or oversized event, an unexpected API error) may have cost
+      // us an event: relist.
+      LOG(WARNING) << options_.name << ": watch ended with: " << err.ToString() << "; relisting";
       return OkStatus();
     }
     // A clean close (server timeout): re-watch from the last RV without relisting (spec 2.4).
@@ -329,6 +336,7 @@ Result<bool> Reflector::HandleWatch(WatchInterface& w, ReflectorStore& store, st
       case api::WatchEventType::kBookmark:
         // A bookmark only says "you are synced up to here".
         initial_events_end = event.initial_events_end;
+        if (!rv.empty()) store.Bookmark(rv);
         break;
       case api::WatchEventType::kError:
         break;

@@ -91,7 +91,14 @@ class Reflector {
   bool last_sync_resource_version_unavailable_ = false;
 };
 
-// 429 or connection refused: the watch can be retried after a backoff without relisting.
+// How the reflector reads an error: by reason and transport cause only (pkg/util/errors.h).
+// 429 or connection refused: the watch can be retried after a backoff without relisting
+// (upstream's isWatchErrorRetriable).
 bool IsWatchErrorRetriable(const Error& err);
+// 410 Expired or Gone: the resourceVersion was compacted away; relist.
+bool IsExpiredOrGone(const Error& err);
+// The stream broke (reset) or hit the client's deadline (timed out) between two events: nothing
+// was lost; re-watch after a backoff, without relisting.
+bool IsWatchStreamBroken(const Error& err);
 
 }  // namespace kcm::cache

@@ -218,4 +218,13 @@ std::string SharedIndexInformer::LastSyncResourceVersion() const {
   return reflector ? reflector->LastSyncResourceVersion() : "";
 }
 
+std::string SharedIndexInformer::LastStoreSyncResourceVersion() const {
+  std::shared_ptr<DeltaFIFO> fifo;
+  {
+    std::lock_guard lock(mu_);
+    fifo = fifo_;
+  }
+  return fifo ? fifo->LastStoreSyncResourceVersion() : "";
+}
+
 }  // namespace kcm::cache

@@ -70,6 +70,9 @@ class SharedIndexInformer {
   bool HasSynced() const;
   bool IsStopped() const;
   std::string LastSyncResourceVersion() const;
+  // How far the indexer has applied the watch stream (DeltaFIFO::LastStoreSyncResourceVersion):
+  // an object written at RV r is in GetIndexer() (or superseded) once this is >= r. "" before Run.
+  std::string LastStoreSyncResourceVersion() const;
   std::shared_ptr<Indexer> GetIndexer() const { return indexer_; }
   std::shared_ptr<Store> GetStore() const { return indexer_; }
 

@@ -34,7 +34,7 @@ Status SharedProcessor::RemoveListener(const ResourceEventHandlerRegistration* r
     std::lock_guard lock(mu_);
     auto it = listeners_.find(registration);
     if (it == listeners_.end()) {
-      return Error::Local("NotFound", "event handler registration not found");
+      return Error::Local("HandlerNotFound", "event handler registration not found");
     }
     thread = std::move(it->second.thread);
     listeners_.erase(it);

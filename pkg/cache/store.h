@@ -25,6 +25,9 @@ class ReflectorStore {
                          const std::string& resource_version) = 0;
   // Periodic resync hook (spec 2.6); meaningless for a plain store.
   virtual Status Resync() = 0;
+  // A watch bookmark: the stream is complete up to resource_version (client-go Store.Bookmark).
+  // Only stores that report how far they have applied the stream care.
+  virtual void Bookmark(const std::string& /*resource_version*/) {}
 };
 
 // Read access by key: the "known objects" a DeltaFIFO consults (spec 3.3, 3.4, 3.6).

@@ -2,7 +2,6 @@
 
 #include <simdjson.h>
 
-#include <array>
 #include <string>
 
 #include "pkg/client/json_padding.h"
@@ -12,40 +11,6 @@ static_assert(kcm::client::kJsonPadding >= simdjson::SIMDJSON_PADDING,
 
 namespace kcm::client {
 namespace {
-
-constexpr std::array kKnownReasons = {
-    reason::kNotFound,
-    reason::kAlreadyExists,
-    reason::kConflict,
-    reason::kGone,
-    reason::kExpired,
-    reason::kInvalid,
-    reason::kBadRequest,
-    reason::kForbidden,
-    reason::kUnauthorized,
-    reason::kTooManyRequests,
-    reason::kTimeout,
-    reason::kServerTimeout,
-    reason::kInternalError,
-    reason::kServiceUnavailable,
-    reason::kMethodNotAllowed,
-    reason::kNotAcceptable,
-    reason::kUnsupportedMediaType,
-    reason::kRequestEntityTooLarge,
-};
-
-bool KnownReason(std::string_view r) {
-  for (auto k : kKnownReasons) {
-    if (k == r) return true;
-  }
-  return false;
-}
-
-// reason matches, or the reason is not one we know and the code says the same thing.
-bool Matches(const Error& e, std::string_view r, int code) {
-  if (e.reason == r) return true;
-  return code != 0 && e.code == code && !KnownReason(e.reason);
-}
 
 std::string_view DefaultMessage(int code) {
   switch (code) {
@@ -69,43 +34,6 @@ std::string_view DefaultMessage(int code) {
 }
 
 }  // namespace
-
-std::string_view ReasonForCode(int code) {
-  switch (code) {
-    case 400:
-      return reason::kBadRequest;
-    case 401:
-      return reason::kUnauthorized;
-    case 403:
-      return reason::kForbidden;
-    case 404:
-      return reason::kNotFound;
-    case 405:
-      return reason::kMethodNotAllowed;
-    case 406:
-      return reason::kNotAcceptable;
-    case 409:
-      return reason::kConflict;
-    case 410:
-      return reason::kExpired;
-    case 413:
-      return reason::kRequestEntityTooLarge;
-    case 415:
-      return reason::kUnsupportedMediaType;
-    case 422:
-      return reason::kInvalid;
-    case 429:
-      return reason::kTooManyRequests;
-    case 500:
-      return reason::kInternalError;
-    case 503:
-      return reason::kServiceUnavailable;
-    case 504:
-      return reason::kTimeout;
-    default:
-      return reason::kUnknown;
-  }
-}
 
 std::optional<Error> DecodeStatus(std::string_view status_json) {
   // The body is usually not padded (an error body or a slice of a frame), so copy it once.
@@ -170,68 +98,16 @@ Error DecodeApiError(int code, std::string_view body) {
   if (auto status = DecodeStatus(body)) {
     Error e = std::move(*status);
     if (e.code == 0) e.code = code;
-    if (e.reason.empty()) e.reason = std::string(ReasonForCode(e.code));
+    if (e.reason.empty()) e.reason = std::string(errors::ReasonForCode(e.code));
     return e;
   }
-  Error e{code, std::string(ReasonForCode(code)), std::string(DefaultMessage(code)), {}};
+  Error e{code, std::string(errors::ReasonForCode(code)), std::string(DefaultMessage(code)), {}};
   if (!body.empty()) {
     // Keep the start of whatever the server (or a proxy) said; it is often the only clue.
     constexpr std::size_t kMaxBody = 1024;
     e.message += " (" + std::string(body.substr(0, kMaxBody)) + ")";
   }
   return e;
-}
-
-bool HasCause(const Error& e, std::string_view cause_reason) {
-  for (const auto& c : e.causes) {
-    if (c == cause_reason) return true;
-  }
-  return false;
-}
-
-bool IsNotFound(const Error& e) {
-  return Matches(e, reason::kNotFound, 404);
-}
-bool IsAlreadyExists(const Error& e) {
-  return Matches(e, reason::kAlreadyExists, 0);
-}
-bool IsConflict(const Error& e) {
-  return Matches(e, reason::kConflict, 409);
-}
-bool IsInvalid(const Error& e) {
-  return Matches(e, reason::kInvalid, 422);
-}
-bool IsForbidden(const Error& e) {
-  return Matches(e, reason::kForbidden, 403);
-}
-bool IsUnauthorized(const Error& e) {
-  return Matches(e, reason::kUnauthorized, 401);
-}
-bool IsTooManyRequests(const Error& e) {
-  return Matches(e, reason::kTooManyRequests, 429);
-}
-bool IsTimeout(const Error& e) {
-  return Matches(e, reason::kTimeout, 504);
-}
-bool IsServerTimeout(const Error& e) {
-  return Matches(e, reason::kServerTimeout, 0);
-}
-bool IsInternalError(const Error& e) {
-  return Matches(e, reason::kInternalError, 500);
-}
-bool IsResourceExpired(const Error& e) {
-  return Matches(e, reason::kExpired, 410);
-}
-bool IsGone(const Error& e) {
-  return Matches(e, reason::kGone, 0);
-}
-
-bool IsTooLargeResourceVersion(const Error& e) {
-  return Matches(e, reason::kTimeout, 504) && HasCause(e, cause::kResourceVersionTooLarge);
-}
-
-bool IsNamespaceTerminating(const Error& e) {
-  return HasCause(e, cause::kNamespaceTerminating);
 }
 
 }  // namespace kcm::client

@@ -1,9 +1,13 @@
 // JsonFrameScanner: splits a byte stream into complete top-level JSON objects (the watch wire
 // format, spec 1.8: values newline-separated or back to back, split across reads at any byte).
-// It tracks nesting and strings only; it does not validate the JSON. Thread-compatible.
+// It tracks nesting and strings only; it does not validate the JSON. A frame longer than the
+// scanner's limit is an error (cause kTooLarge) and is never buffered past the limit: the scanner
+// holds at most the unfinished frame (≤ limit) plus the complete frames of the last Feed.
+// Thread-compatible.
 #pragma once
 
 #include <cstddef>
+#include <deque>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -14,18 +18,25 @@ namespace kcm::client {
 
 class JsonFrameScanner {
  public:
-  // Appends received bytes.
+  // max_frame_bytes 0 = unlimited.
+  explicit JsonFrameScanner(std::size_t max_frame_bytes = 0) : max_frame_(max_frame_bytes) {}
+
+  // Consumes received bytes. After an error the rest of the stream is ignored.
   void Feed(std::string_view data);
-  // The next complete frame (padded, see json_padding.h), nullopt if more bytes are needed, or an
-  // error when the stream holds something other than an object at the top level.
+  // The next complete frame (padded, see json_padding.h), nullopt if more bytes are needed, or
+  // an error (after the frames that preceded it) when the stream holds something other than an
+  // object at the top level (code 500 ClientWatchDecoding) or a frame over the limit (kTooLarge).
   Result<std::optional<std::string>> Next();
   // True when bytes of an unfinished frame are buffered (a stream ending now is truncated).
   bool HasPartial() const;
+  // Bytes of the unfinished frame held; never more than the limit.
+  std::size_t partial_bytes() const { return partial_.size(); }
 
  private:
-  std::string buf_;
-  std::size_t start_ = 0;  // first byte of the frame being scanned
-  std::size_t pos_ = 0;    // next byte to scan
+  std::size_t max_frame_;
+  std::string partial_;            // the unfinished frame's bytes so far
+  std::deque<std::string> ready_;  // complete frames, padded, not yet returned
+  std::optional<Error> error_;
   int depth_ = 0;
   bool in_string_ = false;
   bool escaped_ = false;

@@ -35,7 +35,7 @@ Status TokenBucketRateLimiter::Wait(std::stop_token stop) {
     AdvanceLocked(clock_.Now());
     tokens_ = std::min(burst_, tokens_ + 1);
   }
-  return Error::Local(std::string(reason::kCanceled), "rate limiter wait canceled");
+  return Error::Local(errors::reason::kCanceled, "rate limiter wait canceled");
 }
 
 bool TokenBucketRateLimiter::TryAccept() {

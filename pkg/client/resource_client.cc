@@ -1,11 +1,6 @@
 #include "pkg/client/resource_client.h"
 
-#include <simdjson.h>
-
 #include <cstdio>
-
-#include "pkg/client/api_errors.h"
-#include "pkg/client/json_padding.h"
 
 namespace kcm::client {
 namespace {
@@ -45,23 +40,6 @@ void AppendJsonString(std::string* out, std::string_view s) {
 void AppendWriteOptions(const WriteOptions& opts, QueryParams* q) {
   if (opts.dry_run) q->emplace_back("dryRun", "All");
   if (!opts.field_manager.empty()) q->emplace_back("fieldManager", opts.field_manager);
-}
-
-// metadata.continue of a list body ("" when absent). The body is padded, so no copy is made.
-Result<std::string> ContinueToken(const std::string& body) {
-  simdjson::ondemand::parser parser;
-  simdjson::ondemand::document doc;
-  if (parser.iterate(simdjson::padded_string_view(body.data(), body.size(), body.capacity()))
-          .get(doc) != simdjson::SUCCESS) {
-    return Error::Local("ListDecoding", "list response is not JSON");
-  }
-  std::string_view token;
-  auto err = doc["metadata"]["continue"].get_string().get(token);
-  if (err == simdjson::NO_SUCH_FIELD) return std::string();
-  if (err != simdjson::SUCCESS) {
-    return Error::Local("ListDecoding", "list response metadata unreadable");
-  }
-  return std::string(token);
 }
 
 }  // namespace
@@ -127,7 +105,7 @@ std::string ResourceClient::Path(std::string_view ns, std::string_view name,
 
 Result<std::string> ResourceClient::Get(std::string_view ns, std::string_view name,
                                         const GetOptions& opts, std::stop_token stop) {
-  Request r{.verb = "GET", .path = Path(ns, name)};
+  Request r{.verb = "GET", .path = Path(ns, name), .single_object = true};
   if (!opts.resource_version.empty())
     r.query.emplace_back("resourceVersion", opts.resource_version);
   return client_->Do(r, stop);
@@ -140,41 +118,6 @@ Result<std::string> ResourceClient::List(std::string_view ns, const api::ListOpt
   return client_->Do(r, stop);
 }
 
-Result<std::vector<std::string>> ResourceClient::ListAll(std::string_view ns, api::ListOptions opts,
-                                                         std::stop_token stop) {
-  if (opts.limit == 0) opts.limit = kDefaultPageSize;
-  const std::string requested_rv = opts.resource_version;
-  const std::string requested_match = opts.resource_version_match;
-  std::vector<std::string> pages;
-  while (true) {
-    auto page = List(ns, opts, stop);
-    if (!page.ok()) {
-      if (!opts.continue_token.empty() && IsResourceExpired(page.error())) {
-        // The continue token outlived etcd's compaction window: take one consistent full list.
-        api::ListOptions full = opts;
-        full.limit = 0;
-        full.continue_token.clear();
-        full.resource_version = requested_rv;
-        full.resource_version_match = requested_match;
-        auto all = List(ns, full, stop);
-        if (!all.ok()) return all.error();
-        pages.clear();
-        pages.push_back(std::move(all).value());
-        return pages;
-      }
-      return page.error();
-    }
-    auto token = ContinueToken(*page);
-    if (!token.ok()) return token.error();
-    pages.push_back(std::move(page).value());
-    if (token->empty()) return pages;
-    opts.continue_token = std::move(token).value();
-    // The server refuses a resourceVersion together with continue.
-    opts.resource_version.clear();
-    opts.resource_version_match.clear();
-  }
-}
-
 Result<std::unique_ptr<WatchStream>> ResourceClient::Watch(std::string_view ns,
                                                            const api::ListOptions& opts,
                                                            std::stop_token stop) {
@@ -185,7 +128,7 @@ Result<std::unique_ptr<WatchStream>> ResourceClient::Watch(std::string_view ns,
 
 Result<std::string> ResourceClient::Create(std::string_view ns, std::string body,
                                            const WriteOptions& opts, std::stop_token stop) {
-  Request r{.verb = "POST", .path = Path(ns), .body = std::move(body)};
+  Request r{.verb = "POST", .path = Path(ns), .body = std::move(body), .single_object = true};
   AppendWriteOptions(opts, &r.query);
   return client_->Do(r, stop);
 }
@@ -193,7 +136,7 @@ Result<std::string> ResourceClient::Create(std::string_view ns, std::string body
 Result<std::string> ResourceClient::Update(std::string_view ns, std::string_view name,
                                            std::string body, const WriteOptions& opts,
                                            std::stop_token stop) {
-  Request r{.verb = "PUT", .path = Path(ns, name), .body = std::move(body)};
+  Request r{.verb = "PUT", .path = Path(ns, name), .body = std::move(body), .single_object = true};
   AppendWriteOptions(opts, &r.query);
   return client_->Do(r, stop);
 }
@@ -201,7 +144,10 @@ Result<std::string> ResourceClient::Update(std::string_view ns, std::string_view
 Result<std::string> ResourceClient::UpdateStatus(std::string_view ns, std::string_view name,
                                                  std::string body, const WriteOptions& opts,
                                                  std::stop_token stop) {
-  Request r{.verb = "PUT", .path = Path(ns, name, "status"), .body = std::move(body)};
+  Request r{.verb = "PUT",
+            .path = Path(ns, name, "status"),
+            .body = std::move(body),
+            .single_object = true};
   AppendWriteOptions(opts, &r.query);
   return client_->Do(r, stop);
 }
@@ -213,14 +159,18 @@ Result<std::string> ResourceClient::Patch(std::string_view ns, std::string_view 
   Request r{.verb = "PATCH",
             .path = Path(ns, name, subresource),
             .body = std::move(body),
-            .content_type = std::string(ContentTypeFor(type))};
+            .content_type = std::string(ContentTypeFor(type)),
+            .single_object = true};
   AppendWriteOptions(opts, &r.query);
   return client_->Do(r, stop);
 }
 
 Result<std::string> ResourceClient::Delete(std::string_view ns, std::string_view name,
                                            const DeleteOptions& opts, std::stop_token stop) {
-  Request r{.verb = "DELETE", .path = Path(ns, name), .body = EncodeDeleteOptions(opts)};
+  Request r{.verb = "DELETE",
+            .path = Path(ns, name),
+            .body = EncodeDeleteOptions(opts),
+            .single_object = true};
   return client_->Do(r, stop);
 }
 

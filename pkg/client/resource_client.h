@@ -46,23 +46,15 @@ std::string EncodeDeleteOptions(const DeleteOptions& options);
 
 class ResourceClient {
  public:
-  static constexpr int64_t kDefaultPageSize = 500;
-
   ResourceClient(std::shared_ptr<RestClient> client, GroupVersionResource gvr, bool namespaced);
 
   // `ns` is ignored for cluster-scoped resources; "" on a namespaced resource means all
   // namespaces (list/watch/deletecollection only).
   Result<std::string> Get(std::string_view ns, std::string_view name, const GetOptions& opts = {},
                           std::stop_token stop = {});
-  // One page, exactly as asked.
+  // One page, exactly as asked. Reading every page is cache::ListAllPages (upstream's pager).
   Result<std::string> List(std::string_view ns, const api::ListOptions& opts,
                            std::stop_token stop = {});
-  // Every page (pager.ListPager, spec 1.9): limit defaults to 500; continue tokens are followed
-  // (resourceVersion dropped on continue pages as upstream does); a continue page answered 410
-  // Expired is replaced by one unpaginated list at the original resourceVersion, returned as
-  // the only page. Each element is one list body.
-  Result<std::vector<std::string>> ListAll(std::string_view ns, api::ListOptions opts,
-                                           std::stop_token stop = {});
   Result<std::unique_ptr<WatchStream>> Watch(std::string_view ns, const api::ListOptions& opts,
                                              std::stop_token stop = {});
 

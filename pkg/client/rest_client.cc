@@ -28,7 +28,18 @@ std::optional<std::chrono::seconds> ParseRetryAfter(const std::string& v) {
 }
 
 Error Canceled(std::string_view what) {
-  return Error::Local(std::string(reason::kCanceled), std::string(what) + " canceled");
+  return Error::Local(errors::reason::kCanceled, std::string(what) + " canceled");
+}
+
+// timeoutSeconds of a watch query, 0 when absent or unreadable.
+int64_t WatchTimeoutSeconds(const QueryParams& query) {
+  for (const auto& [k, v] : query) {
+    if (k != "timeoutSeconds") continue;
+    int64_t secs = 0;
+    auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), secs);
+    if (ec == std::errc() && ptr == v.data() + v.size() && secs > 0) return secs;
+  }
+  return 0;
 }
 
 }  // namespace
@@ -87,14 +98,26 @@ namespace {
 
 Result<HttpRequest> MakeHttpRequest(const Request& request, std::string url,
                                     const std::string& user_agent, TokenSource& tokens,
-                                    std::chrono::milliseconds timeout) {
+                                    const RestConfig& config, bool watch) {
   auto token = tokens.Token();
   if (!token.ok()) return token.error();
   HttpRequest http;
   http.method = request.verb;
   http.url = std::move(url);
   http.body = request.body;
-  http.timeout = timeout;
+  http.connect_timeout = config.connect_timeout;
+  if (watch) {
+    // No stall limit: a watch is legitimately silent between events. Its bound is the server's
+    // own timeoutSeconds plus a margin (RestClient::Watch).
+    if (const int64_t t = WatchTimeoutSeconds(request.query); t > 0) {
+      http.timeout = std::chrono::seconds(t) + config.watch_timeout_margin;
+    }
+  } else {
+    http.timeout = config.timeout;
+    http.stall_timeout = config.stall_timeout;
+    http.stall_bytes_per_second = config.stall_bytes_per_second;
+    if (request.single_object) http.max_body_bytes = config.max_object_bytes;
+  }
   http.headers.emplace_back("Accept", std::string(kContentTypeJSON));
   http.headers.emplace_back("User-Agent", user_agent);
   if (!request.body.empty()) {
@@ -119,8 +142,11 @@ Result<std::string> RestClient::Do(const Request& request, std::stop_token stop)
     const auto wait_start = clock_.Now();
     if (auto st = limiter_->Wait(stop); !st.ok()) return st.error();
     m.rate_limiter_duration.With({verb, host_label_}).Observe(Seconds(clock_.Now() - wait_start));
+    // The limiter returns at once while it has tokens, whether or not stop was requested: check
+    // here so no request is sent after the stop (writes fenced by a lost leader lease).
+    if (stop.stop_requested()) return Canceled("request");
 
-    auto http = MakeHttpRequest(request, *url, user_agent_, *tokens_, config_.timeout);
+    auto http = MakeHttpRequest(request, *url, user_agent_, *tokens_, config_, /*watch=*/false);
     if (!http.ok()) return http.error();
     const auto start = clock_.Now();
     auto resp = transport_->RoundTrip(*http, stop);
@@ -129,9 +155,11 @@ Result<std::string> RestClient::Do(const Request& request, std::stop_token stop)
     std::chrono::seconds retry_after{0};
     if (!resp.ok()) {
       m.requests_total.With({kErrorCodeLabel, verb, host_label_}).Inc();
-      // Only a GET is safe to resend when we cannot know whether the server acted on it.
-      const bool retriable =
-          verb == "GET" && HasCause(resp.error(), transport_cause::kConnectionReset);
+      // Only a GET is safe to resend when we cannot know whether the server acted on it
+      // (upstream's IsRetryableErrorFunc for GET: a connection reset or a probable EOF). A
+      // timeout is not retried here; the caller's backoff (the reflector's, the workqueue's)
+      // decides.
+      const bool retriable = verb == "GET" && errors::IsConnectionReset(resp.error());
       if (!retriable || retry >= options_.retry.max_retries) return resp.error();
       m.request_retries_total.With({kErrorCodeLabel, verb, host_label_}).Inc();
     } else {
@@ -145,8 +173,10 @@ Result<std::string> RestClient::Do(const Request& request, std::stop_token stop)
         m.request_retries_total.With({std::to_string(status), verb, host_label_}).Inc();
         continue;
       }
+      // Upstream's checkWait: a 429 or a 5xx is retried only when the server said when, with a
+      // Retry-After header; a bare 429 goes back to the caller as TooManyRequests.
       const auto parsed = ParseRetryAfter(resp->retry_after);
-      const bool retriable = status == 429 || (status >= 500 && status < 600 && parsed);
+      const bool retriable = (status == 429 || (status >= 500 && status < 600)) && parsed;
       if (!retriable || retry >= options_.retry.max_retries) {
         return DecodeApiError(status, resp->body);
       }
@@ -169,15 +199,20 @@ Result<std::unique_ptr<WatchStream>> RestClient::Watch(const Request& request,
   if (auto st = limiter_->Wait(stop); !st.ok()) return st.error();
   m.rate_limiter_duration.With({request.verb, host_label_})
       .Observe(Seconds(clock_.Now() - wait_start));
-  // No total timeout: a watch lasts as long as the server's timeoutSeconds.
-  auto http = MakeHttpRequest(request, *url, user_agent_, *tokens_, std::chrono::milliseconds(0));
+  // The server ends a watch at its timeoutSeconds; a stream still open well after that is stuck
+  // (a dead connection the keepalive probes did not catch, or a server that stopped writing).
+  // client-go's reflector relies on that server-side timeout plus the HTTP/2 health check; our
+  // bound is T + RestConfig::watch_timeout_margin. Bookmarks cannot serve as a heartbeat: only
+  // the watch cache sends them (about once a minute), a watch served from etcd sends none.
+  auto http = MakeHttpRequest(request, *url, user_agent_, *tokens_, config_, /*watch=*/true);
   if (!http.ok()) return http.error();
   auto on_status = [tokens = tokens_, counter_host = host_label_, verb = request.verb](int status) {
     GetClientMetrics().requests_total.With({std::to_string(status), verb, counter_host}).Inc();
     // The next attempt (the reflector re-watches) should not reuse a rejected token.
     if (status == 401) tokens->Invalidate();
   };
-  return std::make_unique<WatchStream>(transport_->Stream(*http), std::move(on_status));
+  return std::make_unique<WatchStream>(transport_->Stream(*http), std::move(on_status),
+                                       config_.max_object_bytes);
 }
 
 }  // namespace kcm::client

@@ -1,6 +1,7 @@
 // RestClient (rest.RESTClient): runs API requests against one server with the client-side rate
-// limiter, bearer-token refresh on 401, retries on 429 / 5xx+Retry-After / GET connection reset
-// (spec 1.5), the User-Agent (1.6), typed API errors (1.7) and the rest_client_* metrics (M2).
+// limiter, bearer-token refresh on 401, retries on 429 or 5xx with a Retry-After header and on a
+// GET's connection reset (spec 1.5; upstream's checkWait), the User-Agent (1.6), typed API errors
+// (1.7), the deadlines and size limits of RestConfig, and the rest_client_* metrics (M2).
 // Thread-safe: share one RestClient (one token bucket) per controller.
 #pragma once
 
@@ -34,6 +35,8 @@ struct Request {
   QueryParams query;
   std::string body;
   std::string content_type;  // defaults to application/json when a body is sent
+  // The answer is one object: its body may not exceed RestConfig::max_object_bytes.
+  bool single_object = false;
 };
 
 // How failed attempts are retried. The wait before retry n (1-based) is
@@ -64,7 +67,9 @@ class RestClient {
   Result<std::string> Do(const Request& request, std::stop_token stop = {});
 
   // Starts a watch (goes through the limiter first). HTTP errors surface from the stream's first
-  // Next(); bodyless transport failures too.
+  // Next(); bodyless transport failures too. With timeoutSeconds=T in the query the client ends
+  // the stream itself at T + RestConfig::watch_timeout_margin (cause kTimedOut); frames over
+  // RestConfig::max_object_bytes end it with cause kTooLarge.
   Result<std::unique_ptr<WatchStream>> Watch(const Request& request, std::stop_token stop = {});
 
   const RestConfig& config() const { return config_; }

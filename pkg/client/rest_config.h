@@ -3,9 +3,12 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <string>
 
 namespace kcm::client {
+
+inline constexpr std::size_t kDefaultMaxObjectBytes = std::size_t{16} << 20;
 
 struct RestConfig {
   // Base URL, "https://host:port" (a bare "host:port" is taken as https).
@@ -34,6 +37,25 @@ struct RestConfig {
   std::string user_agent;                // empty = DefaultUserAgent()
   std::chrono::milliseconds timeout{0};  // per-request total timeout; 0 = none (not for watches)
   bool enable_http2 = true;              // offer h2 over TLS (ALPN); HTTP/1.1 otherwise
+
+  // Deadlines, so that no request waits forever on a server that stopped answering.
+  // TCP connect (client-go's dialer: 30 s).
+  std::chrono::milliseconds connect_timeout{30000};
+  // A non-watch transfer slower than stall_bytes_per_second for stall_timeout fails with cause
+  // kTimedOut (the caller's usual retry/backoff follows). The API server answers every
+  // non-long-running request within its --request-timeout (60 s by default, a 504 after that), so
+  // 90 s of (next to) no progress means the server or the path to it is stuck.
+  std::chrono::seconds stall_timeout{90};
+  long stall_bytes_per_second = 1024;
+  // A watch asked with timeoutSeconds=T is ended by the client at T + watch_timeout_margin: the
+  // server closes it at T, so a stream still open then is stuck (see RestClient::Watch).
+  std::chrono::seconds watch_timeout_margin{60};
+
+  // The largest single object the client accepts: one watch frame, one GET/create/update/patch/
+  // delete answer. etcd refuses requests over 1.5 MiB by default and kube-apiserver objects stay
+  // under ~3 MiB, so 16 MiB leaves room for any real object while bounding what a broken or
+  // hostile server can make us hold. LIST pages are not capped (their size is the cluster's).
+  std::size_t max_object_bytes = kDefaultMaxObjectBytes;
 
   // The namespace of the selected kubeconfig context, informational ("" if none).
   std::string default_namespace;

@@ -8,7 +8,7 @@ namespace {
 
 Result<std::string> ReadTokenFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return Error::Local("Unauthorized", "cannot read token file " + path);
+  if (!in) return Error::Local("TokenFileUnreadable", "cannot read token file " + path);
   std::ostringstream ss;
   ss << in.rdbuf();
   std::string token = ss.str();
@@ -17,7 +17,7 @@ Result<std::string> ReadTokenFile(const std::string& path) {
   token.erase(end == std::string::npos ? 0 : end + 1);
   auto begin = token.find_first_not_of(" \t\r\n");
   token.erase(0, begin == std::string::npos ? token.size() : begin);
-  if (token.empty()) return Error::Local("Unauthorized", "token file " + path + " is empty");
+  if (token.empty()) return Error::Local("TokenFileUnreadable", "token file " + path + " is empty");
   return token;
 }
 

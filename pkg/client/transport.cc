@@ -1,14 +1,17 @@
 #include "pkg/client/transport.h"
 
 #include <curl/curl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstring>
 #include <fstream>
 #include <mutex>
 
-#include "pkg/client/api_errors.h"
 #include "pkg/client/json_padding.h"
 
 namespace kcm::client {
@@ -85,16 +88,27 @@ struct HeaderInfo {
 struct BufferedSink {
   std::string body;
   HeaderInfo headers;
+  std::size_t max_body = 0;  // 0 = unlimited
+  bool too_large = false;
 };
 
 size_t BufferedWrite(char* data, size_t size, size_t n, void* user) {
   auto* sink = static_cast<BufferedSink*>(user);
-  if (sink->body.empty() && sink->headers.content_length > 0) {
+  const size_t len = size * n;
+  if (sink->max_body > 0 && sink->body.size() + len > sink->max_body) {
+    // Returning short makes libcurl fail the transfer with CURLE_WRITE_ERROR: the body is never
+    // held past the limit.
+    sink->too_large = true;
+    return 0;
+  }
+  if (sink->body.empty() && sink->headers.content_length > 0 &&
+      (sink->max_body == 0 ||
+       static_cast<size_t>(sink->headers.content_length) <= sink->max_body)) {
     // Reserve once for the whole body plus the simdjson padding.
     sink->body.reserve(static_cast<size_t>(sink->headers.content_length) + kJsonPadding);
   }
-  sink->body.append(data, size * n);
-  return size * n;
+  sink->body.append(data, len);
+  return len;
 }
 
 size_t BufferedHeader(char* data, size_t size, size_t n, void* user) {
@@ -102,42 +116,71 @@ size_t BufferedHeader(char* data, size_t size, size_t n, void* user) {
   return size * n;
 }
 
-Error TransportError(CURLcode code, const char* errbuf) {
-  const char* cause = transport_cause::kOther;
-  switch (code) {
+Error TransportError(const HttpRequest& req, CURLcode code, const char* errbuf) {
+  std::string message = req.method + " " + req.url + ": " + curl_easy_strerror(code);
+  if (errbuf != nullptr && errbuf[0] != '\0') message += std::string(" (") + errbuf + ")";
+  return Error::Transport(TransportCauseFor(code), std::move(message));
+}
+
+bool ReadableFile(const std::string& path) {
+  return std::ifstream(path).good();
+}
+
+}  // namespace
+
+TransportCause TransportCauseFor(int curl_code) {
+  switch (static_cast<CURLcode>(curl_code)) {
+    case CURLE_OK:
+      return TransportCause::kNone;
     case CURLE_COULDNT_CONNECT:
+      return TransportCause::kConnectionRefused;
     case CURLE_COULDNT_RESOLVE_HOST:
-      cause = transport_cause::kConnectionRefused;
-      break;
+    case CURLE_COULDNT_RESOLVE_PROXY:
+      return TransportCause::kDNS;
     case CURLE_OPERATION_TIMEDOUT:
-      cause = transport_cause::kTimeout;
-      break;
+      return TransportCause::kTimedOut;
     case CURLE_RECV_ERROR:
     case CURLE_SEND_ERROR:
     case CURLE_GOT_NOTHING:
     case CURLE_PARTIAL_FILE:
     case CURLE_HTTP2:
     case CURLE_HTTP2_STREAM:
-      cause = transport_cause::kConnectionReset;
-      break;
+      return TransportCause::kConnectionReset;
     case CURLE_SSL_CONNECT_ERROR:
     case CURLE_PEER_FAILED_VERIFICATION:
     case CURLE_SSL_CERTPROBLEM:
     case CURLE_SSL_CIPHER:
     case CURLE_SSL_CACERT_BADFILE:
     case CURLE_SSL_ISSUER_ERROR:
-      cause = transport_cause::kTLS;
-      break;
+      return TransportCause::kTLS;
+    case CURLE_FILESIZE_EXCEEDED:
+      return TransportCause::kTooLarge;
     default:
-      break;
+      return TransportCause::kOther;
   }
-  std::string message = curl_easy_strerror(code);
-  if (errbuf != nullptr && errbuf[0] != '\0') message += std::string(": ") + errbuf;
-  return Error{0, std::string(reason::kTransport), std::move(message), {cause}};
 }
 
-bool ReadableFile(const std::string& path) {
-  return std::ifstream(path).good();
+namespace {
+
+// Dead-peer detection on every connection, idle or streaming a watch. client-go gets it from its
+// HTTP/2 health check (http2.Transport ReadIdleTimeout 30 s: send a PING after 30 s without a
+// frame; PingTimeout 15 s: close the connection when the PING is not answered). libcurl 7.88
+// (Debian 12) can send h2 PINGs (CURLOPT_UPKEEP_INTERVAL_MS + curl_easy_upkeep) but only on idle
+// pooled connections and never checks for the answer, so it cannot detect a dead peer. TCP
+// keepalive with the same numbers does, in the kernel, for HTTP/1.1 too: the first probe after
+// 30 s idle, and a connection whose probe is unanswered for 15 s is closed (the pending read then
+// fails with cause kConnectionReset or kTimedOut). A live server that accepts and stays silent
+// answers the probes; the request deadlines (stall limit, total timeout) cover that case.
+constexpr long kKeepAliveIdleSeconds = 30;
+constexpr long kKeepAliveIntervalSeconds = 15;
+constexpr int kKeepAliveProbes = 1;
+
+int SetKeepAliveCount(void*, curl_socket_t fd, curlsocktype purpose) {
+  if (purpose == CURLSOCKTYPE_IPCXN) {
+    // libcurl 7.88 has no CURLOPT_TCP_KEEPCNT (added in 8.9); set it on the socket.
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &kKeepAliveProbes, sizeof kKeepAliveProbes);
+  }
+  return CURL_SOCKOPT_OK;
 }
 
 }  // namespace
@@ -186,7 +229,20 @@ struct Transport::Impl {
     curl_easy_setopt(h, CURLOPT_SHARE, share.get());
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
     curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
-    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 30000L);
+    curl_easy_setopt(h, CURLOPT_TCP_KEEPIDLE, kKeepAliveIdleSeconds);
+    curl_easy_setopt(h, CURLOPT_TCP_KEEPINTVL, kKeepAliveIntervalSeconds);
+    curl_easy_setopt(h, CURLOPT_SOCKOPTFUNCTION, &SetKeepAliveCount);
+    if (req.connect_timeout.count() > 0) {
+      curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
+                       static_cast<long>(req.connect_timeout.count()));
+    }
+    if (req.stall_timeout.count() > 0) {
+      // libcurl checks the transfer speed once a second (averaged over the last few seconds) and
+      // fails with CURLE_OPERATION_TIMEDOUT once it stayed below the limit for stall_timeout, also
+      // while no answer byte has come yet.
+      curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, std::max(1L, req.stall_bytes_per_second));
+      curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, static_cast<long>(req.stall_timeout.count()));
+    }
     curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "gzip");
     curl_easy_setopt(h, CURLOPT_HTTP_VERSION,
                      config.enable_http2 ? static_cast<long>(CURL_HTTP_VERSION_2TLS)
@@ -289,9 +345,10 @@ int AbortWhenStopped(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t)
 
 Result<HttpResponse> Transport::RoundTrip(const HttpRequest& request, std::stop_token stop) {
   EasyPtr h = impl_->Acquire();
-  if (!h) return Error::Local(std::string(reason::kTransport), "curl_easy_init failed");
+  if (!h) return Error::Transport(TransportCause::kOther, "curl_easy_init failed");
   char errbuf[CURL_ERROR_SIZE] = {0};
   BufferedSink sink;
+  sink.max_body = request.max_body_bytes;
   SlistPtr headers = impl_->Configure(h.get(), request, errbuf);
   curl_easy_setopt(h.get(), CURLOPT_WRITEFUNCTION, &BufferedWrite);
   curl_easy_setopt(h.get(), CURLOPT_WRITEDATA, &sink);
@@ -304,11 +361,16 @@ Result<HttpResponse> Transport::RoundTrip(const HttpRequest& request, std::stop_
   curl_easy_setopt(h.get(), CURLOPT_XFERINFODATA, cancellable ? &stop : nullptr);
   const CURLcode rc = curl_easy_perform(h.get());
   if (rc == CURLE_ABORTED_BY_CALLBACK) {
-    return Error::Local(std::string(reason::kCanceled), "request canceled");
+    return Error::Local(errors::reason::kCanceled, "request canceled");
+  }
+  if (sink.too_large) {
+    return Error::Transport(TransportCause::kTooLarge,
+                            request.method + " " + request.url + ": response body over " +
+                                std::to_string(request.max_body_bytes) + " bytes");
   }
   if (rc != CURLE_OK) {
     // A handle whose transfer failed may hold a broken connection; let it go.
-    return TransportError(rc, errbuf);
+    return TransportError(request, rc, errbuf);
   }
   long status = 0;
   curl_easy_getinfo(h.get(), CURLINFO_RESPONSE_CODE, &status);
@@ -385,7 +447,7 @@ HttpStream::~HttpStream() = default;
 
 Result<size_t> HttpStream::Read(std::string* out) {
   State& s = *state_;
-  if (!s.added) return Error::Local(std::string(reason::kTransport), "cannot start transfer");
+  if (!s.added) return Error::Transport(TransportCause::kOther, "cannot start transfer");
   while (true) {
     if (s.canceled.load()) return size_t{0};
     if (!s.pending.empty()) {
@@ -396,12 +458,12 @@ Result<size_t> HttpStream::Read(std::string* out) {
       return n;
     }
     if (s.done) {
-      if (s.result != CURLE_OK) return TransportError(s.result, s.errbuf);
+      if (s.result != CURLE_OK) return TransportError(s.request, s.result, s.errbuf);
       return size_t{0};
     }
     int running = 0;
     if (curl_multi_perform(s.multi.get(), &running) != CURLM_OK) {
-      return Error::Local(std::string(reason::kTransport), "curl_multi_perform failed");
+      return Error::Transport(TransportCause::kOther, "curl_multi_perform failed");
     }
     int queued = 0;
     while (CURLMsg* msg = curl_multi_info_read(s.multi.get(), &queued)) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <memory>
 #include <stop_token>
 #include <string>
@@ -22,6 +23,13 @@ struct HttpRequest {
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;                      // sent when non-empty or for POST/PUT/PATCH
   std::chrono::milliseconds timeout{0};  // total; 0 = none
+  std::chrono::milliseconds connect_timeout{30000};
+  // A transfer slower than stall_bytes_per_second for stall_timeout fails (cause kTimedOut);
+  // stall_timeout 0 = no such limit (watches, which are legitimately silent).
+  std::chrono::seconds stall_timeout{0};
+  long stall_bytes_per_second = 1;
+  // RoundTrip only: a body longer than this fails (cause kTooLarge); 0 = unlimited.
+  std::size_t max_body_bytes = 0;
 };
 
 struct HttpResponse {
@@ -33,16 +41,9 @@ struct HttpResponse {
 
 // Note: like Go's transport, libcurl resends a request by itself when a *reused* keep-alive
 // connection turns out to be closed before any answer byte arrived.
-// Transport errors (no HTTP answer) come back as Error{code 0, reason "Transport"}; `causes`
-// holds "ConnectionReset" when the connection broke after it was established (a GET may be
-// retried then) and "ConnectionRefused", "Timeout" or "TLS" otherwise.
-namespace transport_cause {
-inline constexpr char kConnectionReset[] = "ConnectionReset";
-inline constexpr char kConnectionRefused[] = "ConnectionRefused";
-inline constexpr char kTimeout[] = "Timeout";
-inline constexpr char kTLS[] = "TLS";
-inline constexpr char kOther[] = "Other";
-}  // namespace transport_cause
+// Transport errors (no HTTP answer) come back as Error::Transport(cause, "<METHOD> <url>: <curl's
+// description>") with the TransportCause mapped from the CURLcode (TransportCauseFor).
+TransportCause TransportCauseFor(int curl_code);
 
 class HttpStream;
 
@@ -55,7 +56,9 @@ class Transport {
   Transport& operator=(const Transport&) = delete;
 
   // One request, the whole body buffered. A stop request aborts it (within about a second,
-  // libcurl's progress-callback period when idle) with reason "Canceled".
+  // libcurl's progress-callback period when idle) with reason "Canceled". A connect that takes
+  // longer than connect_timeout, a transfer over `timeout`, or one under the stall limit fails
+  // with cause kTimedOut.
   Result<HttpResponse> RoundTrip(const HttpRequest& request, std::stop_token stop = {});
 
   // Starts a request whose body is read incrementally (watch). Never blocks on the network.

@@ -9,7 +9,7 @@ namespace {
 
 Error DecodingError(const std::string& detail) {
   return Error{500,
-               std::string(reason::kClientWatchDecoding),
+               std::string(errors::reason::kClientWatchDecoding),
                "unable to decode an event from the watch stream: " + detail,
                {}};
 }
@@ -17,8 +17,8 @@ Error DecodingError(const std::string& detail) {
 }  // namespace
 
 WatchStream::WatchStream(std::unique_ptr<HttpStream> stream,
-                         std::function<void(int status)> on_status)
-    : stream_(std::move(stream)), on_status_(std::move(on_status)) {}
+                         std::function<void(int status)> on_status, std::size_t max_frame_bytes)
+    : stream_(std::move(stream)), on_status_(std::move(on_status)), scanner_(max_frame_bytes) {}
 
 WatchStream::~WatchStream() = default;
 
@@ -37,6 +37,7 @@ Result<std::optional<std::string>> WatchStream::Next() {
     auto frame = scanner_.Next();
     if (!frame.ok()) {
       done_ = true;
+      stream_->Cancel();  // read no more of a stream we are giving up on
       return frame.error();
     }
     if (frame->has_value()) return std::move(frame).value();
@@ -67,10 +68,13 @@ Result<std::optional<std::string>> WatchStream::Next() {
     }
     if (!n.ok()) {
       done_ = true;
-      // A broken connection between frames is an ordinary end of a watch (the reflector
-      // re-watches); one inside a frame lost an event.
-      if (scanner_.HasPartial()) return DecodingError("stream broken inside a frame");
-      return Frame();
+      // A connection broken (or timed out) inside a frame lost an event. Between frames nothing
+      // was lost: the transport error goes up with its cause and the reflector re-watches from
+      // the last resourceVersion (upstream's StreamWatcher ends such a watch quietly).
+      if (scanner_.HasPartial()) {
+        return DecodingError("stream broken inside a frame: " + n.error().ToString());
+      }
+      return n.error();
     }
     if (*n == 0) {
       done_ = true;

@@ -3,6 +3,7 @@
 // Next() return promptly. The stream must outlive concurrent Stop() callers.
 #pragma once
 
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -18,7 +19,9 @@ class HttpStream;
 class WatchStream {
  public:
   // on_status is told the HTTP status once it is known (for metrics); may be empty.
-  WatchStream(std::unique_ptr<HttpStream> stream, std::function<void(int status)> on_status);
+  // max_frame_bytes bounds one frame (0 = unlimited).
+  WatchStream(std::unique_ptr<HttpStream> stream, std::function<void(int status)> on_status,
+              std::size_t max_frame_bytes = 0);
   ~WatchStream();
   WatchStream(const WatchStream&) = delete;
   WatchStream& operator=(const WatchStream&) = delete;
@@ -26,8 +29,10 @@ class WatchStream {
   // The next frame: the raw `{"type":...,"object":...}` text (padded, see json_padding.h; ERROR
   // events pass through as frames). nullopt: the server closed the stream cleanly or Stop() was
   // called. Errors: a non-2xx answer to the watch request (decoded Status, e.g. 410 Expired), a
-  // transport failure (code 0), or a truncated/undecodable stream (code 500, reason
-  // ClientWatchDecoding). After an error or nullopt every later call returns nullopt.
+  // transport failure between frames (code 0 with its TransportCause: the stream broke or hit
+  // its deadline, no event was lost), a frame over the limit (cause kTooLarge), or a
+  // truncated/undecodable stream (code 500, reason ClientWatchDecoding: an event was lost).
+  // After an error or nullopt every later call returns nullopt.
   Result<std::optional<std::string>> Next();
 
   // Cancels the transfer; thread-safe and idempotent.
@@ -37,6 +42,12 @@ class WatchStream {
   std::unique_ptr<HttpStream> stream_;
   std::function<void(int)> on_status_;
   JsonFrameScanner scanner_;
+
+ public:
+  // For tests: the scanner's unfinished-frame buffer.
+  std::size_t buffered_bytes() const { return scanner_.partial_bytes(); }
+
+ private:
   bool status_checked_ = false;
   bool done_ = false;
 };

@@ -45,8 +45,8 @@ CanAdoptFunc RecheckDeletionTimestamp(std::function<Result<api::ObjectMeta>()> g
         }
         const std::string name = fresh->namespace_ + "/" + fresh->name;
         if (fresh->uid != uid) {
-          return Error::Local("Gone", "original " + kind + " " + name + " is gone: got uid " +
-                                          fresh->uid + ", wanted " + uid);
+          return Error::Local("UIDGone", "original " + kind + " " + name + " is gone: got uid " +
+                                             fresh->uid + ", wanted " + uid);
         }
         if (fresh->deletion_timestamp) {
           return Error::Local("Deleting", name + " has just been deleted at " +
@@ -90,7 +90,7 @@ Status ControllerRefManager::ReleaseObject(const api::Object& object, const Patc
   Status status = patch(object.Meta(), api::ReleaseOwnerPatch(owner_.uid, object.Meta().uid));
   if (status.ok()) return status;
   // Gone, or recreated under the same name (the uid precondition answers 422): nothing to release.
-  if (client::IsNotFound(status.error()) || client::IsInvalid(status.error())) return OkStatus();
+  if (errors::IsNotFound(status.error()) || errors::IsInvalid(status.error())) return OkStatus();
   return status;
 }
 
@@ -102,7 +102,7 @@ Result<bool> ControllerRefManager::ClaimObject(const api::Object& object, const 
     // A controller being deleted keeps what it owns so the garbage collector can find it.
     if (deleting_) return false;
     if (Status s = ReleaseObject(object, patch); !s.ok()) {
-      if (client::IsNotFound(s.error())) return false;
+      if (errors::IsNotFound(s.error())) return false;
       return s.error();
     }
     return false;
@@ -112,7 +112,7 @@ Result<bool> ControllerRefManager::ClaimObject(const api::Object& object, const 
   if (meta.deletion_timestamp) return false;
   if (!namespace_.empty() && namespace_ != meta.namespace_) return false;
   if (Status s = AdoptObject(object, patch); !s.ok()) {
-    if (client::IsNotFound(s.error())) return false;
+    if (errors::IsNotFound(s.error())) return false;
     return s.error();
   }
   return true;

@@ -18,7 +18,7 @@ Result<std::string> GetPodFromTemplate(const api::PodTemplate& pod_template, std
                                        std::string_view parent_name,
                                        const api::OwnerReference* controller_ref) {
   if (pod_template.labels.empty()) {
-    return Error::Local(std::string(client::reason::kInvalid), "unable to create pods, no labels");
+    return Error::Local("InvalidArgument", "unable to create pods, no labels");
   }
   Result<json::Value> tmpl = pod_template.ToJson();
   if (!tmpl.ok()) return tmpl.error();
@@ -46,10 +46,12 @@ Result<std::string> GetPodFromTemplate(const api::PodTemplate& pod_template, std
 }
 
 RealPodControl::RealPodControl(std::shared_ptr<client::ResourceClient> pods,
-                               record::EventRecorder& recorder, std::string controller_api_version)
+                               record::EventRecorder& recorder, std::string controller_api_version,
+                               WriteFence fence)
     : pods_(std::move(pods)),
       recorder_(recorder),
-      controller_api_version_(std::move(controller_api_version)) {}
+      controller_api_version_(std::move(controller_api_version)),
+      fence_(std::move(fence)) {}
 
 Status RealPodControl::CreatePods(std::string_view ns, const api::PodTemplate& pod_template,
                                   const api::Object& controller_object,
@@ -57,12 +59,14 @@ Status RealPodControl::CreatePods(std::string_view ns, const api::PodTemplate& p
   Result<std::string> body =
       GetPodFromTemplate(pod_template, ns, controller_object.Meta().name, &controller_ref);
   if (!body.ok()) return body.error();
-  Result<std::string> created = pods_->Create(ns, std::move(*body));
+  if (Status f = fence_.Check("create pod in " + std::string(ns)); !f.ok()) return f;
+  Result<std::string> created = pods_->Create(ns, std::move(*body), {}, fence_.token());
   const record::ObjectReference ref =
       record::GetReference(controller_object, controller_api_version_);
   if (!created.ok()) {
-    // Creates into a terminating namespace are expected while it drains; no warning for them.
-    if (!client::IsNamespaceTerminating(created.error())) {
+    // Creates into a terminating namespace are expected while it drains, and a create cut off
+    // by the stop is no failure of the pod: no warning for them.
+    if (!errors::IsNamespaceTerminating(created.error()) && !IsStopped(created.error())) {
       recorder_.Event(ref, record::kEventTypeWarning, kFailedCreatePodReason,
                       "Error creating: " + created.error().message);
     }
@@ -73,6 +77,9 @@ Status RealPodControl::CreatePods(std::string_view ns, const api::PodTemplate& p
     if (const json::Value* v = json::GetPath(*pod, {"metadata", "name"}); v && v->is_string()) {
       name = v->as_string();
     }
+    const json::Value* rv = json::GetPath(*pod, {"metadata", "resourceVersion"});
+    if (on_write_ && rv != nullptr && rv->is_string())
+      on_write_(ns, controller_ref, rv->as_string());
   }
   VLOG(4) << "Controller " << controller_object.Meta().name << " created pod " << ns << "/" << name;
   recorder_.Event(ref, record::kEventTypeNormal, kSuccessfulCreatePodReason,
@@ -82,19 +89,23 @@ Status RealPodControl::CreatePods(std::string_view ns, const api::PodTemplate& p
 
 Status RealPodControl::DeletePod(std::string_view ns, std::string_view name,
                                  const api::Object& controller_object) {
+  if (Status f = fence_.Check("delete pod " + std::string(ns) + "/" + std::string(name)); !f.ok()) {
+    return f;
+  }
   VLOG(2) << "Controller " << controller_object.Meta().name << " deleting pod " << ns << "/"
           << name;
-  Result<std::string> deleted = pods_->Delete(ns, name);
+  Result<std::string> deleted = pods_->Delete(ns, name, {}, fence_.token());
   if (deleted.ok()) {
     recorder_.Event(record::GetReference(controller_object, controller_api_version_),
                     record::kEventTypeNormal, kSuccessfulDeletePodReason,
                     "Deleted pod: " + std::string(name));
     return OkStatus();
   }
-  if (client::IsNotFound(deleted.error())) {
+  if (errors::IsNotFound(deleted.error())) {
     VLOG(4) << "Pod " << ns << "/" << name << " has already been deleted";
     return deleted.error();
   }
+  if (IsStopped(deleted.error())) return deleted.error();
   recorder_.Event(record::GetReference(controller_object, controller_api_version_),
                   record::kEventTypeWarning, kFailedDeletePodReason,
                   "Error deleting: " + deleted.error().message);
@@ -105,9 +116,33 @@ Status RealPodControl::DeletePod(std::string_view ns, std::string_view name,
 
 Status RealPodControl::PatchPod(std::string_view ns, std::string_view name,
                                 const std::string& patch) {
-  Result<std::string> patched =
-      pods_->Patch(ns, name, client::PatchType::kStrategicMergePatch, patch);
+  if (Status f = fence_.Check("patch pod " + std::string(ns) + "/" + std::string(name)); !f.ok()) {
+    return f;
+  }
+  Result<std::string> patched = pods_->Patch(ns, name, client::PatchType::kStrategicMergePatch,
+                                             patch, {}, "", fence_.token());
   if (!patched.ok()) return patched.error();
+  if (!on_write_) return OkStatus();
+  Result<json::Value> pod = json::Parse(*patched);
+  if (!pod.ok()) return OkStatus();
+  const json::Value* rv = json::GetPath(*pod, {"metadata", "resourceVersion"});
+  const json::Value* refs = json::GetPath(*pod, {"metadata", "ownerReferences"});
+  if (rv == nullptr || !rv->is_string() || refs == nullptr || !refs->is_array()) return OkStatus();
+  for (const json::Value& ref : refs->as_array()) {
+    const json::Value* controller = ref.Find("controller");
+    if (controller == nullptr || !controller->is_bool() || !controller->as_bool()) continue;
+    api::OwnerReference owner;
+    for (auto [field, out] :
+         {std::pair{"apiVersion", &owner.api_version}, std::pair{"kind", &owner.kind},
+          std::pair{"name", &owner.name}, std::pair{"uid", &owner.uid}}) {
+      if (const json::Value* v = ref.Find(field); v != nullptr && v->is_string()) {
+        *out = v->as_string();
+      }
+    }
+    owner.controller = true;
+    on_write_(ns, owner, rv->as_string());
+    break;
+  }
   return OkStatus();
 }
 

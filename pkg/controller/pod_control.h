@@ -3,6 +3,7 @@
 // the API server. Implementations are thread-safe (slow-start batches call them concurrently).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -10,6 +11,7 @@
 #include "pkg/api/object.h"
 #include "pkg/api/object_meta.h"
 #include "pkg/api/pod_template.h"
+#include "pkg/controller/write_fence.h"
 #include "pkg/record/event_recorder.h"
 #include "pkg/util/result.h"
 
@@ -49,12 +51,19 @@ class PodControlInterface {
   virtual Status PatchPod(std::string_view ns, std::string_view name, const std::string& patch) = 0;
 };
 
+// Told about each pod write that returned the stored pod: the pod's namespace, its controller
+// (the owner the write was for) and the resourceVersion the write produced (upstream
+// RealPodControl.OnWrite, which feeds the ReplicaSet controller's ConsistencyStore).
+using PodWriteObserver = std::function<void(std::string_view ns, const api::OwnerReference& owner,
+                                            const std::string& resource_version)>;
+
 class RealPodControl final : public PodControlInterface {
  public:
   // `pods` serves core/v1 pods; `controller_api_version` ("apps/v1") names the controller
-  // objects in events. The recorder must outlive this object.
+  // objects in events. The recorder must outlive this object. Once `fence` is closed every call
+  // is refused before it reaches the client ("Canceled", no event recorded).
   RealPodControl(std::shared_ptr<client::ResourceClient> pods, record::EventRecorder& recorder,
-                 std::string controller_api_version);
+                 std::string controller_api_version, WriteFence fence = {});
 
   Status CreatePods(std::string_view ns, const api::PodTemplate& pod_template,
                     const api::Object& controller_object,
@@ -63,10 +72,17 @@ class RealPodControl final : public PodControlInterface {
                    const api::Object& controller_object) override;
   Status PatchPod(std::string_view ns, std::string_view name, const std::string& patch) override;
 
+  // Called after each successful create (with the controllerRef it was created for) and each
+  // successful patch of a pod that has a controller afterwards (an adoption; a release leaves
+  // none). Deletions are not reported, as upstream. Set before the first write.
+  void SetOnWrite(PodWriteObserver on_write) { on_write_ = std::move(on_write); }
+
  private:
   std::shared_ptr<client::ResourceClient> pods_;
+  PodWriteObserver on_write_;
   record::EventRecorder& recorder_;
   std::string controller_api_version_;
+  WriteFence fence_;
 };
 
 }  // namespace kcm::controller

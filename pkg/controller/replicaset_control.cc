@@ -6,8 +6,12 @@ namespace kcm::controller {
 
 Status RealRSControl::PatchReplicaSet(std::string_view ns, std::string_view name,
                                       const std::string& patch) {
-  Result<std::string> patched =
-      replicasets_->Patch(ns, name, client::PatchType::kStrategicMergePatch, patch);
+  if (Status f = fence_.Check("patch replicaset " + std::string(ns) + "/" + std::string(name));
+      !f.ok()) {
+    return f;
+  }
+  Result<std::string> patched = replicasets_->Patch(
+      ns, name, client::PatchType::kStrategicMergePatch, patch, {}, "", fence_.token());
   if (!patched.ok()) return patched.error();
   return OkStatus();
 }

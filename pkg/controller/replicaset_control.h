@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "pkg/controller/write_fence.h"
 #include "pkg/util/result.h"
 
 namespace kcm::client {
@@ -24,15 +25,16 @@ class RSControlInterface {
 
 class RealRSControl final : public RSControlInterface {
  public:
-  // `replicasets` serves apps/v1 replicasets.
-  explicit RealRSControl(std::shared_ptr<client::ResourceClient> replicasets)
-      : replicasets_(std::move(replicasets)) {}
+  // `replicasets` serves apps/v1 replicasets; writes are refused once `fence` is closed.
+  explicit RealRSControl(std::shared_ptr<client::ResourceClient> replicasets, WriteFence fence = {})
+      : replicasets_(std::move(replicasets)), fence_(std::move(fence)) {}
 
   Status PatchReplicaSet(std::string_view ns, std::string_view name,
                          const std::string& patch) override;
 
  private:
   std::shared_ptr<client::ResourceClient> replicasets_;
+  WriteFence fence_;
 };
 
 }  // namespace kcm::controller

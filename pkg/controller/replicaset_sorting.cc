@@ -12,7 +12,7 @@ Result<int64_t> Revision(const api::ObjectMeta& meta) {
   int64_t value = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc() || end != text.data() + text.size() || text.empty()) {
-    return Error::Local("Invalid",
+    return Error::Local("InvalidArgument",
                         "invalid revision " + text + " on " + meta.namespace_ + "/" + meta.name);
   }
   return value;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <stop_token>
 
 #include "pkg/util/result.h"
 
@@ -11,14 +12,20 @@ namespace kcm::controller {
 
 struct SlowStartResult {
   int successes = 0;
-  Status first_error;  // the first failure reported in the failing batch; ok when none failed
+  // The first failure reported in the failing batch; ok when none failed. "Canceled" when `stop`
+  // ended the run: calls not started by then count as skipped (neither success nor failure).
+  Status first_error;
 };
 
 // Calls `fn` up to `count` times; the first batch has `initial_batch_size` calls and each next
 // batch doubles, capped by what remains. `fn` must be thread-safe and must not throw. At most
 // `max_concurrency` calls run at once within a batch (threads are created per batch; the API
 // client's rate limiter is the real bound, the cap only keeps thread counts sane at burst 500).
+//
+// `stop` is checked before every batch and before every call within a batch: once it is
+// requested no further call starts (upstream's slowStartBatch gets the same from the context its
+// create calls take, whose cancellation fails the batch). Calls already running finish.
 SlowStartResult SlowStartBatch(int count, int initial_batch_size, const std::function<Status()>& fn,
-                               int max_concurrency = 64);
+                               int max_concurrency = 64, std::stop_token stop = {});
 
 }  // namespace kcm::controller

@@ -1,24 +1,6 @@
 #include "pkg/informers/resource_lister_watcher.h"
 
-#include <algorithm>
-
-#include "pkg/client/api_errors.h"
-#include "pkg/client/transport.h"
-
 namespace kcm::informers {
-
-Error ForReflector(Error err) {
-  // pkg/client reports every transport failure as code 0, reason "Transport", with the kind of
-  // failure as its cause; pkg/cache's IsWatchErrorRetriable keys on reason "ConnectionRefused".
-  // Without this a refused connection (an API server restarting) would only be recognised by
-  // curl's wording of the message.
-  if (err.code == 0 && err.reason == client::reason::kTransport &&
-      std::find(err.causes.begin(), err.causes.end(),
-                client::transport_cause::kConnectionRefused) != err.causes.end()) {
-    err.reason = client::transport_cause::kConnectionRefused;
-  }
-  return err;
-}
 
 namespace {
 
@@ -42,7 +24,7 @@ class ResourceWatch final : public cache::WatchInterface {
 
   Result<std::optional<api::WatchEvent>> Next() override {
     auto frame = stream_->Next();
-    if (!frame.ok()) return ForReflector(frame.error());
+    if (!frame.ok()) return frame.error();
     if (!frame->has_value()) return std::optional<api::WatchEvent>();
     std::lock_guard lock(*mu_);
     auto event = codec_.decode_watch_event(*decoder_, PaddedInput(**frame));
@@ -50,7 +32,7 @@ class ResourceWatch final : public cache::WatchInterface {
       // Spec 1.8: a frame we cannot decode ends the stream with a synthetic 500.
       stream_->Stop();
       return Error{500,
-                   "ClientWatchDecoding",
+                   std::string(errors::reason::kClientWatchDecoding),
                    "unable to decode an event from the watch stream: " + event.error().message,
                    {}};
     }
@@ -81,7 +63,7 @@ Result<api::ObjectList> ResourceListerWatcher::List(const api::ListOptions& opti
   api::ListOptions opts = options;
   if (tweak_) tweak_(opts);
   auto body = client_->List(namespace_, opts, stop_);
-  if (!body.ok()) return ForReflector(body.error());
+  if (!body.ok()) return body.error();
   // A decoder of its own, dropped with the body: simdjson sizes its buffers to the largest
   // document parsed, and an unpaginated relist of 50,000 pods is ~80 MB. Kept, those buffers
   // would stay resident for the informer's lifetime (measured: ~1.6 KB per cached pod); watch
@@ -95,7 +77,7 @@ Result<std::unique_ptr<cache::WatchInterface>> ResourceListerWatcher::Watch(
   api::ListOptions opts = options;
   if (tweak_) tweak_(opts);
   auto stream = client_->Watch(namespace_, opts, stop_);
-  if (!stream.ok()) return ForReflector(stream.error());
+  if (!stream.ok()) return stream.error();
   return std::unique_ptr<cache::WatchInterface>(
       std::make_unique<ResourceWatch>(std::move(*stream), codec_, decoder_mu_, decoder_));
 }

@@ -1,6 +1,8 @@
 // ResourceListerWatcher: the production ListerWatcher — LIST and WATCH through a ResourceClient,
-// decoded by the kind's api::Codec straight from the padded response buffers. Called from one
-// reflector thread (List, Watch, and the stream's Next); WatchInterface::Stop from any thread.
+// decoded by the kind's api::Codec straight from the padded response buffers. Errors pass to the
+// reflector unchanged: it classifies them by reason and transport cause (pkg/util/errors.h). Called
+// from one reflector thread (List, Watch, and the stream's Next); WatchInterface::Stop from any
+// thread.
 #pragma once
 
 #include <functional>
@@ -18,12 +20,6 @@ namespace kcm::informers {
 
 // Adjusts list/watch options (label/field selectors) for every request of an informer.
 using TweakListOptionsFunc = std::function<void(api::ListOptions&)>;
-
-// The client's error in the form pkg/cache classifies (reflector.h, pager.h): API errors pass
-// unchanged (410 Expired, 429, "ResourceVersionTooLarge" causes); a refused connection gets
-// reason "ConnectionRefused" so IsWatchErrorRetriable backs off and re-watches instead of
-// relisting.
-Error ForReflector(Error err);
 
 class ResourceListerWatcher final : public cache::ListerWatcher {
  public:

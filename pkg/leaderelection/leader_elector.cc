@@ -2,6 +2,7 @@
 
 #include <glog/logging.h>
 
+#include <condition_variable>
 #include <thread>
 #include <utility>
 
@@ -104,17 +105,27 @@ bool LeaderElector::RenewUntilLost(std::stop_token stop) {
     // under a renewDeadline timeout).
     const Clock::time_point deadline = clock_.Now() + config_.renew_deadline;
     bool renewed = false;
+    std::string taken_by;
     for (;;) {
       if (stop.stop_requested()) return false;
-      renewed = TryAcquireOrRenew(stop);
-      if (renewed || clock_.Now() >= deadline) break;
+      renewed = TryAcquireOrRenewBefore(deadline, stop);
+      if (renewed) break;
+      // Another candidate holds the lease now (it took over, or an admin rewrote it): we are
+      // certainly not the leader, so stop the leading work at once instead of retrying until the
+      // renew deadline, which would let in-flight syncs keep writing next to the new leader.
+      taken_by = GetLeader();
+      if (!taken_by.empty() && taken_by != identity_) break;
+      taken_by.clear();
+      if (clock_.Now() >= deadline) break;
       const Clock::time_point next = std::min(clock_.Now() + config_.retry_period, deadline);
       if (!clock_.SleepUntil(next, stop)) return false;
       if (clock_.Now() >= deadline) break;
     }
     MaybeReportTransition();
     if (!renewed) {
-      LOG(ERROR) << "failed to renew lease " << desc << ": timed out waiting for the condition";
+      LOG(ERROR) << "failed to renew lease " << desc << ": "
+                 << (taken_by.empty() ? "timed out waiting for the condition"
+                                      : "the lease is held by " + taken_by);
       config_.lock->RecordEvent("stopped leading");
       metrics_.LeaderOff();
       return true;
@@ -122,6 +133,25 @@ bool LeaderElector::RenewUntilLost(std::stop_token stop) {
     VLOG(5) << "successfully renewed lease " << desc;
     if (!clock_.SleepFor(config_.retry_period, stop)) return false;
   }
+}
+
+bool LeaderElector::TryAcquireOrRenewBefore(Clock::time_point deadline, std::stop_token stop) {
+  // upstream's renew hands tryAcquireOrRenew a context with the RenewDeadline timeout, so a hung
+  // lock request cannot hold the leading work past the deadline. A request blocks in real time,
+  // so the cut-off waits in real time for what the clock says is left.
+  std::stop_source attempt;
+  std::stop_callback forward(stop, [&attempt] { attempt.request_stop(); });
+  const auto until = std::chrono::steady_clock::now() + (deadline - clock_.Now());
+  std::jthread cutoff([&attempt, until](std::stop_token done) {
+    std::mutex m;
+    std::condition_variable_any cv;
+    std::unique_lock lock(m);
+    cv.wait_until(lock, done, until, [] { return false; });
+    if (!done.stop_requested()) attempt.request_stop();
+  });
+  const bool ok = TryAcquireOrRenew(attempt.get_token());
+  cutoff.request_stop();
+  return ok;
 }
 
 bool LeaderElector::TryAcquireOrRenew(std::stop_token stop) {
@@ -156,7 +186,7 @@ bool LeaderElector::TryAcquireOrRenew(std::stop_token stop) {
   // 2. Read the record, or create it.
   auto current = config_.lock->Get(stop);
   if (!current.ok()) {
-    if (!client::IsNotFound(current.error())) {
+    if (!errors::IsNotFound(current.error())) {
       LOG(ERROR) << "error retrieving resource lock " << config_.lock->Describe() << ": "
                  << current.error().ToString();
       return false;
@@ -210,7 +240,7 @@ void LeaderElector::Release() {
   released.leader_transitions = ObservedRecord().leader_transitions;
   // Run's stop token is already requested; these requests must still go out.
   Status s = config_.lock->Update(released, {});
-  if (!s.ok() && client::IsConflict(s.error())) {
+  if (!s.ok() && errors::IsConflict(s.error())) {
     // Our cached resourceVersion is stale; release only if the lease is still ours.
     auto current = config_.lock->Get({});
     if (current.ok() && current->holder_identity == identity_) {

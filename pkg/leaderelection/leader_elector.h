@@ -23,7 +23,8 @@ inline constexpr double kJitterFactor = 1.2;
 
 struct LeaderCallbacks {
   // Runs on its own thread once the lease is acquired; `stop` is requested when leadership ends
-  // (lease lost or Run stopped). Required.
+  // (lease lost or Run stopped) before on_stopped_leading runs, so work fenced with it issues no
+  // write after the loss is known. Required.
   std::function<void(std::stop_token stop)> on_started_leading;
   // Called when Run returns, whether or not we ever led (upstream's contract; the daemon exits 1
   // here unless it is shutting down itself). Required.
@@ -33,9 +34,10 @@ struct LeaderCallbacks {
 };
 
 struct LeaderElectionConfig {
-  // The lock's requests are not cut off at the renew deadline by the elector: give the lock's
-  // client a request timeout <= renew_deadline (kube-controller-manager builds its
-  // leader-election client with Timeout = RenewDeadline), or a hung request delays the loss.
+  // While leading, a renewal's lock requests are cancelled at the renew deadline (through their
+  // stop token, as upstream's renew does with its context). While acquiring they are not: give
+  // the lock's client a request timeout <= renew_deadline too (kube-controller-manager builds
+  // its leader-election client with Timeout = RenewDeadline).
   std::shared_ptr<ResourceLock> lock;
   // How long a non-leader waits after it last saw the record change before taking over.
   Clock::duration lease_duration = std::chrono::seconds(15);
@@ -77,9 +79,13 @@ class LeaderElector {
 
  private:
   bool Acquire(std::stop_token stop);
-  // Returns true when leadership was lost, false when `stop` ended it.
+  // Renews every retry period (client-go's LeaderElector.renew). Returns true when leadership
+  // was lost: no renewal succeeded within renew_deadline, or the lease was seen held by another
+  // candidate (at once, without waiting for the deadline). False when `stop` ended it.
   bool RenewUntilLost(std::stop_token stop);
   bool TryAcquireOrRenew(std::stop_token stop);
+  // TryAcquireOrRenew with its lock requests cancelled at `deadline`.
+  bool TryAcquireOrRenewBefore(Clock::time_point deadline, std::stop_token stop);
   void Release();
   void MaybeReportTransition();
 

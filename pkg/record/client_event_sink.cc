@@ -13,7 +13,7 @@ const client::GroupVersionResource kEvents{"", "v1", "events"};
 // Upstream refuses to write an event without a namespace rather than guess one.
 Status RequireNamespace(const api::Event& event) {
   if (event.metadata.namespace_.empty()) {
-    return Error::Local("BadRequest", "event " + event.metadata.name + " has no namespace");
+    return Error::Local("InvalidEvent", "event " + event.metadata.name + " has no namespace");
   }
   return OkStatus();
 }

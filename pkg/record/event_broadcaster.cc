@@ -199,12 +199,12 @@ bool EventBroadcaster::RecordEvent(const api::Event& event, const std::string& p
   const Error& err = written.error();
   // Only a failure to reach the server (or to read its answer) is worth retrying; a server that
   // answered will answer the same way again.
-  if (err.code == 0 && (err.reason == client::reason::kTransport || err.reason == "DecodeError")) {
+  if (errors::IsTransport(err) || (err.code == 0 && err.reason == "DecodeError")) {
     LOG(ERROR) << "Unable to write event " << Describe(event) << ": " << err.ToString()
                << " (may retry after sleeping)";
     return false;
   }
-  if (client::IsAlreadyExists(err) || client::IsNamespaceTerminating(err)) {
+  if (errors::IsAlreadyExists(err) || errors::IsNamespaceTerminating(err)) {
     VLOG(5) << "Server rejected event " << Describe(event) << ": " << err.ToString()
             << " (will not retry!)";
   } else {

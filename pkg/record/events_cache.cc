@@ -111,8 +111,8 @@ std::pair<api::Event, std::string> EventCorrelator::Aggregate(const api::Event& 
   combined.type = event.type;
   combined.reason = event.reason;
   combined.source = event.source;
-  combined.reporting_component = event.reporting_component;
-  combined.reporting_instance = event.reporting_instance;
+  // reportingComponent/reportingInstance stay empty, as in upstream EventAggregator: the
+  // combined event is the correlator's, not one reported by the component.
   return {std::move(combined), aggregate_key};
 }
 

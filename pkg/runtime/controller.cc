@@ -111,12 +111,17 @@ Status Controller::Start(std::stop_token stop) {
     }
   }
 
-  // Wait for every source's cache, bounded by cache_sync_timeout.
+  // Wait for every source's cache, bounded by cache_sync_timeout when one is set.
   std::stop_source sync_stop;
   std::stop_callback forward(stop, [&] { sync_stop.request_stop(); });
-  std::jthread timer([&, deadline = clock_.Now() + options_.cache_sync_timeout](std::stop_token t) {
-    if (clock_.SleepUntil(deadline, t)) sync_stop.request_stop();
-  });
+  std::jthread timer;
+  if (options_.cache_sync_timeout > std::chrono::nanoseconds::zero()) {
+    timer = std::jthread(
+        [&, deadline = clock_.Now() + std::chrono::duration_cast<Clock::duration>(
+                                          options_.cache_sync_timeout)](std::stop_token t) {
+          if (clock_.SleepUntil(deadline, t)) sync_stop.request_stop();
+        });
+  }
   for (auto& w : watches) {
     if (!w.source->WaitForSync(sync_stop.get_token())) {
       queue_->ShutDown();
@@ -125,8 +130,10 @@ Status Controller::Start(std::stop_token stop) {
                           "controller " + options_.name + ": timed out waiting for caches to sync");
     }
   }
-  timer.request_stop();
-  timer.join();
+  if (timer.joinable()) {
+    timer.request_stop();
+    timer.join();
+  }
 
   LOG(INFO) << "Starting workers controller=" << options_.name
             << " worker count=" << options_.max_concurrent_reconciles;

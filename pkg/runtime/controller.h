@@ -33,6 +33,10 @@ struct ControllerOptions {
   // Catch exceptions a Reconciler throws, count them and requeue rate-limited. When off, an
   // exception ends the process (like an unrecovered panic).
   bool recover_panic = true;
+  // How long Start waits for the sources' caches before it fails with "CacheSyncTimeout"
+  // (controller-runtime's CacheSyncTimeout, default 2 min). Zero or less = wait until stopped,
+  // as upstream kube-controller-manager's controllers do (WaitForNamedCacheSync); the daemon's
+  // controllers use that.
   std::chrono::nanoseconds cache_sync_timeout = std::chrono::minutes(2);
 };
 
@@ -47,9 +51,11 @@ class Controller {
   Status Watch(std::shared_ptr<Source> source, std::shared_ptr<EventHandler> handler,
                std::vector<Predicate> predicates = {});
 
-  // Starts the sources, waits for their caches (failing after cache_sync_timeout), runs the
-  // workers, and blocks until `stop`. Then stops handing out work, lets in-flight reconciles
-  // finish and returns. Errors: already started, a source that fails to start or sync.
+  // Starts the sources, waits for their caches (failing after cache_sync_timeout, if one is
+  // set), runs the workers, and blocks until `stop`. Then stops handing out work, lets in-flight
+  // reconciles finish and returns. Returns OK only after `stop`; an error (already started, a
+  // source that fails to start or sync in time) means the controller never ran its workers.
+  // Reconcilers get `stop` and should start no write once it is requested.
   Status Start(std::stop_token stop);
 
   // The queue exists from Start on (null before); for handlers and tests.

@@ -27,5 +27,7 @@ using BioPtr = std::unique_ptr<BIO, FnDeleter<BIO_free>>;
 using X509Ptr = std::unique_ptr<X509, FnDeleter<X509_free>>;
 using PkeyPtr = std::unique_ptr<EVP_PKEY, FnDeleter<EVP_PKEY_free>>;
 using X509ExtPtr = std::unique_ptr<X509_EXTENSION, FnDeleter<X509_EXTENSION_free>>;
+using X509StorePtr = std::unique_ptr<X509_STORE, FnDeleter<X509_STORE_free>>;
+using X509StoreCtxPtr = std::unique_ptr<X509_STORE_CTX, FnDeleter<X509_STORE_CTX_free>>;
 
 }  // namespace kcm::server::internal

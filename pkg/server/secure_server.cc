@@ -1,116 +1,106 @@
+// SecureServer on Boost.Beast + Boost.Asio: one I/O thread runs every socket asynchronously, so
+// hundreds of idle, slow or half-open connections cost a little memory each and never keep a
+// health check waiting (a thread per connection cannot promise that). Each connection has one
+// deadline for its TLS handshake plus request (Go's ReadTimeout) and an idle keep-alive timeout
+// (upstream's IdleTimeout); connections beyond max_connections are closed at accept. Blocking
+// work — delegated authorization (TokenReview, SubjectAccessReview) and /metrics serialization —
+// runs on a small worker pool with a bounded queue; health endpoints are answered on the I/O
+// thread. Connection state is touched only on the I/O thread; workers get copies of what they
+// need and post the outcome back.
 #include "pkg/server/secure_server.h"
 
-#include <arpa/inet.h>
-#include <fcntl.h>
 #include <glog/logging.h>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <openssl/err.h>
-#include <openssl/ssl.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
-#include <condition_variable>
-#include <deque>
-#include <mutex>
+#include <atomic>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+#include <optional>
 #include <thread>
 
 #include "pkg/metrics/metrics.h"
 #include "pkg/metrics/process.h"
-#include "pkg/server/openssl_ptr.h"
-#include "pkg/server/self_signed_cert.h"
+#include "pkg/server/authentication.h"
+#include "pkg/server/tls_context.h"
 
 namespace kcm::server {
 namespace {
 
-constexpr int kWorkers = 4;
-constexpr size_t kMaxRequestHead = 16 * 1024;
-constexpr int kIoTimeoutSeconds = 10;
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = net::ip::tcp;
 
-using namespace internal;  // NOLINT: the OpenSSL owning pointers
+// Request heads beyond this are refused (431); our endpoints take no body worth keeping.
+constexpr size_t kMaxHeaderBytes = 64 * 1024;
+constexpr size_t kMaxBodyBytes = 64 * 1024;
+// How long a connection that is being closed may take to exchange TLS close_notify.
+constexpr auto kShutdownTimeout = std::chrono::seconds(1);
+// Accept failures (EMFILE, ENFILE) back off instead of spinning.
+constexpr auto kAcceptBackoff = std::chrono::milliseconds(100);
 
-// Owns a file descriptor.
-class Fd {
- public:
-  Fd() = default;
-  explicit Fd(int fd) : fd_(fd) {}
-  Fd(Fd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
-  Fd& operator=(Fd&& o) noexcept {
-    if (this != &o) {
-      Reset();
-      fd_ = std::exchange(o.fd_, -1);
-    }
-    return *this;
-  }
-  ~Fd() { Reset(); }
-  int get() const { return fd_; }
-  void Reset() {
-    if (fd_ >= 0) close(fd_);
-    fd_ = -1;
-  }
+const std::string kTextPlain = "text/plain; charset=utf-8";
 
- private:
-  int fd_ = -1;
+struct ServerMetrics {
+  metrics::Counter refused_connections;
+  metrics::Counter throttled_requests;
 };
 
-struct Request {
-  std::string method;
+const ServerMetrics& GetServerMetrics() {
+  static const metrics::CounterVec refused(
+      "kcm_secure_serving_refused_connections_total",
+      "Connections closed at accept because the server already had its maximum open.", {});
+  static const metrics::CounterVec throttled(
+      "kcm_secure_serving_throttled_requests_total",
+      "Requests answered 429 because too many were waiting for authorization or /metrics.", {});
+  static const ServerMetrics m{refused.With({}), throttled.With({})};
+  return m;
+}
+
+struct Response {
+  int code = 200;
+  std::string content_type = kTextPlain;
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;
+};
+
+Response Text(int code, std::string body) {
+  return Response{code, kTextPlain, std::move(body), {}};
+}
+
+bool IsHealthEndpoint(std::string_view root) {
+  return root == "/healthz" || root == "/livez" || root == "/readyz";
+}
+
+// The value of a query parameter's every occurrence ("exclude=a&exclude=b").
+std::vector<std::string> QueryValues(std::string_view query, std::string_view key) {
+  std::vector<std::string> out;
+  size_t pos = 0;
+  while (pos <= query.size()) {
+    size_t end = query.find('&', pos);
+    if (end == std::string_view::npos) end = query.size();
+    std::string_view item = query.substr(pos, end - pos);
+    size_t eq = item.find('=');
+    if (item.substr(0, eq) == key) {
+      out.emplace_back(eq == std::string_view::npos ? "" : item.substr(eq + 1));
+    }
+    pos = end + 1;
+  }
+  return out;
+}
+
+// What a worker needs to decide one request: copies, never the connection itself.
+struct Job {
   std::string path;
-  std::string query;
-  std::string authorization;
+  std::string bearer_token;
+  std::optional<UserInfo> user;  // authenticated by the server (certificate, front proxy)
+  bool authorize = true;         // false: only /metrics serialization is needed
 };
-
-// Parses the request line and the Authorization header out of an HTTP/1.x request head.
-bool ParseRequestHead(const std::string& head, Request* req) {
-  size_t line_end = head.find("\r\n");
-  std::string line = head.substr(0, line_end);
-  size_t sp1 = line.find(' ');
-  size_t sp2 = line.find(' ', sp1 + 1);
-  if (sp1 == std::string::npos || sp2 == std::string::npos) return false;
-  req->method = line.substr(0, sp1);
-  std::string target = line.substr(sp1 + 1, sp2 - sp1 - 1);
-  size_t q = target.find('?');
-  req->path = target.substr(0, q);
-  if (q != std::string::npos) req->query = target.substr(q + 1);
-  size_t pos = line_end;
-  while (pos != std::string::npos && pos + 2 < head.size()) {
-    size_t next = head.find("\r\n", pos + 2);
-    std::string header =
-        head.substr(pos + 2, next == std::string::npos ? std::string::npos : next - pos - 2);
-    size_t colon = header.find(':');
-    if (colon != std::string::npos) {
-      std::string name = header.substr(0, colon);
-      for (char& c : name) c = static_cast<char>(tolower(static_cast<unsigned char>(c)));
-      if (name == "authorization") {
-        std::string value = header.substr(colon + 1);
-        value.erase(0, value.find_first_not_of(' '));
-        req->authorization = value;
-      }
-    }
-    pos = next;
-  }
-  return !req->path.empty() && req->path[0] == '/';
-}
-
-const char* StatusText(int code) {
-  switch (code) {
-    case 200:
-      return "OK";
-    case 400:
-      return "Bad Request";
-    case 401:
-      return "Unauthorized";
-    case 403:
-      return "Forbidden";
-    case 404:
-      return "Not Found";
-    case 405:
-      return "Method Not Allowed";
-    default:
-      return "Internal Server Error";
-  }
-}
 
 }  // namespace
 
@@ -119,15 +109,21 @@ struct SecureServer::Impl {
   std::vector<HealthCheck> health_checks;
   std::vector<HealthCheck> ready_checks;
   std::shared_ptr<RequestAuthorizer> authorizer;
-  SslCtxPtr ssl_ctx;
-  Fd listen_fd;
-  Fd wake_read, wake_write;  // Self-pipe that wakes the accept loop on Stop.
+  internal::X509StorePtr client_ca;
+  internal::X509StorePtr requestheader_ca;
+
+  // Created by Start, destroyed by Stop in reverse order.
+  std::unique_ptr<net::io_context> io;
+  std::unique_ptr<net::ssl::context> tls;
+  std::unique_ptr<tcp::acceptor> acceptor;
+  std::unique_ptr<net::steady_timer> accept_backoff;
+  std::unique_ptr<net::thread_pool> workers;
+  std::thread io_thread;
   int port = 0;
-  std::mutex mu;
-  std::condition_variable cv;
-  std::deque<Fd> pending;
-  bool stopping = false;
-  std::vector<std::jthread> threads;
+
+  std::atomic<int> connections{0};  // open connections (decremented by ~Connection)
+  std::atomic<int> pending{0};      // jobs queued or running on the workers
+  std::atomic<bool> stopping{false};
 
   bool IsLoopback() const {
     const std::string& a = options.bind_address;
@@ -144,144 +140,354 @@ struct SecureServer::Impl {
     return false;
   }
 
-  // Runs the checks; returns the HTTP code and the body (verbose lists each check, as upstream).
-  std::pair<int, std::string> RunChecks(const std::vector<const std::vector<HealthCheck>*>& sets,
-                                        bool verbose) const {
+  // Health endpoints and 404s; runs on the I/O thread (checks are quick by contract).
+  Response ServeLocal(const std::string& path, std::string_view query) const {
+    size_t slash = path.find('/', 1);
+    std::string root = path.substr(0, slash);
+    if (!IsHealthEndpoint(root)) return Text(404, "404 page not found\n");
+    std::vector<const HealthCheck*> checks;
+    for (const auto& c : health_checks) checks.push_back(&c);
+    if (root == "/readyz") {
+      for (const auto& c : ready_checks) checks.push_back(&c);
+    }
+    if (slash != std::string::npos) {
+      // /healthz/<name>: that one check (upstream's adaptCheckToHandler).
+      std::string name = path.substr(slash + 1);
+      for (const HealthCheck* c : checks) {
+        if (c->name != name) continue;
+        Status s = c->check();
+        if (s.ok()) return Text(200, "ok");
+        return Text(500, "internal server error: " + s.error().message + "\n");
+      }
+      return Text(404, "404 page not found\n");
+    }
+    std::vector<std::string> excluded = QueryValues(query, "exclude");
+    bool verbose = !QueryValues(query, "verbose").empty();
     bool ok = true;
     std::string detail;
-    for (const auto* set : sets) {
-      for (const auto& c : *set) {
-        Status s = c.check();
-        if (s.ok()) {
-          detail += "[+]" + c.name + " ok\n";
-        } else {
-          ok = false;
-          detail += "[-]" + c.name + " failed: " + s.error().message + "\n";
-        }
+    std::string endpoint = root.substr(1);
+    for (const HealthCheck* c : checks) {
+      if (std::find(excluded.begin(), excluded.end(), c->name) != excluded.end()) {
+        detail += "[+]" + c->name + " excluded: ok\n";
+        continue;
+      }
+      Status s = c->check();
+      if (s.ok()) {
+        detail += "[+]" + c->name + " ok\n";
+      } else {
+        ok = false;
+        detail += "[-]" + c->name + " failed: " + s.error().message + "\n";
       }
     }
-    if (ok) return {200, verbose ? detail + "healthz check passed\n" : "ok"};
-    return {500, detail + "healthz check failed\n"};
+    if (ok) return Text(200, verbose ? detail + endpoint + " check passed\n" : "ok");
+    return Text(500, detail + endpoint + " check failed\n");
   }
 
-  // Decides the response for one request: {code, content type, body}.
-  std::tuple<int, std::string, std::string> Serve(const Request& req) const {
-    const std::string text = "text/plain; charset=utf-8";
-    if (req.method != "GET" && req.method != "HEAD") return {405, text, "method not allowed\n"};
-    if (!AlwaysAllowed(req.path)) {
-      if (authorizer) {
-        std::string token;
-        if (req.authorization.rfind("Bearer ", 0) == 0) token = req.authorization.substr(7);
-        auto decision = authorizer->Authorize(token, "get", req.path);
-        if (!decision.ok()) {
-          LOG(WARNING) << "authorizing " << req.path << ": " << decision.error().ToString();
-          return {500, text, "authorization error\n"};
-        }
-        if (*decision == RequestAuthorizer::Decision::kUnauthenticated) {
-          return {401, text, "Unauthorized\n"};
-        }
-        if (*decision == RequestAuthorizer::Decision::kForbidden) {
-          return {403, text, "forbidden: " + req.path + "\n"};
-        }
-      } else if (!IsLoopback()) {
-        return {403, text,
-                "forbidden: no authorizer configured for " + req.path + " off loopback\n"};
+  // Runs on a worker: authorization (may block on the network), then /metrics serialization.
+  // nullopt = allowed, and the I/O thread serves the path itself.
+  std::optional<Response> Decide(const Job& job) const {
+    if (stopping) return Text(503, "shutting down\n");
+    if (job.authorize) {
+      auto decision = job.user ? authorizer->AuthorizeUser(*job.user, "get", job.path)
+                               : authorizer->Authorize(job.bearer_token, "get", job.path);
+      if (!decision.ok()) {
+        LOG(WARNING) << "authorizing " << job.path << ": " << decision.error().ToString();
+        return Text(500, "Internal Server Error: authorization failed\n");
+      }
+      if (*decision == RequestAuthorizer::Decision::kUnauthenticated) {
+        return Text(401, "Unauthorized\n");
+      }
+      if (*decision == RequestAuthorizer::Decision::kForbidden) {
+        std::string who = job.user ? "User \"" + job.user->name + "\" " : std::string();
+        return Text(403, "forbidden: " + who + "cannot get path \"" + job.path + "\"\n");
       }
     }
-    bool verbose = req.query.find("verbose") != std::string::npos;
-    if (req.path == "/metrics") {
+    if (job.path == "/metrics") {
       metrics::UpdateProcessMetrics();
-      return {200, "text/plain; version=0.0.4; charset=utf-8", metrics::SerializeText()};
+      return Response{
+          200, "text/plain; version=0.0.4; charset=utf-8", metrics::SerializeText(), {}};
     }
-    if (req.path == "/healthz" || req.path == "/livez") {
-      auto [code, body] = RunChecks({&health_checks}, verbose);
-      return {code, text, body};
-    }
-    if (req.path == "/readyz") {
-      auto [code, body] = RunChecks({&health_checks, &ready_checks}, verbose);
-      return {code, text, body};
-    }
-    return {404, text, "404 page not found\n"};
+    return std::nullopt;
   }
 
-  void HandleConnection(Fd fd) {
-    timeval tv{kIoTimeoutSeconds, 0};
-    setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    setsockopt(fd.get(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-    SslPtr ssl(SSL_new(ssl_ctx.get()));
-    if (!ssl || SSL_set_fd(ssl.get(), fd.get()) != 1 || SSL_accept(ssl.get()) != 1) {
-      ERR_clear_error();
-      return;  // A failed handshake (a plain-HTTP probe, a scanner) is not worth a log line.
-    }
-    std::string head;
-    char buf[4096];
-    while (head.find("\r\n\r\n") == std::string::npos && head.size() < kMaxRequestHead) {
-      int n = SSL_read(ssl.get(), buf, sizeof(buf));
-      if (n <= 0) {
-        ERR_clear_error();
-        return;
-      }
-      head.append(buf, static_cast<size_t>(n));
-    }
-    Request req;
-    int code;
-    std::string type, body;
-    if (!ParseRequestHead(head, &req)) {
-      code = 400;
-      type = "text/plain";
-      body = "bad request\n";
-    } else {
-      std::tie(code, type, body) = Serve(req);
-    }
-    std::string response =
-        "HTTP/1.1 " + std::to_string(code) + " " + StatusText(code) + "\r\nContent-Type: " + type +
-        "\r\nX-Content-Type-Options: nosniff\r\nContent-Length: " + std::to_string(body.size()) +
-        "\r\nConnection: close\r\n\r\n";
-    if (req.method != "HEAD") response += body;
-    size_t off = 0;
-    while (off < response.size()) {
-      int n = SSL_write(ssl.get(), response.data() + off, static_cast<int>(response.size() - off));
-      if (n <= 0) break;
-      off += static_cast<size_t>(n);
-    }
-    SSL_shutdown(ssl.get());
-    ERR_clear_error();
-  }
-
-  void AcceptLoop() {
-    while (true) {
-      pollfd fds[2] = {{listen_fd.get(), POLLIN, 0}, {wake_read.get(), POLLIN, 0}};
-      if (poll(fds, 2, -1) < 0) {
-        if (errno == EINTR) continue;
-        PLOG(ERROR) << "https server: poll";
-        return;
-      }
-      if (fds[1].revents != 0) return;
-      if (fds[0].revents & POLLIN) {
-        Fd conn(accept4(listen_fd.get(), nullptr, nullptr, SOCK_CLOEXEC));
-        if (conn.get() < 0) continue;
-        std::lock_guard lock(mu);
-        if (pending.size() >= 64) continue;  // Overloaded: drop rather than queue without bound.
-        pending.push_back(std::move(conn));
-        cv.notify_one();
-      }
-    }
-  }
-
-  void WorkerLoop() {
-    while (true) {
-      Fd conn;
-      {
-        std::unique_lock lock(mu);
-        cv.wait(lock, [&] { return stopping || !pending.empty(); });
-        if (stopping) return;
-        conn = std::move(pending.front());
-        pending.pop_front();
-      }
-      HandleConnection(std::move(conn));
-    }
-  }
+  void Accept();
+  void OnAccept(beast::error_code ec, tcp::socket socket);
 };
+
+namespace {
+
+// One client connection. Lives as long as an asynchronous operation or a worker job holds it.
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  Connection(SecureServer::Impl& server, tcp::socket socket)
+      : server_(server), socket_(std::move(socket)), first_byte_timer_(socket_.get_executor()) {
+    server_.connections.fetch_add(1);
+  }
+  ~Connection() { server_.connections.fetch_sub(1); }
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  // One deadline covers the wait for the first byte, the handshake and the whole first request.
+  // The TLS machinery (≈ 85 kB of record buffers and state) is made only once the client has
+  // sent something: a connection that never speaks costs a socket and a timer.
+  void Start() {
+    deadline_ = std::chrono::steady_clock::now() + server_.options.request_timeout;
+    first_byte_timer_.expires_at(deadline_);
+    first_byte_timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
+      if (ec) return;  // Cancelled: the client spoke first.
+      beast::error_code ignored;
+      self->socket_.close(ignored);
+    });
+    socket_.async_wait(tcp::socket::wait_read,
+                       [self = shared_from_this()](beast::error_code ec) { self->StartTls(ec); });
+  }
+
+ private:
+  void StartTls(beast::error_code ec) {
+    first_byte_timer_.cancel();
+    if (ec || !socket_.is_open()) return;  // Closed at the deadline, or the client went away.
+    stream_.emplace(std::move(socket_), *server_.tls);
+    beast::get_lowest_layer(*stream_).expires_at(deadline_);
+    stream_->async_handshake(
+        net::ssl::stream_base::server,
+        beast::bind_front_handler(&Connection::OnHandshake, shared_from_this()));
+  }
+
+  void OnHandshake(beast::error_code ec) {
+    // A failed handshake (a plain-HTTP probe, a scanner, a hang-up) is not worth a log line.
+    if (ec) return;
+    SSL* ssl = stream_->native_handle();
+    if (server_.client_ca) {
+      client_cert_ = internal::VerifyClientCertificate(ssl, server_.client_ca.get());
+    }
+    if (server_.requestheader_ca) {
+      proxy_cert_ = internal::VerifyClientCertificate(ssl, server_.requestheader_ca.get());
+    }
+    ReadRequest();
+  }
+
+  void ReadRequest() {
+    parser_.emplace();
+    parser_->header_limit(kMaxHeaderBytes);
+    parser_->body_limit(kMaxBodyBytes);
+    http::async_read(*stream_, buffer_, *parser_,
+                     beast::bind_front_handler(&Connection::OnRead, shared_from_this()));
+  }
+
+  // Keep-alive: up to idle_timeout for the next request's first bytes, then the request deadline.
+  void WaitForNextRequest() {
+    if (buffer_.size() > 0) {  // Pipelined: the next request is already here.
+      beast::get_lowest_layer(*stream_).expires_after(server_.options.request_timeout);
+      ReadRequest();
+      return;
+    }
+    beast::get_lowest_layer(*stream_).expires_after(server_.options.idle_timeout);
+    stream_->async_read_some(
+        buffer_.prepare(4096),
+        beast::bind_front_handler(&Connection::OnIdleRead, shared_from_this()));
+  }
+
+  void OnIdleRead(beast::error_code ec, size_t n) {
+    if (ec) return;  // Idle timeout or the client went away.
+    buffer_.commit(n);
+    beast::get_lowest_layer(*stream_).expires_after(server_.options.request_timeout);
+    ReadRequest();
+  }
+
+  void OnRead(beast::error_code ec, size_t /*bytes*/) {
+    if (ec == http::error::header_limit) {
+      keep_alive_ = false;
+      Reply(Text(431, "Request Header Fields Too Large\n"));
+      return;
+    }
+    if (ec == http::error::body_limit) {
+      keep_alive_ = false;
+      Reply(Text(413, "Request Entity Too Large\n"));
+      return;
+    }
+    if (ec && ec.category() == http::make_error_code(http::error::bad_method).category() &&
+        ec != http::error::end_of_stream && ec != http::error::partial_message) {
+      keep_alive_ = false;
+      Reply(Text(400, "Bad Request\n"));
+      return;
+    }
+    if (ec) return;  // Timeout, end of stream, reset: nothing to answer.
+    Dispatch();
+  }
+
+  void Dispatch() {
+    const auto& req = parser_->get();
+    keep_alive_ = req.keep_alive() && !server_.stopping;
+    head_ = req.method() == http::verb::head;
+    std::string_view target(req.target().data(), req.target().size());
+    size_t q = target.find('?');
+    std::string path(target.substr(0, q));
+    query_ = q == std::string_view::npos ? "" : std::string(target.substr(q + 1));
+    if (req.method() != http::verb::get && !head_) {
+      Reply(Text(405, "method not allowed\n"));
+      return;
+    }
+    if (path.empty() || path[0] != '/') {
+      keep_alive_ = false;
+      Reply(Text(400, "Bad Request\n"));
+      return;
+    }
+
+    Job job;
+    job.path = path;
+    if (server_.AlwaysAllowed(path)) {
+      job.authorize = false;
+    } else if (!server_.authorizer) {
+      if (!server_.IsLoopback()) {
+        Reply(Text(403, "forbidden: no authorizer configured for " + path + " off loopback\n"));
+        return;
+      }
+      job.authorize = false;
+    } else {
+      Authenticate(job);
+    }
+    if (!job.authorize && path != "/metrics") {
+      Reply(server_.ServeLocal(path, query_));  // Health checks: never behind the workers.
+      return;
+    }
+    if (server_.pending.fetch_add(1) >= server_.options.max_pending_requests) {
+      server_.pending.fetch_sub(1);
+      GetServerMetrics().throttled_requests.Inc();
+      Response r = Text(429, "Too many requests, please try again later.\n");
+      r.headers.emplace_back("Retry-After", "1");
+      Reply(std::move(r));
+      return;
+    }
+    auto executor = stream_->get_executor();
+    net::post(*server_.workers, [self = shared_from_this(), job = std::move(job), executor] {
+      std::optional<Response> outcome;
+      try {
+        outcome = self->server_.Decide(job);
+      } catch (const std::exception& e) {  // An exception must not end a worker thread.
+        LOG(ERROR) << "serving " << job.path << ": " << e.what();
+        outcome = Text(500, "Internal Server Error\n");
+      }
+      self->server_.pending.fetch_sub(1);
+      net::post(executor, [self, path = job.path, outcome = std::move(outcome)]() mutable {
+        self->Reply(outcome ? std::move(*outcome) : self->server_.ServeLocal(path, self->query_));
+      });
+    });
+  }
+
+  // The authenticators that need no network, in upstream's union order: front-proxy headers
+  // behind a verified proxy certificate, then the client certificate; else the bearer token is
+  // left for the authorizer's TokenReview.
+  void Authenticate(Job& job) {
+    const auto& req = parser_->get();
+    const RequestHeaderOptions& rh = server_.options.request_header;
+    if (proxy_cert_.verified) {
+      if (!ProxyNameAllowed(proxy_cert_.common_name, rh.allowed_names)) {
+        VLOG(2) << "request-header client certificate CN \"" << proxy_cert_.common_name
+                << "\" is not in --requestheader-allowed-names";
+      } else {
+        HeaderList headers;
+        for (const auto& field : req) {
+          headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
+        }
+        if (auto user = UserFromRequestHeaders(headers, rh)) {
+          job.user = std::move(*user);
+        }
+      }
+    }
+    if (!job.user && client_cert_.verified && !client_cert_.common_name.empty()) {
+      job.user = UserFromCertificate(client_cert_.common_name, client_cert_.organizations);
+    }
+    if (job.user) {
+      AddAuthenticatedGroup(*job.user);
+      return;
+    }
+    auto auth = req.find(http::field::authorization);
+    if (auth != req.end()) {
+      std::string_view value(auth->value().data(), auth->value().size());
+      if (value.size() > 7 &&
+          (value.substr(0, 7) == "Bearer " || value.substr(0, 7) == "bearer ")) {
+        value.remove_prefix(7);
+        while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+        while (!value.empty() && value.back() == ' ') value.remove_suffix(1);
+        job.bearer_token = std::string(value);
+      }
+    }
+  }
+
+  void Reply(Response r) {
+    auto& res = response_;
+    res = {};
+    res.version(parser_ ? parser_->get().version() : 11);
+    res.result(static_cast<http::status>(r.code));
+    res.set(http::field::content_type, r.content_type);
+    res.set("X-Content-Type-Options", "nosniff");
+    for (auto& [name, value] : r.headers) res.set(name, value);
+    res.keep_alive(keep_alive_);
+    const size_t length = r.body.size();
+    if (!head_) res.body() = std::move(r.body);
+    res.content_length(length);
+    beast::get_lowest_layer(*stream_).expires_after(server_.options.request_timeout);
+    http::async_write(*stream_, res,
+                      beast::bind_front_handler(&Connection::OnWrite, shared_from_this()));
+  }
+
+  void OnWrite(beast::error_code ec, size_t /*bytes*/) {
+    if (ec) return;
+    if (!keep_alive_ || server_.stopping) {
+      beast::get_lowest_layer(*stream_).expires_after(kShutdownTimeout);
+      stream_->async_shutdown([self = shared_from_this()](beast::error_code) {});
+      return;
+    }
+    WaitForNextRequest();
+  }
+
+  SecureServer::Impl& server_;
+  tcp::socket socket_;  // until the first byte; then moved into stream_
+  net::steady_timer first_byte_timer_;
+  std::chrono::steady_clock::time_point deadline_;
+  std::optional<beast::ssl_stream<beast::tcp_stream>> stream_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  http::response<http::string_body> response_;
+  internal::ClientCertificate client_cert_;
+  internal::ClientCertificate proxy_cert_;
+  std::string query_;
+  bool keep_alive_ = false;
+  bool head_ = false;
+};
+
+}  // namespace
+
+void SecureServer::Impl::Accept() {
+  acceptor->async_accept(
+      [this](beast::error_code ec, tcp::socket socket) { OnAccept(ec, std::move(socket)); });
+}
+
+void SecureServer::Impl::OnAccept(beast::error_code ec, tcp::socket socket) {
+  if (ec == net::error::operation_aborted || stopping) return;
+  if (ec) {
+    LOG_EVERY_N(WARNING, 100) << "https server: accept: " << ec.message();
+    accept_backoff->expires_after(kAcceptBackoff);
+    accept_backoff->async_wait([this](beast::error_code wait_ec) {
+      if (!wait_ec) Accept();
+    });
+    return;
+  }
+  if (connections.load() >= options.max_connections) {
+    GetServerMetrics().refused_connections.Inc();
+    beast::error_code ignored;
+    VLOG(2) << "refusing a connection from " << socket.remote_endpoint(ignored) << ": "
+            << options.max_connections << " connections already open";
+    socket.close(ignored);
+  } else {
+    try {
+      std::make_shared<Connection>(*this, std::move(socket))->Start();
+    } catch (const std::exception& e) {  // SSL_new failing (memory): drop this one connection.
+      LOG(ERROR) << "https server: new connection: " << e.what();
+    }
+  }
+  Accept();
+}
 
 SecureServer::SecureServer(ServingOptions options) : impl_(std::make_unique<Impl>()) {
   impl_->options = std::move(options);
@@ -307,112 +513,84 @@ Error ServingError(const std::string& message) {
   return Error::Local("InvalidServing", message);
 }
 
-Result<std::string> ReadFile(const std::string& path) {
-  BioPtr bio(BIO_new_file(path.c_str(), "r"));
-  if (!bio) return ServingError("cannot read " + path);
-  std::string out;
-  char buf[4096];
-  int n;
-  while ((n = BIO_read(bio.get(), buf, sizeof(buf))) > 0) out.append(buf, static_cast<size_t>(n));
-  return out;
-}
-
 }  // namespace
 
 Status SecureServer::Start() {
-  const ServingOptions& o = impl_->options;
-  std::string cert_pem, key_pem;
-  if (!o.tls_cert_file.empty()) {
-    auto cert = ReadFile(o.tls_cert_file);
-    if (!cert.ok()) return cert.error();
-    auto key = ReadFile(o.tls_private_key_file);
-    if (!key.ok()) return key.error();
-    cert_pem = std::move(*cert);
-    key_pem = std::move(*key);
-  } else {
-    auto pair = MakeSelfSignedCertificate("localhost", {"127.0.0.1"});
-    if (!pair.ok()) return pair.error();
-    cert_pem = std::move(pair->certificate);
-    key_pem = std::move(pair->private_key);
+  Impl& s = *impl_;
+  const ServingOptions& o = s.options;
+  std::vector<X509_STORE*> client_cas;
+  if (!o.client_ca_file.empty()) {
+    auto store = internal::LoadCABundle(o.client_ca_file, "--client-ca-file");
+    if (!store.ok()) return store.error();
+    s.client_ca = std::move(*store);
+    client_cas.push_back(s.client_ca.get());
+  }
+  if (!o.request_header.client_ca_file.empty()) {
+    auto store =
+        internal::LoadCABundle(o.request_header.client_ca_file, "--requestheader-client-ca-file");
+    if (!store.ok()) return store.error();
+    s.requestheader_ca = std::move(*store);
+    client_cas.push_back(s.requestheader_ca.get());
+  }
+  auto tls = std::make_unique<net::ssl::context>(net::ssl::context::tls_server);
+  if (Status st = internal::ConfigureServerContext(tls->native_handle(), o, client_cas); !st.ok()) {
+    return st;
   }
 
-  SslCtxPtr ctx(SSL_CTX_new(TLS_server_method()));
-  if (!ctx) return ServingError("SSL_CTX_new failed");
-  SSL_CTX_set_min_proto_version(ctx.get(), TLS1_2_VERSION);
-  BioPtr cert_bio(BIO_new_mem_buf(cert_pem.data(), static_cast<int>(cert_pem.size())));
-  X509Ptr cert(PEM_read_bio_X509(cert_bio.get(), nullptr, nullptr, nullptr));
-  BioPtr key_bio(BIO_new_mem_buf(key_pem.data(), static_cast<int>(key_pem.size())));
-  PkeyPtr key(PEM_read_bio_PrivateKey(key_bio.get(), nullptr, nullptr, nullptr));
-  if (!cert || SSL_CTX_use_certificate(ctx.get(), cert.get()) != 1) {
-    ERR_clear_error();
-    return ServingError("bad serving certificate " + o.tls_cert_file);
-  }
-  // Intermediate certificates after the leaf in the same file form the chain.
-  while (X509* extra = PEM_read_bio_X509(cert_bio.get(), nullptr, nullptr, nullptr)) {
-    SSL_CTX_add_extra_chain_cert(ctx.get(), extra);
-  }
-  ERR_clear_error();
-  if (!key || SSL_CTX_use_PrivateKey(ctx.get(), key.get()) != 1 ||
-      SSL_CTX_check_private_key(ctx.get()) != 1) {
-    ERR_clear_error();
-    return ServingError("bad serving key " + o.tls_private_key_file +
-                        " (or it does not match the certificate)");
-  }
-  impl_->ssl_ctx = std::move(ctx);
-
+  auto io = std::make_unique<net::io_context>(1);
+  beast::error_code ec;
   std::string where = o.bind_address + ":" + std::to_string(o.port);
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
-  addrinfo* res = nullptr;
-  std::string port = std::to_string(o.port);
-  if (getaddrinfo(o.bind_address.empty() ? nullptr : o.bind_address.c_str(), port.c_str(), &hints,
-                  &res) != 0 ||
-      res == nullptr) {
+  tcp::resolver resolver(*io);
+  auto endpoints =
+      resolver.resolve(o.bind_address.empty() ? "0.0.0.0" : o.bind_address, std::to_string(o.port),
+                       tcp::resolver::passive | tcp::resolver::numeric_service, ec);
+  if (ec || endpoints.empty())
     return ServingError("cannot resolve --bind-address " + o.bind_address);
-  }
-  std::unique_ptr<addrinfo, FnDeleter<freeaddrinfo>> res_owner(res);
-  Fd fd(socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  int one = 1;
-  setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-  if (fd.get() < 0 || bind(fd.get(), res->ai_addr, res->ai_addrlen) != 0 ||
-      listen(fd.get(), 128) != 0) {
-    return ServingError("cannot serve HTTPS on " + where + ": " + strerror(errno));
-  }
-  sockaddr_storage bound{};
-  socklen_t len = sizeof(bound);
-  getsockname(fd.get(), reinterpret_cast<sockaddr*>(&bound), &len);
-  impl_->port =
-      ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
-                                        : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
-  impl_->listen_fd = std::move(fd);
-  int pipe_fds[2];
-  if (pipe2(pipe_fds, O_CLOEXEC) != 0) return ServingError("pipe failed");
-  impl_->wake_read = Fd(pipe_fds[0]);
-  impl_->wake_write = Fd(pipe_fds[1]);
-  impl_->stopping = false;
-  impl_->threads.emplace_back([impl = impl_.get()] { impl->AcceptLoop(); });
-  for (int i = 0; i < kWorkers; ++i) {
-    impl_->threads.emplace_back([impl = impl_.get()] { impl->WorkerLoop(); });
-  }
+  tcp::endpoint endpoint = endpoints.begin()->endpoint();
+  auto acceptor = std::make_unique<tcp::acceptor>(*io);
+  acceptor->open(endpoint.protocol(), ec);
+  if (!ec) acceptor->set_option(net::socket_base::reuse_address(true), ec);
+  if (!ec) acceptor->bind(endpoint, ec);
+  if (!ec) acceptor->listen(net::socket_base::max_listen_connections, ec);
+  if (ec) return ServingError("cannot serve HTTPS on " + where + ": " + ec.message());
+  s.port = acceptor->local_endpoint(ec).port();
+
+  s.stopping = false;
+  s.tls = std::move(tls);
+  s.io = std::move(io);
+  s.acceptor = std::move(acceptor);
+  s.accept_backoff = std::make_unique<net::steady_timer>(*s.io);
+  s.workers = std::make_unique<net::thread_pool>(static_cast<size_t>(o.worker_threads));
+  s.Accept();
+  s.io_thread = std::thread([io = s.io.get()] {
+    // run() returns only once stopped; a handler's exception is logged and serving goes on.
+    while (true) {
+      try {
+        io->run();
+        return;
+      } catch (const std::exception& e) {
+        LOG(ERROR) << "https server: " << e.what();
+      }
+    }
+  });
   return OkStatus();
 }
 
 void SecureServer::Stop() {
-  if (!impl_ || impl_->threads.empty()) return;
-  {
-    std::lock_guard lock(impl_->mu);
-    impl_->stopping = true;
-    impl_->pending.clear();
-  }
-  impl_->cv.notify_all();
-  char b = 1;
-  [[maybe_unused]] ssize_t n = write(impl_->wake_write.get(), &b, 1);
-  impl_->threads.clear();  // jthread joins.
-  impl_->listen_fd.Reset();
-  impl_->wake_read.Reset();
-  impl_->wake_write.Reset();
+  if (!impl_ || !impl_->io) return;
+  Impl& s = *impl_;
+  s.stopping = true;
+  s.io->stop();
+  if (s.io_thread.joinable()) s.io_thread.join();
+  // Jobs still queued answer 503 at once; running ones finish their authorizer call.
+  s.workers->join();
+  // I/O objects go before their io_context; the io_context's destruction drops the handlers that
+  // still hold connections (closing their sockets); the TLS context goes last.
+  s.accept_backoff.reset();
+  s.acceptor.reset();
+  s.workers.reset();
+  s.io.reset();
+  s.tls.reset();
 }
 
 int SecureServer::Port() const {

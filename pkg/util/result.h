@@ -1,28 +1,14 @@
-// Error and Result<T>: the one error model of the code base. An Error carries an HTTP status code
-// (0 when no server answered), the Kubernetes `reason` and a message. Values are plain data;
-// thread-compatible.
+// Result<T>: a T or an Error (pkg/util/errors.h, the one error model of the code base). Values are
+// plain data; thread-compatible.
 #pragma once
 
 #include <optional>
-#include <string>
 #include <utility>
 #include <variant>
-#include <vector>
+
+#include "pkg/util/errors.h"
 
 namespace kcm {
-
-struct Error {
-  int code = 0;        // HTTP status; 0 for local or transport errors.
-  std::string reason;  // Kubernetes StatusReason ("NotFound", "Conflict", ...) or a local reason.
-  std::string message;
-  std::vector<std::string> causes;  // details.causes[].reason, in order.
-
-  static Error Local(std::string reason, std::string message) {
-    return Error{0, std::move(reason), std::move(message), {}};
-  }
-  std::string ToString() const;
-};
-
 // Result<T> holds a T or an Error. Result<void> is the status-only form.
 template <typename T>
 class [[nodiscard]] Result {

@@ -1,6 +1,12 @@
 #include "cmd/kube-controller-manager/app/controller_context.h"
 
+#include <glog/logging.h>
+
+#include <condition_variable>
+#include <mutex>
+#include <optional>
 #include <random>
+#include <thread>
 
 #include "pkg/client/user_agent.h"
 
@@ -20,6 +26,61 @@ Clock::duration ResyncPeriod(std::chrono::nanoseconds min_resync_period) {
   std::mt19937_64 rng(seed());
   double factor = std::uniform_real_distribution<double>(0.0, 1.0)(rng) + 1.0;
   return std::chrono::duration_cast<Clock::duration>(min_resync_period * factor);
+}
+
+Status ControllerReadiness::ControllersRunning() const {
+  const int want = enabled.load();
+  const int have = running.load();
+  if (want > 0 && have == want) return OkStatus();
+  return Error::Local(
+      "NotRunning", std::to_string(have) + " of " + std::to_string(want) + " controllers running");
+}
+
+Status ControllerReadiness::InformersSynced() const {
+  if (informers_synced) return OkStatus();
+  return Error::Local("NotSynced", "informers not synced");
+}
+
+Status SuperviseControllers(std::vector<NamedController>& controllers,
+                            const std::function<void(std::stop_token)>& after_start,
+                            ControllerReadiness& readiness, std::stop_token stop) {
+  std::stop_source run_stop;
+  std::stop_callback forward(stop, [&run_stop] { run_stop.request_stop(); });
+  std::mutex mu;
+  std::optional<Error> failure;
+  readiness.enabled = static_cast<int>(controllers.size());
+  {
+    std::vector<std::jthread> threads;
+    threads.reserve(controllers.size());
+    for (auto& [name, c] : controllers) {
+      ++readiness.running;
+      threads.emplace_back([&, name = name, c = c.get()] {
+        Status s = c->Run(run_stop.get_token());
+        --readiness.running;
+        // Asked to stop (by the caller, or because another controller failed): a normal end.
+        if (run_stop.stop_requested()) return;
+        Error e = s.ok()
+                      ? Error::Local("ControllerStopped",
+                                     "controller \"" + name + "\" returned before stop")
+                      : Error::Local("ControllerFailed",
+                                     "controller \"" + name + "\" failed: " + s.error().ToString());
+        LOG(ERROR) << e.message;
+        {
+          std::lock_guard lock(mu);
+          if (!failure) failure = std::move(e);
+        }
+        run_stop.request_stop();
+      });
+    }
+    if (after_start) after_start(run_stop.get_token());
+    std::mutex m;
+    std::condition_variable_any cv;
+    std::unique_lock lock(m);
+    cv.wait(lock, run_stop.get_token(), [] { return false; });
+  }  // Joins: every Run returns once its in-flight work finished.
+  std::lock_guard lock(mu);
+  if (failure) return *failure;
+  return OkStatus();
 }
 
 }  // namespace kcm::app

@@ -3,11 +3,14 @@
 // factory, the event broadcaster and the stop signal. Built once by Run; read-only afterwards.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
 #include <stop_token>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "cmd/kube-controller-manager/app/options.h"
 #include "pkg/client/rest_client.h"
@@ -43,12 +46,37 @@ struct ControllerContext {
   std::stop_token stop;
 };
 
-// A started controller: Run blocks until stop, then returns once its in-flight work finished.
+// A started controller: Run blocks until stop, then returns OK once its in-flight work
+// finished. Returning before stop (with an error, e.g. its caches never synced within
+// --controller-cache-sync-timeout) means the controller failed.
 class RunnableController {
  public:
   virtual ~RunnableController() = default;
-  virtual void Run(std::stop_token stop) = 0;
+  virtual Status Run(std::stop_token stop) = 0;
 };
+
+using NamedController = std::pair<std::string, std::unique_ptr<RunnableController>>;
+
+// What /readyz reports about the controllers. Thread-safe.
+struct ControllerReadiness {
+  std::atomic<int> enabled{0};  // controllers that should be running
+  std::atomic<int> running{0};  // whose Run was started and has not returned
+  std::atomic<bool> informers_synced{false};
+  // Ok only when every enabled controller runs (not merely some).
+  Status ControllersRunning() const;
+  Status InformersSynced() const;
+};
+
+// Runs each controller's Run on its own thread until `stop` (upstream runs every controller
+// until the leader's context ends). `after_start` runs on the calling thread once every thread
+// is started (the daemon starts the informers and waits for their caches there); its token also
+// ends when a controller fails. A controller whose Run returns before `stop` has failed (upstream
+// treats a controller that cannot start as fatal: StartControllers returns an error and the
+// process exits): the others are stopped, every thread is joined, and the error names it.
+// Returns OK after `stop`, once every Run returned.
+Status SuperviseControllers(std::vector<NamedController>& controllers,
+                            const std::function<void(std::stop_token)>& after_start,
+                            ControllerReadiness& readiness, std::stop_token stop);
 
 // Builds a controller from the context; its informers are registered on the factory, so the
 // caller starts the factory after every InitFunc ran.

@@ -1,7 +1,5 @@
 #include "cmd/kube-controller-manager/app/deployment.h"
 
-#include <glog/logging.h>
-
 #include "controllers/deployment/deployment_controller.h"
 
 namespace kcm::app {
@@ -19,9 +17,8 @@ class RunnableDeploymentController final : public RunnableController {
         replicasets_(std::move(replicasets)),
         pods_(std::move(pods)) {}
 
-  void Run(std::stop_token stop) override {
-    Status s = controller_->Run(deployments_.informer, replicasets_.informer, pods_.informer, stop);
-    if (!s.ok()) LOG(ERROR) << "deployment controller stopped: " << s.error().ToString();
+  Status Run(std::stop_token stop) override {
+    return controller_->Run(deployments_.informer, replicasets_.informer, pods_.informer, stop);
   }
 
  private:
@@ -42,9 +39,10 @@ Result<std::unique_ptr<RunnableController>> StartDeploymentController(Controller
   deployment::DeploymentControllerOptions options;
   options.workers = ctx.options.concurrent_deployment_syncs;
   options.clock = &ctx.clock;
+  options.cache_sync_timeout = ctx.options.controller_cache_sync_timeout;
   auto controller = std::make_unique<deployment::DeploymentController>(
-      std::make_shared<deployment::RealDeploymentClient>(*client), deployments.lister,
-      replicasets.lister, pods.lister,
+      std::make_shared<deployment::RealDeploymentClient>(*client, controller::WriteFence(ctx.stop)),
+      deployments.lister, replicasets.lister, pods.lister,
       ctx.event_broadcaster.NewRecorder({"deployment-controller", ""}), std::move(options));
   return std::unique_ptr<RunnableController>(std::make_unique<RunnableDeploymentController>(
       std::move(controller), std::move(deployments), std::move(replicasets), std::move(pods)));

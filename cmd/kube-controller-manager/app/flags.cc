@@ -21,6 +21,10 @@ bool ParseBoolValue(const std::string& v) {
   return v == "true" || v == "1" || v == "t" || v == "T" || v == "TRUE" || v == "True";
 }
 
+bool IsFalseValue(const std::string& v) {
+  return v == "false" || v == "0" || v == "f" || v == "F" || v == "FALSE" || v == "False";
+}
+
 // The setters below parse like Go's strconv, whose wording pflag puts in its error.
 std::function<Status(const std::string&)> Int(int* out) {
   return [out](const std::string& v) -> Status {
@@ -48,6 +52,9 @@ std::function<Status(const std::string&)> Float(double* out) {
 
 std::function<Status(const std::string&)> Bool(bool* out) {
   return [out](const std::string& v) -> Status {
+    if (!ParseBoolValue(v) && !IsFalseValue(v)) {
+      return ValueError("strconv.ParseBool: parsing \"" + v + "\": invalid syntax");
+    }
     *out = ParseBoolValue(v);
     return OkStatus();
   };
@@ -87,37 +94,6 @@ Status ApplyVmodule(const std::string& v) {
     google::SetVLOGLevel(item.substr(0, eq).c_str(), level);
   }
   return OkStatus();
-}
-
-// --feature-gates: "A=true,kube:B=false", repeatable. Upstream's gates belong to the component
-// "kube" (the default when none is named); names are checked against upstream's in Validate.
-std::function<Status(const std::string&)> FeatureGates(std::map<std::string, bool>* out) {
-  return [out](const std::string& v) -> Status {
-    for (std::string item : SplitList(v)) {
-      if (size_t colon = item.find(':'); colon != std::string::npos && colon < item.find('=')) {
-        std::string component = item.substr(0, colon);
-        if (component != "kube") {
-          return ValueError("unknown component \"" + component + "\" in " + item);
-        }
-        item = item.substr(colon + 1);
-      }
-      size_t eq = item.find('=');
-      if (eq == std::string::npos) {
-        return ValueError("missing bool value for " + item);
-      }
-      std::string name = item.substr(0, eq), value = item.substr(eq + 1);
-      name.erase(name.find_last_not_of(" \t") + 1);
-      value.erase(0, value.find_first_not_of(" \t"));
-      if (value != "true" && value != "false" && value != "1" && value != "0" && value != "t" &&
-          value != "f" && value != "TRUE" && value != "FALSE" && value != "True" &&
-          value != "False" && value != "T" && value != "F") {
-        return ValueError("invalid value of " + name + "=" + value +
-                          ", err: strconv.ParseBool: parsing \"" + value + "\": invalid syntax");
-      }
-      (*out)[name] = ParseBoolValue(value);
-    }
-    return OkStatus();
-  };
 }
 
 std::string FormatFloat(double d) {
@@ -174,7 +150,13 @@ void CommandLine::Define() {
                 "Comma-separated key=value pairs that turn feature gates on or off. Every "
                 "upstream gate name is accepted; the gates this binary acts on are listed in "
                 "docs/operating.md.",
-                FeatureGates(&o.feature_gates)});
+                [&o](const std::string& v) -> Status {
+                  // FeatureGate::Set keeps the earlier value on error; repeating the flag adds.
+                  if (Status s = o.feature_gates.Set(v); !s.ok()) {
+                    return ValueError(s.error().message);
+                  }
+                  return OkStatus();
+                }});
   add(generic, {"kube-api-burst", "", "int32", "30",
                 "Burst allowed to each controller's API client.", Int(&o.kube_api_burst)});
   add(generic, {"kube-api-content-type", "", "string", "\"application/vnd.kubernetes.protobuf\"",
@@ -210,6 +192,11 @@ void CommandLine::Define() {
   add(generic, {"min-resync-period", "", "duration", "12h0m0s",
                 "Informers resync at a random period between this and twice this.",
                 Duration(&o.min_resync_period)});
+  // Ours, not upstream's (upstream's controllers wait for their caches until stopped).
+  add(generic, {"controller-cache-sync-timeout", "", "duration", "0s",
+                "How long a controller waits for its informers' caches before the process fails "
+                "and exits 1; 0 waits until stopped, as upstream. /readyz is false meanwhile.",
+                Duration(&o.controller_cache_sync_timeout)});
   add(generic, {"use-service-account-credentials", "", "", "",
                 "Give each controller its own credentials: a token of the service account "
                 "kube-system/<controller>-controller from the TokenRequest API.",
@@ -229,12 +216,39 @@ void CommandLine::Define() {
                 String(&o.tls_cert_file)});
   add(serving, {"tls-private-key-file", "", "string", "", "PEM private key of --tls-cert-file.",
                 String(&o.tls_private_key_file)});
+  add(serving, {"tls-min-version", "", "string", "",
+                "Minimum TLS version served: VersionTLS12 (default) or VersionTLS13.",
+                String(&o.tls_min_version)});
+  add(serving, {"tls-cipher-suites", "", "strings", "",
+                "TLS 1.2 cipher suites served (IANA names). Default: ECDHE with AES-GCM or "
+                "ChaCha20-Poly1305 only. TLS 1.3 suites are not configurable.",
+                Strings(&o.tls_cipher_suites)});
 
   const std::string authn = "Authentication flags";
   add(authn, {"authentication-kubeconfig", "", "string", "",
               "Kubeconfig of the API server that reviews bearer tokens (TokenReview). Empty: the "
               "controller manager's own connection.",
               String(&o.authentication_kubeconfig)});
+  add(authn, {"client-ca-file", "", "string", "",
+              "Requests with a client certificate signed by one of these CAs are authenticated "
+              "as the certificate's CommonName, with its Organizations as groups.",
+              String(&o.client_ca_file)});
+  add(authn, {"requestheader-allowed-names", "", "strings", "",
+              "Client certificate common names allowed to assert users in the request headers. "
+              "Empty: any certificate verified by --requestheader-client-ca-file.",
+              Strings(&o.requestheader_allowed_names)});
+  add(authn, {"requestheader-client-ca-file", "", "string", "",
+              "CA bundle that verifies the front proxy's client certificate before the user in "
+              "--requestheader-username-headers is trusted.",
+              String(&o.requestheader_client_ca_file)});
+  add(authn, {"requestheader-extra-headers-prefix", "", "strings", "[x-remote-extra-]",
+              "Request header prefixes holding extra user attributes.",
+              Strings(&o.requestheader_extra_headers_prefix)});
+  add(authn, {"requestheader-group-headers", "", "strings", "[x-remote-group]",
+              "Request headers holding the groups.", Strings(&o.requestheader_group_headers)});
+  add(authn, {"requestheader-username-headers", "", "strings", "[x-remote-user]",
+              "Request headers holding the user name (the first non-empty one wins).",
+              Strings(&o.requestheader_username_headers)});
 
   const std::string authz = "Authorization flags";
   add(authz, {"authorization-always-allow-paths", "", "strings", "[/healthz,/readyz,/livez]",
@@ -290,8 +304,7 @@ void CommandLine::Define() {
                    reported_version_ = v;
                  } else if (ParseBoolValue(v)) {
                    version_ = "true";
-                 } else if (v == "false" || v == "0" || v == "f" || v == "F" || v == "FALSE" ||
-                            v == "False") {
+                 } else if (IsFalseValue(v)) {
                    version_.clear();
                  } else {
                    return ValueError("strconv.ParseBool: parsing \"" + v + "\": invalid syntax");
@@ -328,15 +341,12 @@ std::string EffectiveFlags(const Options& o) {
     return s;
   };
   const auto& le = o.leader_election;
-  std::string gates;
-  for (const auto& [name, on] : o.feature_gates) {
-    gates += (gates.empty() ? "" : ",") + name + "=" + (on ? "true" : "false");
-  }
   out << "--kubeconfig=" << o.kubeconfig << " --master=" << o.master
-      << " --controllers=" << join(o.controllers) << " --feature-gates=" << gates
+      << " --controllers=" << join(o.controllers) << " --feature-gates=" << o.feature_gates.String()
       << " --concurrent-deployment-syncs=" << o.concurrent_deployment_syncs
       << " --concurrent-replicaset-syncs=" << o.concurrent_replicaset_syncs
       << " --min-resync-period=" << FormatDuration(o.min_resync_period)
+      << " --controller-cache-sync-timeout=" << FormatDuration(o.controller_cache_sync_timeout)
       << " --kube-api-qps=" << FormatFloat(o.kube_api_qps)
       << " --kube-api-burst=" << o.kube_api_burst
       << " --kube-api-content-type=" << o.kube_api_content_type
@@ -349,7 +359,15 @@ std::string EffectiveFlags(const Options& o) {
       << " --leader-elect-resource-name=" << le.resource_name
       << " --leader-elect-resource-namespace=" << le.resource_namespace
       << " --bind-address=" << o.bind_address << " --secure-port=" << o.secure_port
-      << " --tls-cert-file=" << o.tls_cert_file << " --logging-format=" << o.logging_format
+      << " --tls-cert-file=" << o.tls_cert_file << " --tls-min-version=" << o.tls_min_version
+      << " --tls-cipher-suites=" << join(o.tls_cipher_suites)
+      << " --client-ca-file=" << o.client_ca_file
+      << " --requestheader-client-ca-file=" << o.requestheader_client_ca_file
+      << " --requestheader-allowed-names=" << join(o.requestheader_allowed_names)
+      << " --requestheader-username-headers=" << join(o.requestheader_username_headers)
+      << " --requestheader-group-headers=" << join(o.requestheader_group_headers)
+      << " --requestheader-extra-headers-prefix=" << join(o.requestheader_extra_headers_prefix)
+      << " --logging-format=" << o.logging_format
       << " --log-flush-frequency=" << FormatDuration(o.log_flush_frequency)
       << " --v=" << o.verbosity;
   return out.str();

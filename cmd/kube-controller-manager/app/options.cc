@@ -1,8 +1,10 @@
 #include "cmd/kube-controller-manager/app/options.h"
 
 #include <algorithm>
+#include <fstream>
 
 #include "cmd/kube-controller-manager/app/upstream_flags.h"
+#include "pkg/server/tls_options.h"
 
 namespace kcm::app {
 namespace {
@@ -84,12 +86,6 @@ Status Validate(const Options& o) {
       return FlagError("controllers", "\"" + bare + "\" is not in the list of known controllers");
     }
   }
-  for (const auto& [gate, on] : o.feature_gates) {
-    const auto& known = UpstreamFeatureGates();
-    if (std::find(known.begin(), known.end(), gate) == known.end()) {
-      return FlagError("feature-gates", "unrecognized feature gate: " + gate);
-    }
-  }
   if (o.logging_format != "text" && o.logging_format != "json") {
     return FlagError("logging-format",
                      "format \"" + o.logging_format + "\" not supported (supported: text, json)");
@@ -107,6 +103,9 @@ Status Validate(const Options& o) {
   }
   if (o.min_resync_period <= std::chrono::nanoseconds(0)) {
     return FlagError("min-resync-period", "must be positive");
+  }
+  if (o.controller_cache_sync_timeout < std::chrono::nanoseconds(0)) {
+    return FlagError("controller-cache-sync-timeout", "must not be negative (0 = no timeout)");
   }
   // Negative QPS means "no client-side limit", as in client-go; zero would block every request.
   if (o.kube_api_qps == 0) return FlagError("kube-api-qps", "must not be 0 (negative = no limit)");
@@ -146,6 +145,19 @@ Status Validate(const Options& o) {
   }
   if (o.tls_cert_file.empty() != o.tls_private_key_file.empty()) {
     return FlagError("tls-cert-file", "--tls-cert-file and --tls-private-key-file go together");
+  }
+  if (auto v = server::TLSVersionFromName(o.tls_min_version); !v.ok()) {
+    return FlagError("tls-min-version", v.error().message);
+  }
+  if (auto c = server::OpenSSLCipherList(o.tls_cipher_suites); !c.ok()) {
+    return FlagError("tls-cipher-suites", c.error().message);
+  }
+  for (const auto& [flag, file] :
+       {std::pair<const char*, const std::string&>{"client-ca-file", o.client_ca_file},
+        {"requestheader-client-ca-file", o.requestheader_client_ca_file}}) {
+    if (!file.empty() && !std::ifstream(file).good()) {
+      return FlagError(flag, "cannot read " + file);
+    }
   }
   if (o.verbosity < 0) return FlagError("v", "must not be negative");
   return OkStatus();

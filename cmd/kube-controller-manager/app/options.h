@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "cmd/kube-controller-manager/app/features.h"
 #include "pkg/util/result.h"
 
 namespace kcm::app {
@@ -29,6 +30,10 @@ struct Options {
   int concurrent_deployment_syncs = 5;
   int concurrent_replicaset_syncs = 5;
   std::chrono::nanoseconds min_resync_period = std::chrono::hours(12);
+  // Not an upstream flag: how long a controller waits for its informers' caches before it fails
+  // (and the process exits 1). Zero (default) = wait until stopped, as upstream's controllers do
+  // with WaitForNamedCacheSync; /readyz stays false meanwhile.
+  std::chrono::nanoseconds controller_cache_sync_timeout{0};
   double kube_api_qps = 20;
   int kube_api_burst = 30;
   std::string kube_api_content_type = "application/vnd.kubernetes.protobuf";
@@ -37,15 +42,23 @@ struct Options {
   int secure_port = 10257;
   std::string tls_cert_file;
   std::string tls_private_key_file;
+  std::string tls_min_version = "VersionTLS12";
+  std::vector<std::string> tls_cipher_suites;  // IANA names; empty = ECDHE + AEAD suites only
+  std::string client_ca_file;
+  std::string requestheader_client_ca_file;
+  std::vector<std::string> requestheader_allowed_names;
+  std::vector<std::string> requestheader_username_headers = {"X-Remote-User"};
+  std::vector<std::string> requestheader_group_headers = {"X-Remote-Group"};
+  std::vector<std::string> requestheader_extra_headers_prefix = {"X-Remote-Extra-"};
   std::string authentication_kubeconfig;
   std::string authorization_kubeconfig;
   std::vector<std::string> authorization_always_allow_paths = {"/healthz", "/readyz", "/livez"};
-  // --feature-gates as given; names are upstream's (KnownFeatureGates), unknown ones are an error.
-  std::map<std::string, bool> feature_gates;
   bool use_service_account_credentials = false;
   std::string logging_format = "text";  // "text" | "json"
   std::chrono::nanoseconds log_flush_frequency = std::chrono::seconds(5);
   int verbosity = 0;
+  // --feature-gates: every upstream gate name is accepted; unknown names are an error.
+  features::FeatureGate feature_gates;
 };
 
 // Every error names the flag it is about, e.g. "--kube-api-burst: must be positive, got 0".

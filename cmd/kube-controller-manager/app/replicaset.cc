@@ -1,7 +1,5 @@
 #include "cmd/kube-controller-manager/app/replicaset.h"
 
-#include <glog/logging.h>
-
 #include "controllers/replicaset/replica_set.h"
 #include "controllers/replicaset/replica_set_client.h"
 #include "pkg/client/resource_client.h"
@@ -19,10 +17,7 @@ class ReplicaSetRunnable final : public RunnableController {
         pod_control_(std::move(pod_control)),
         controller_(std::move(controller)) {}
 
-  void Run(std::stop_token stop) override {
-    Status s = controller_->Run(stop);
-    if (!s.ok()) LOG(ERROR) << "replicaset controller stopped: " << s.error().ToString();
-  }
+  Status Run(std::stop_token stop) override { return controller_->Run(stop); }
 
  private:
   std::shared_ptr<record::EventRecorder> recorder_;  // RealPodControl keeps a reference
@@ -41,14 +36,24 @@ Result<std::unique_ptr<RunnableController>> StartReplicaSetController(Controller
       *rest, client::GroupVersionResource{"apps", "v1", "replicasets"}, true);
   std::shared_ptr<record::EventRecorder> recorder =
       ctx.event_broadcaster.NewRecorder({"replicaset-controller", ""});
-  auto pod_control = std::make_shared<controller::RealPodControl>(pods, *recorder, "apps/v1");
+  // Every write is fenced with the leader's token: none goes out once the lease is lost.
+  const controller::WriteFence fence(ctx.stop);
+  auto pod_control =
+      std::make_shared<controller::RealPodControl>(pods, *recorder, "apps/v1", fence);
 
   replicaset::ReplicaSetControllerOptions options;
   options.workers = ctx.options.concurrent_replicaset_syncs;
   options.clock = &ctx.clock;
+  options.cache_sync_timeout = ctx.options.controller_cache_sync_timeout;
+  options.stale_controller_consistency =
+      ctx.options.feature_gates.Enabled(features::kStaleControllerConsistencyReplicaSet);
   auto controller = std::make_unique<replicaset::ReplicaSetController>(
       ctx.informer_factory.ReplicaSets(), ctx.informer_factory.Pods(),
-      std::make_shared<replicaset::RealReplicaSetClient>(replicasets), pod_control, options);
+      std::make_shared<replicaset::RealReplicaSetClient>(replicasets, fence), pod_control, options);
+  // Pods the controller creates or adopts hold its next sync until the pod informer has them.
+  pod_control->SetOnWrite(
+      [c = controller.get()](std::string_view ns, const api::OwnerReference& owner,
+                             const std::string& rv) { c->RecordPodWrite(ns, owner, rv); });
   return std::unique_ptr<RunnableController>(std::make_unique<ReplicaSetRunnable>(
       std::move(recorder), std::move(pod_control), std::move(controller)));
 }

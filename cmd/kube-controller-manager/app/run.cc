@@ -3,8 +3,6 @@
 #include <glog/logging.h>
 
 #include <atomic>
-#include <condition_variable>
-#include <thread>
 
 #include "cmd/kube-controller-manager/app/controller_context.h"
 #include "cmd/kube-controller-manager/app/flags.h"
@@ -21,14 +19,6 @@
 
 namespace kcm::app {
 namespace {
-
-// Blocks until stop is requested.
-void WaitForStop(std::stop_token stop) {
-  std::mutex m;
-  std::condition_variable_any cv;
-  std::unique_lock lock(m);
-  cv.wait(lock, stop, [] { return false; });
-}
 
 // Waits until the API server answers /healthz, logging why not, with a capped backoff. Returns
 // false if stopped first. An unreachable server is an operational state, not a crash.
@@ -50,24 +40,20 @@ bool WaitForAPIServer(client::RestClient& client, const std::string& host, std::
   }
 }
 
-// The state /readyz reports.
-struct Readiness {
-  std::atomic<bool> informers_synced{false};
-  std::atomic<int> controllers_running{0};
-  std::atomic<bool> controllers_started{false};
-};
-
-// Builds the controllers, starts the informers and runs until stop (the leader's work).
+// Builds the controllers, starts the informers and runs until stop (the leader's work). An
+// error when a controller cannot be built or fails while running (upstream's StartControllers
+// error: the process exits 1).
 Status RunControllers(const Options& options, const ClientBuilder& clients,
-                      record::EventBroadcaster& broadcaster, Readiness& ready,
+                      record::EventBroadcaster& broadcaster, ControllerReadiness& ready,
                       std::stop_token stop) {
   auto informer_client = clients.ClientFor("shared-informers");
   if (!informer_client.ok()) return informer_client.error();
   informers::SharedInformerFactory factory(*informer_client,
                                            ResyncPeriod(options.min_resync_period));
+  // `stop` is the leader's "leading" token: the controllers' writers are fenced with it.
   ControllerContext ctx{options, clients, factory, broadcaster, RealClock::Get(), stop};
 
-  std::vector<std::pair<std::string, std::unique_ptr<RunnableController>>> controllers;
+  std::vector<NamedController> controllers;
   for (auto& [name, init] : NewControllerInitializers()) {
     if (!IsControllerEnabled(name, options.controllers)) {
       LOG(WARNING) << "\"" << name << "\" is disabled";
@@ -83,30 +69,24 @@ Status RunControllers(const Options& options, const ClientBuilder& clients,
     LOG(INFO) << "Started \"" << name << "\"";
   }
 
-  factory.Start(stop);
-  std::vector<std::jthread> threads;
-  for (auto& [name, c] : controllers) {
-    threads.emplace_back([&ready, c = c.get(), stop] {
-      ++ready.controllers_running;
-      c->Run(stop);
-      --ready.controllers_running;
-    });
-  }
-  ready.controllers_started = true;
-  bool all_synced = true;
-  for (const auto& [resource, synced] : factory.WaitForCacheSync(stop)) {
-    if (!synced) all_synced = false;
-    VLOG(1) << "informer " << resource << (synced ? " synced" : " not synced");
-  }
-  ready.informers_synced = all_synced && !stop.stop_requested();
-  if (ready.informers_synced) LOG(INFO) << "Caches are synced";
-  WaitForStop(stop);
-  LOG(INFO) << "Stopping controllers; in-flight syncs finish first";
-  threads.clear();  // Joins: every controller's Run returns after its workers finished.
+  Status s = SuperviseControllers(
+      controllers,
+      [&](std::stop_token running) {
+        factory.Start(stop);
+        bool all_synced = true;
+        for (const auto& [resource, synced] : factory.WaitForCacheSync(running)) {
+          if (!synced) all_synced = false;
+          VLOG(1) << "informer " << resource << (synced ? " synced" : " not synced");
+        }
+        ready.informers_synced = all_synced && !running.stop_requested();
+        if (ready.informers_synced) LOG(INFO) << "Caches are synced";
+      },
+      ready, stop);
+  LOG(INFO) << "Controllers stopped";
   factory.Shutdown();
-  ready.controllers_started = false;
   ready.informers_synced = false;
-  return OkStatus();
+  ready.enabled = 0;
+  return s;
 }
 
 }  // namespace
@@ -150,7 +130,7 @@ int Run(const Options& options, const BuildInfo& build, std::stop_token stop) {
   std::stop_source shutdown;
   std::stop_callback forward(stop, [&] { shutdown.request_stop(); });
   std::atomic<bool> lost_lease{false}, failed{false};
-  Readiness ready;
+  ControllerReadiness ready;
   auto run_controllers = [&](std::stop_token leading) {
     Status s = RunControllers(options, clients, broadcaster, ready, leading);
     if (!s.ok()) {
@@ -201,7 +181,13 @@ int Run(const Options& options, const BuildInfo& build, std::stop_token stop) {
   so.port = options.secure_port;
   so.tls_cert_file = options.tls_cert_file;
   so.tls_private_key_file = options.tls_private_key_file;
+  so.tls_min_version = options.tls_min_version;
+  so.tls_cipher_suites = options.tls_cipher_suites;
   so.always_allow_paths = options.authorization_always_allow_paths;
+  so.client_ca_file = options.client_ca_file;
+  so.request_header = {options.requestheader_client_ca_file, options.requestheader_allowed_names,
+                       options.requestheader_username_headers, options.requestheader_group_headers,
+                       options.requestheader_extra_headers_prefix};
   server::SecureServer server(so);
   server.AddHealthCheck({"ping", [] { return OkStatus(); }});
   if (elector) {
@@ -213,27 +199,28 @@ int Run(const Options& options, const BuildInfo& build, std::stop_token stop) {
                                                 "not leading; leader is " + elector->GetLeader());
                           }});
   }
-  server.AddReadyCheck({"informer-sync", [&]() -> Status {
-                          if (ready.informers_synced) return OkStatus();
-                          return Error::Local("NotSynced", "informers not synced");
-                        }});
-  server.AddReadyCheck({"controllers", [&]() -> Status {
-                          if (ready.controllers_started && ready.controllers_running > 0) {
-                            return OkStatus();
-                          }
-                          return Error::Local("NotRunning", "controllers not running");
-                        }});
+  server.AddReadyCheck({"informer-sync", [&] { return ready.InformersSynced(); }});
+  server.AddReadyCheck({"controllers", [&] { return ready.ControllersRunning(); }});
   // Delegated authn/authz: their own kubeconfigs when given, else the controller manager's
-  // own connection (in a cluster: in-cluster config).
+  // connection (in a cluster: in-cluster config) — but always a client of their own, so the
+  // reviews neither wait behind nor eat the controllers' rate limit. As upstream's
+  // DelegatingAuthenticationOptions.getClient: QPS 200, burst 400, a 10 s timeout.
   auto delegated_client = [&](const std::string& kubeconfig,
                               const char* flag) -> Result<std::shared_ptr<client::RestClient>> {
-    if (kubeconfig.empty()) return *main_client;
-    auto c = client::BuildConfigFromFlags("", kubeconfig);
-    if (!c.ok()) {
-      return Error::Local("InvalidFlag", std::string("--") + flag + ": " + c.error().message);
+    client::RestConfig c = *config;
+    if (!kubeconfig.empty()) {
+      auto loaded = client::BuildConfigFromFlags("", kubeconfig);
+      if (!loaded.ok()) {
+        return Error::Local("InvalidFlag",
+                            std::string("--") + flag + ": " + loaded.error().message);
+      }
+      c = std::move(*loaded);
     }
-    c->timeout = std::chrono::seconds(10);
-    return client::RestClient::Create(*c);
+    c.qps = 200;
+    c.burst = 400;
+    c.timeout = std::chrono::seconds(10);
+    c.user_agent = config->user_agent;
+    return client::RestClient::Create(c);
   };
   auto authn = delegated_client(options.authentication_kubeconfig, "authentication-kubeconfig");
   auto authz = delegated_client(options.authorization_kubeconfig, "authorization-kubeconfig");

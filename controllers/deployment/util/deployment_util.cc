@@ -291,7 +291,8 @@ Result<int32_t> NewRSNewReplicas(const api::Deployment& d, const ReplicaSets& al
                                  const api::ReplicaSet& new_rs) {
   if (d.spec.strategy.type == "Recreate") return d.spec.replicas;
   if (!IsRollingUpdate(d)) {
-    return Error::Local("Invalid", "deployment type " + d.spec.strategy.type + " isn't supported");
+    return Error::Local("InvalidArgument",
+                        "deployment type " + d.spec.strategy.type + " isn't supported");
   }
   const int32_t current = GetReplicaCountForReplicaSets(all_rss);
   const int32_t max_total = d.spec.replicas + MaxSurge(d);
@@ -405,9 +406,16 @@ int32_t GetAvailableReplicaCountForReplicaSets(const ReplicaSets& rss) {
   return n;
 }
 std::optional<int32_t> GetTerminatingReplicaCountForReplicaSets(const ReplicaSets& rss) {
-  std::optional<int32_t> n;
+  int32_t n = 0;
   for (const auto& rs : rss) {
-    if (rs && rs->status.terminating_replicas) n = n.value_or(0) + *rs->status.terminating_replicas;
+    if (!rs) continue;
+    if (rs->status.terminating_replicas) {
+      n += *rs->status.terminating_replicas;
+    } else if (rs->status.observed_generation != 0) {
+      // Synced by the ReplicaSet controller yet not reporting the field: no sum can be made.
+      return std::nullopt;
+    }
+    // Never synced (observedGeneration 0) and no field: contributes nothing.
   }
   return n;
 }

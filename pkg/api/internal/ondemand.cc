@@ -9,7 +9,7 @@ Error DecodeErrorAt(std::string_view path, std::string_view what) {
     msg.append(": ");
   }
   msg.append(what);
-  return Error::Local(std::string(kDecodeError), std::move(msg));
+  return Error::Local(kDecodeError, std::move(msg));
 }
 
 Error DecodeErrorAt(std::string_view path, simdjson::error_code ec) {

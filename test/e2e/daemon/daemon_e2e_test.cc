@@ -74,13 +74,16 @@ TEST(DaemonE2E, BadFlagsExitNonZeroNamingTheFlag) {
     std::string flag;
     std::string named;
   };
-  for (const Case& c : {Case{"--concurrent-deployment-syncs=0", "--concurrent-deployment-syncs"},
-                        Case{"--min-resync-period=soon", "--min-resync-period"},
-                        Case{"--controllers=deployment,nosuchcontroller", "--controllers"},
-                        Case{"--leader-elect-renew-deadline=20s", "--leader-elect-lease-duration"},
-                        Case{"--no-such-flag=1", "Error: unknown flag: --no-such-flag"},
-                        Case{"--use_service_account_credentials=true",
-                             "Error: unknown flag: --use_service_account_credentials"}}) {
+  for (const Case& c :
+       {Case{"--concurrent-deployment-syncs=0", "--concurrent-deployment-syncs"},
+        Case{"--min-resync-period=soon", "--min-resync-period"},
+        Case{"--controllers=deployment,nosuchcontroller", "--controllers"},
+        Case{"--leader-elect-renew-deadline=20s", "--leader-elect-lease-duration"},
+        // Upstream featuregate.Set: an unknown gate is an error.
+        Case{"--feature-gates=NoSuchGate=true", "unrecognized feature gate: NoSuchGate"},
+        Case{"--no-such-flag=1", "Error: unknown flag: --no-such-flag"},
+        Case{"--use_service_account_credentials=true",
+             "Error: unknown flag: --use_service_account_credentials"}}) {
     auto r = testenv::RunCommand({KCM_DAEMON_PATH, c.flag}, 20s);
     EXPECT_NE(r.exit_code, 0) << c.flag;
     EXPECT_FALSE(r.timed_out) << c.flag;

@@ -8,9 +8,11 @@
 #include <thread>
 #include <vector>
 
+#include "pkg/cache/pager.h"
 #include "pkg/client/api_errors.h"
 #include "pkg/client/kubeconfig.h"
 #include "pkg/client/resource_client.h"
+#include "pkg/informers/resource_lister_watcher.h"
 #include "test/integration/framework/testenv.h"
 
 namespace kcm::client {
@@ -37,7 +39,7 @@ std::string CreateNamespace(const std::shared_ptr<RestClient>& client, const std
   ResourceClient namespaces(client, kNamespaces, false);
   auto r = namespaces.Create(
       "", R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":")" + ns + R"("}})");
-  EXPECT_TRUE(r.ok() || IsAlreadyExists(r.error())) << r.error().ToString();
+  EXPECT_TRUE(r.ok() || errors::IsAlreadyExists(r.error())) << r.error().ToString();
   return ns;
 }
 
@@ -77,7 +79,7 @@ TEST(ClientIntegration, CrudConflictAndNotFound) {
 
   auto dup = cms.Create(ns, ConfigMap("cm", "v1"));
   ASSERT_FALSE(dup.ok());
-  EXPECT_TRUE(IsAlreadyExists(dup.error())) << dup.error().ToString();
+  EXPECT_TRUE(errors::IsAlreadyExists(dup.error())) << dup.error().ToString();
 
   auto got = cms.Get(ns, "cm");
   ASSERT_TRUE(got.ok());
@@ -91,7 +93,7 @@ TEST(ClientIntegration, CrudConflictAndNotFound) {
   auto stale = cms.Update(ns, "cm", ConfigMap("cm", "v3", rv1));
   ASSERT_FALSE(stale.ok());
   EXPECT_EQ(stale.error().code, 409);
-  EXPECT_TRUE(IsConflict(stale.error())) << stale.error().ToString();
+  EXPECT_TRUE(errors::IsConflict(stale.error())) << stale.error().ToString();
 
   auto patched = cms.Patch(ns, "cm", PatchType::kMergePatch, R"({"data":{"k":"v4"}})");
   ASSERT_TRUE(patched.ok()) << patched.error().ToString();
@@ -99,13 +101,13 @@ TEST(ClientIntegration, CrudConflictAndNotFound) {
 
   auto wrong_uid = cms.Delete(ns, "cm", {.precondition_uid = "not-the-uid"});
   ASSERT_FALSE(wrong_uid.ok());
-  EXPECT_TRUE(IsConflict(wrong_uid.error())) << wrong_uid.error().ToString();
+  EXPECT_TRUE(errors::IsConflict(wrong_uid.error())) << wrong_uid.error().ToString();
 
   ASSERT_TRUE(cms.Delete(ns, "cm", {.propagation_policy = PropagationPolicy::kBackground}).ok());
   auto gone = cms.Get(ns, "cm");
   ASSERT_FALSE(gone.ok());
   EXPECT_EQ(gone.error().code, 404);
-  EXPECT_TRUE(IsNotFound(gone.error()));
+  EXPECT_TRUE(errors::IsNotFound(gone.error()));
 }
 
 TEST(ClientIntegration, WatchSeesEventsAndTooOldVersionIsExpired) {
@@ -150,7 +152,7 @@ TEST(ClientIntegration, WatchSeesEventsAndTooOldVersionIsExpired) {
     auto status = DecodeStatus(f.substr(obj + 9, f.rfind('}') - obj - 9));
     ASSERT_TRUE(status.has_value()) << f;
     EXPECT_EQ(status->code, 410);
-    EXPECT_TRUE(IsResourceExpired(*status) || IsGone(*status)) << f;
+    EXPECT_TRUE(errors::IsResourceExpired(*status) || errors::IsGone(*status)) << f;
   } else {
     EXPECT_EQ(first.error().code, 410);
   }
@@ -169,19 +171,20 @@ TEST(ClientIntegration, PaginatesOverTwoThousandObjects) {
     workers.emplace_back([&, w] {
       for (int i = w; i < kObjects; i += kWorkers) {
         auto r = cms.Create(ns, ConfigMap("cm-" + std::to_string(i), "v"));
-        if (!r.ok() && !IsAlreadyExists(r.error())) ++failures;
+        if (!r.ok() && !errors::IsAlreadyExists(r.error())) ++failures;
       }
     });
   }
   for (auto& t : workers) t.join();
   ASSERT_EQ(failures.load(), 0);
 
-  auto pages = cms.ListAll(ns, {});
-  ASSERT_TRUE(pages.ok()) << pages.error().ToString();
-  EXPECT_GE(pages->size(), 4u);
-  std::size_t items = 0;
-  for (const auto& p : *pages) items += Count(p, "\"uid\":");
-  EXPECT_EQ(items, static_cast<std::size_t>(kObjects));
+  // The one pager (cache::ListAllPages) over the production ListerWatcher: 4 pages of 500.
+  informers::ResourceListerWatcher lw(std::make_shared<ResourceClient>(client, kConfigMaps, true),
+                                      ns, api::GenericCodec());
+  auto all = cache::ListAllPages(lw, {}, cache::kDefaultPageSize, {});
+  ASSERT_TRUE(all.ok()) << all.error().ToString();
+  EXPECT_TRUE(all->paginated);
+  EXPECT_EQ(all->items.size(), static_cast<std::size_t>(kObjects));
 
   auto one = cms.List(ns, {.limit = 7});
   ASSERT_TRUE(one.ok());

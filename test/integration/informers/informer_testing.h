@@ -20,9 +20,11 @@
 #include "pkg/cache/indexer.h"
 #include "pkg/cache/listwatch.h"
 #include "pkg/cache/pager.h"
+#include "pkg/cache/reflector.h"
 #include "pkg/client/api_errors.h"
 #include "pkg/client/resource_client.h"
 #include "pkg/client/rest_client.h"
+#include "pkg/informers/resource_lister_watcher.h"
 
 namespace kcm::informers::testing {
 
@@ -43,7 +45,7 @@ inline Status CreateNamespace(const std::shared_ptr<client::RestClient>& c, cons
   client::ResourceClient namespaces(c, kNamespacesGvr, false);
   auto r = namespaces.Create(
       "", R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":")" + ns + R"("}})");
-  if (!r.ok() && !client::IsAlreadyExists(r.error())) return r.error();
+  if (!r.ok() && !errors::IsAlreadyExists(r.error())) return r.error();
   return OkStatus();
 }
 
@@ -112,7 +114,7 @@ inline Status CreatePods(const std::shared_ptr<client::RestClient>& c, const std
     Result<std::string> r = Error::Local("NotTried", "");
     for (int attempt = 0; attempt < 5; ++attempt) {
       r = pods.Create(ns, PodManifest(name));
-      if (r.ok() || client::IsAlreadyExists(r.error())) return OkStatus();
+      if (r.ok() || errors::IsAlreadyExists(r.error())) return OkStatus();
       std::this_thread::sleep_for(std::chrono::milliseconds(200 << attempt));
     }
     return r.error();
@@ -125,19 +127,15 @@ using Versions = std::map<std::string, std::string>;  // "ns/name" → resourceV
 inline Result<Versions> FreshList(const std::shared_ptr<client::RestClient>& c,
                                   const client::GroupVersionResource& gvr, const std::string& ns,
                                   const api::Codec& codec, std::string* list_rv = nullptr) {
-  client::ResourceClient rc(c, gvr, true);
-  auto pages = rc.ListAll(ns, {});
-  if (!pages.ok()) return pages.error();
-  api::Decoder decoder;
+  informers::ResourceListerWatcher lw(std::make_shared<client::ResourceClient>(c, gvr, true), ns,
+                                      codec);
+  auto list = cache::ListAllPages(lw, {}, cache::kDefaultPageSize, {});
+  if (!list.ok()) return list.error();
   Versions out;
-  for (const auto& page : *pages) {
-    auto list = codec.decode_list(decoder, api::JsonInput(page));
-    if (!list.ok()) return list.error();
-    for (const auto& o : list->items) {
-      out[o->Meta().namespace_ + "/" + o->Meta().name] = o->Meta().resource_version;
-    }
-    if (list_rv) *list_rv = list->resource_version;
+  for (const auto& o : list->items) {
+    out[o->Meta().namespace_ + "/" + o->Meta().name] = o->Meta().resource_version;
   }
+  if (list_rv) *list_rv = list->resource_version;
   return out;
 }
 
@@ -195,7 +193,7 @@ class ObservedListerWatcher final : public cache::ListerWatcher {
     ++lists_;
     if (options.continue_token.empty() && options.resource_version.empty()) ++quorum_lists_;
     auto r = inner_->List(options);
-    if (!r.ok() && cache::IsExpiredError(r.error())) ++expired_;
+    if (!r.ok() && cache::IsExpiredOrGone(r.error())) ++expired_;
     return r;
   }
 
@@ -208,7 +206,7 @@ class ObservedListerWatcher final : public cache::ListerWatcher {
     ++watches_;
     auto w = inner_->Watch(options);
     if (!w.ok()) {
-      if (cache::IsExpiredError(w.error())) ++expired_;
+      if (cache::IsExpiredOrGone(w.error())) ++expired_;
       return w;
     }
     auto observed = std::make_unique<Observed>(std::move(*w), this);
@@ -246,10 +244,10 @@ class ObservedListerWatcher final : public cache::ListerWatcher {
     Result<std::optional<api::WatchEvent>> Next() override {
       auto e = w_->Next();
       if (e.ok() && e->has_value() && (*e)->type == api::WatchEventType::kError &&
-          cache::IsExpiredError((*e)->error)) {
+          cache::IsExpiredOrGone((*e)->error)) {
         ++owner_->expired_;
       }
-      if (!e.ok() && cache::IsExpiredError(e.error())) ++owner_->expired_;
+      if (!e.ok() && cache::IsExpiredOrGone(e.error())) ++owner_->expired_;
       return e;
     }
     void Stop() override { w_->Stop(); }

@@ -67,7 +67,7 @@ class InformersDisruption : public ::testing::Test {
     ASSERT_TRUE(ParallelFor(deletes, 4, [&](int i) -> Status {
                   auto r = rc.Delete(ns_, "p-" + std::to_string(total - 1 - i),
                                      {.grace_period_seconds = 0});
-                  return r.ok() || client::IsNotFound(r.error()) ? OkStatus() : Status(r.error());
+                  return r.ok() || errors::IsNotFound(r.error()) ? OkStatus() : Status(r.error());
                 }).ok());
   }
 

@@ -76,8 +76,7 @@ TEST(BadInputTest, MalformedJson) {
 // Every prefix of real documents: a clean error (or, for whitespace-only cuts, success), never UB.
 TEST(BadInputTest, TruncatedDocumentsAreErrors) {
   Decoder d;
-  std::string pod =
-      R"({"type":"MODIFIED","object":)" + testing::SharedTestdata("pod-10k.json") + "}";
+  std::string pod = R"({"type":"MODIFIED","object":)" + testing::ApiTestdata("pod-10k.json") + "}";
   for (size_t n = 0; n < pod.size(); n += 7) {
     auto ev = PodCodec().decode_watch_event(d, std::string_view(pod).substr(0, n));
     EXPECT_FALSE(ev.ok()) << n;

@@ -29,7 +29,7 @@ TEST(IntOrStringTest, BadStringsAreErrors) {
     IntOrString v = IntOrString::FromString(bad);
     auto r = GetScaledValueFromIntOrPercent(&v, 10, true);
     ASSERT_FALSE(r.ok()) << bad;
-    EXPECT_EQ(r.error().reason, "Invalid");
+    EXPECT_EQ(r.error().reason, "InvalidArgument");
   }
 }
 

@@ -47,7 +47,7 @@ TEST(LabelSelectorTest, OperatorRulesAreValidated) {
     sel.match_expressions = {std::move(r)};
     auto s = LabelSelectorAsSelector(&sel);
     ASSERT_FALSE(s.ok());
-    EXPECT_EQ(s.error().reason, "Invalid");
+    EXPECT_EQ(s.error().reason, "InvalidArgument");
   };
   check_invalid({"a", "In", {}});
   check_invalid({"a", "NotIn", {}});

@@ -12,7 +12,7 @@ namespace {
 // Spec 1.9/2.3: a LIST page carries items, resourceVersion, continue and remainingItemCount.
 TEST(ListTest, DecodesPodListPage) {
   Decoder d;
-  std::string pod = testing::SharedTestdata("pod-10k.json");
+  std::string pod = testing::ApiTestdata("pod-10k.json");
   std::string list = R"({"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"777",)"
                      R"("continue":"tok","remainingItemCount":12},"items":[)" +
                      pod + "," + pod + "]}";
@@ -63,7 +63,7 @@ TEST(ListTest, GenericItemsTakeTheListKind) {
 TEST(WatchTest, DecodesModifiedPodEvent) {
   Decoder d;
   std::string frame =
-      R"({"type":"MODIFIED","object":)" + testing::SharedTestdata("pod-10k.json") + "}\n";
+      R"({"type":"MODIFIED","object":)" + testing::ApiTestdata("pod-10k.json") + "}\n";
   auto ev = PodCodec().decode_watch_event(d, frame);
   ASSERT_TRUE(ev.ok()) << ev.error().ToString();
   EXPECT_EQ(ev->type, WatchEventType::kModified);

@@ -131,7 +131,7 @@ TEST(ObjectBuildersTest, NewPodFromReplicaSet) {
   no_labels.spec.pod_template.labels.clear();
   auto refused = NewPodFromReplicaSet(no_labels);
   ASSERT_FALSE(refused.ok());
-  EXPECT_EQ(refused.error().reason, "Invalid");
+  EXPECT_EQ(refused.error().reason, "InvalidArgument");
 }
 
 // R13: adopt and release patches carry the object's uid as a precondition.

@@ -11,7 +11,7 @@ namespace {
 
 TEST(PodTest, DecodesTheSharedPodIntoThePrunedRecord) {
   Decoder d;
-  auto pod = DecodePod(d, testing::SharedTestdata("pod-10k.json"));
+  auto pod = DecodePod(d, testing::ApiTestdata("pod-10k.json"));
   ASSERT_TRUE(pod.ok()) << pod.error().ToString();
   const Pod& p = **pod;
   EXPECT_EQ(p.Kind(), "Pod");

@@ -1,4 +1,4 @@
-// Test helper: reads a file from test/testdata/api or the shared testdata. Test-only.
+// Test helper: reads a file from test/testdata/api. Test-only.
 #pragma once
 
 #include <fstream>
@@ -15,9 +15,6 @@ inline std::string ReadFile(const std::string& path) {
 }
 inline std::string ApiTestdata(const std::string& name) {
   return ReadFile(std::string(KCM_API_TESTDATA) + "/" + name);
-}
-inline std::string SharedTestdata(const std::string& name) {
-  return ReadFile(std::string(KCM_SHARED_TESTDATA) + "/" + name);
 }
 
 }  // namespace kcm::api::testing

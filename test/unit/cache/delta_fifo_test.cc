@@ -264,5 +264,48 @@ TEST(DeltaFIFOTest, TransformPrunesQueuedObjectsButNotTombstonesOrSync) {
   EXPECT_EQ(failing.Len(), 0u);
 }
 
+// client-go Store.LastStoreSyncResourceVersion (AtomicFIFO): how far the consumer has applied the
+// stream. Our FIFO merges the deltas of a key, so "a" queued first and updated last is applied
+// before "b"'s older event: the watermark must not pass b's RV until b was popped.
+TEST(DeltaFIFOTest, LastStoreSyncResourceVersionNeverPassesAnUnappliedEvent) {
+  DeltaFIFO fifo({});
+  EXPECT_EQ(fifo.LastStoreSyncResourceVersion(), "");
+  ASSERT_TRUE(fifo.Add(MakeObj("ns", "a", "10")).ok());
+  ASSERT_TRUE(fifo.Add(MakeObj("ns", "b", "11")).ok());
+  ASSERT_TRUE(fifo.Update(MakeObj("ns", "a", "12")).ok());
+  EXPECT_EQ(fifo.LastStoreSyncResourceVersion(), "");  // nothing applied yet
+
+  EXPECT_EQ(PopOne(fifo).key, "ns/a");  // a@10 and a@12 applied, b@11 still queued
+  EXPECT_EQ(fifo.LastStoreSyncResourceVersion(), "10");
+  EXPECT_EQ(PopOne(fifo).key, "ns/b");
+  EXPECT_EQ(fifo.LastStoreSyncResourceVersion(), "12");
+}
+
+TEST(DeltaFIFOTest, LastStoreSyncResourceVersionCountsAListOnceAllOfItIsApplied) {
+  DeltaFIFO fifo({});
+  ASSERT_TRUE(fifo.Replace({MakeObj("ns", "a", "3"), MakeObj("ns", "b", "5")}, "7").ok());
+  PopOne(fifo);
+  EXPECT_EQ(fifo.LastStoreSyncResourceVersion(), "");
+  PopOne(fifo);
+  EXPECT_EQ(fifo.LastStoreSyncResourceVersion(), "7");
+  // An empty list is applied at once.
+  ASSERT_TRUE(fifo.Replace({}, "9").ok());
+  EXPECT_EQ(fifo.LastStoreSyncResourceVersion(), "9");
+}
+
+TEST(DeltaFIFOTest, BookmarkAdvancesOnlyPastWhatWasApplied) {
+  DeltaFIFO fifo({});
+  ASSERT_TRUE(fifo.Add(MakeObj("ns", "a", "20")).ok());
+  fifo.Bookmark("25");
+  EXPECT_EQ(fifo.LastStoreSyncResourceVersion(), "");  // a@20 still queued
+  PopOne(fifo);
+  EXPECT_EQ(fifo.LastStoreSyncResourceVersion(), "25");
+  fifo.Bookmark("30");  // nothing queued: at once
+  EXPECT_EQ(fifo.LastStoreSyncResourceVersion(), "30");
+  // A deletion of a key neither queued nor known is dropped, and counts as applied.
+  ASSERT_TRUE(fifo.Delete(MakeObj("ns", "gone", "31")).ok());
+  EXPECT_EQ(fifo.LastStoreSyncResourceVersion(), "31");
+}
+
 }  // namespace
 }  // namespace kcm::cache

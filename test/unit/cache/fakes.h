@@ -244,6 +244,10 @@ class RecordingStore final : public ReflectorStore {
     ++resyncs_;
     return OkStatus();
   }
+  void Bookmark(const std::string& rv) override {
+    std::lock_guard lock(mu_);
+    ops_.push_back("Bookmark@" + rv);
+  }
   std::vector<std::string> ops() const {
     std::lock_guard lock(mu_);
     return ops_;

@@ -109,7 +109,7 @@ TEST_F(InClusterTest, UnauthorizedRereadsTokenAndRetriesOnce) {
   WriteFileOrDie(opts_.token_file, "tok-bad");
   auto denied = (*client)->Do({.path = "/api/v1/pods"});
   ASSERT_FALSE(denied.ok());
-  EXPECT_TRUE(IsUnauthorized(denied.error()));
+  EXPECT_TRUE(errors::IsUnauthorized(denied.error()));
   EXPECT_EQ(server.requests().size(), 5u);
 }
 

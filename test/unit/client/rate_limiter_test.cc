@@ -62,7 +62,7 @@ TEST(TokenBucketRateLimiterTest, WaitCanceledByStopToken) {
   stop.request_stop();
   waiter.join();
   ASSERT_FALSE(result.ok());
-  EXPECT_EQ(result.error().reason, reason::kCanceled);
+  EXPECT_EQ(result.error().reason, errors::reason::kCanceled);
   clock.Step(std::chrono::seconds(1));
   EXPECT_TRUE(limiter.TryAccept());  // the canceled reservation did not consume the refill
 }

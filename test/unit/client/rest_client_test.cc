@@ -55,6 +55,21 @@ TEST(RestClientRetryTest, RetriesTooManyRequests) {
   EXPECT_EQ(retries.Value() - before, 2);
 }
 
+// 1.5 as upstream's checkWait: a 429 without a Retry-After header is not retried; the caller
+// gets TooManyRequests at once (and its own backoff decides).
+TEST(RestClientRetryTest, TooManyRequestsWithoutRetryAfterNotRetried) {
+  std::atomic<int> calls{0};
+  TestServer server([&](const RecordedRequest&, Conn& c) {
+    ++calls;
+    c.Respond(429, R"({"kind":"Status","code":429,"reason":"TooManyRequests","message":"no"})");
+  });
+  auto client = NewClient(server.url());
+  auto r = client->Do({.path = "/api/v1/namespaces/d/pods/p"});
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(errors::IsTooManyRequests(r.error())) << r.error().ToString();
+  EXPECT_EQ(calls.load(), 1);
+}
+
 // 1.5 a 5xx is retried only with an integer Retry-After.
 TEST(RestClientRetryTest, ServerErrorRetriedOnlyWithRetryAfter) {
   std::atomic<int> calls{0};
@@ -71,7 +86,7 @@ TEST(RestClientRetryTest, ServerErrorRetriedOnlyWithRetryAfter) {
   auto client = NewClient(server.url());
   auto r = client->Do({.path = "/no-retry-after"});
   ASSERT_FALSE(r.ok());
-  EXPECT_TRUE(IsInternalError(r.error()));
+  EXPECT_TRUE(errors::IsInternalError(r.error()));
   EXPECT_EQ(calls.load(), 1);
   calls = 0;
   r = client->Do({.path = "/date-retry-after"});
@@ -94,7 +109,7 @@ TEST(RestClientRetryTest, GivesUpAfterMaxRetries) {
   auto client = NewClient(server.url());  // default policy: 10 retries
   auto r = client->Do({.verb = "POST", .path = "/api/v1/namespaces/d/pods", .body = "{}"});
   ASSERT_FALSE(r.ok());
-  EXPECT_TRUE(IsTooManyRequests(r.error()));
+  EXPECT_TRUE(errors::IsTooManyRequests(r.error()));
   EXPECT_EQ(r.error().message, "slow");
   EXPECT_EQ(calls.load(), 11);
 }
@@ -147,7 +162,7 @@ TEST(RestClientRetryTest, GetRetriedOnConnectionReset) {
                ->Do({.verb = "POST", .path = "/api/v1/namespaces/d/pods", .body = "{}"});
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, 0);
-  EXPECT_EQ(r.error().reason, reason::kTransport);
+  EXPECT_EQ(r.error().transport, TransportCause::kConnectionReset) << r.error().ToString();
   EXPECT_EQ(calls.load(), 1);
 }
 
@@ -165,7 +180,7 @@ TEST(RestClientRetryTest, StopCancelsRetryWait) {
   stop.request_stop();
   t.join();
   ASSERT_FALSE(result.ok());
-  EXPECT_EQ(result.error().reason, reason::kCanceled);
+  EXPECT_EQ(result.error().reason, errors::reason::kCanceled);
 }
 
 // A stop also aborts a request the server never answers (no request timeout configured):
@@ -184,7 +199,7 @@ TEST(RestClientRetryTest, StopCancelsARequestInFlight) {
   stop.request_stop();
   t.join();  // hangs (test timeout) if the transfer ignores the stop
   ASSERT_FALSE(result.ok());
-  EXPECT_EQ(result.error().reason, reason::kCanceled);
+  EXPECT_EQ(result.error().reason, errors::reason::kCanceled);
 }
 
 // 1.6 the User-Agent: default form, per-controller suffix, and the header on the wire.
@@ -221,11 +236,11 @@ TEST(RestClientTest, ApiErrorsDecoded) {
   ResourceClient pods(NewClient(server.url()), kPods, true);
   auto r = pods.Get("d", "missing");
   ASSERT_FALSE(r.ok());
-  EXPECT_TRUE(IsNotFound(r.error()));
+  EXPECT_TRUE(errors::IsNotFound(r.error()));
   EXPECT_EQ(r.error().message, "pods \"missing\" not found");
   r = pods.Update("d", "p", "{}");
   ASSERT_FALSE(r.ok());
-  EXPECT_TRUE(IsConflict(r.error()));
+  EXPECT_TRUE(errors::IsConflict(r.error()));
   EXPECT_THAT(r.error().message, HasSubstr("conflict, said a proxy"));
 }
 
@@ -329,7 +344,8 @@ TEST(RestClientTest, MetricsCounted) {
   EXPECT_THAT(text, HasSubstr("le=\"60\""));
 }
 
-// A transport failure (nothing listening) is code 0, reason Transport.
+// A transport failure (nothing listening) is code 0 with the typed cause kConnectionRefused, and
+// its message names the request.
 TEST(RestClientTest, ConnectionRefusedIsTransportError) {
   int port;
   {
@@ -341,7 +357,11 @@ TEST(RestClientTest, ConnectionRefusedIsTransportError) {
   auto r = client->Do({.verb = "POST", .path = "/x", .body = "{}"});
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, 0);
-  EXPECT_EQ(r.error().reason, reason::kTransport);
+  EXPECT_EQ(r.error().transport, TransportCause::kConnectionRefused) << r.error().ToString();
+  EXPECT_TRUE(errors::IsConnectionRefused(r.error()));
+  EXPECT_FALSE(errors::IsNotFound(r.error()));
+  EXPECT_NE(r.error().message.find("POST http://127.0.0.1:"), std::string::npos)
+      << r.error().message;
 }
 
 }  // namespace

@@ -54,8 +54,7 @@ TEST_F(TlsTest, WrongCaFailsInsecureSucceeds) {
   auto r = Get({.host = server.url(), .ca_file = pki_->other_ca_crt, .qps = -1});
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, 0);
-  EXPECT_EQ(r.error().reason, reason::kTransport);
-  EXPECT_TRUE(HasCause(r.error(), transport_cause::kTLS)) << r.error().ToString();
+  EXPECT_EQ(r.error().transport, TransportCause::kTLS) << r.error().ToString();
   r = Get({.host = server.url(), .ca_file = pki_->other_ca_crt, .insecure = true, .qps = -1});
   EXPECT_TRUE(r.ok()) << r.error().ToString();
 }

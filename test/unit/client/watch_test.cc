@@ -64,7 +64,7 @@ TEST(JsonFrameScannerTest, GarbageIsDecodingError) {
   auto bad = s.Next();
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().code, 500);
-  EXPECT_EQ(bad.error().reason, reason::kClientWatchDecoding);
+  EXPECT_EQ(bad.error().reason, errors::reason::kClientWatchDecoding);
 }
 
 std::shared_ptr<RestClient> NewClient(const TestServer& server) {
@@ -127,7 +127,7 @@ TEST(WatchStreamTest, TruncatedFrameIsDecodingError) {
     auto second = (*w)->Next();
     ASSERT_FALSE(second.ok()) << "abrupt=" << abrupt;
     EXPECT_EQ(second.error().code, 500);
-    EXPECT_EQ(second.error().reason, reason::kClientWatchDecoding);
+    EXPECT_EQ(second.error().reason, errors::reason::kClientWatchDecoding);
   }
 }
 
@@ -142,7 +142,7 @@ TEST(WatchStreamTest, HttpErrorFromFirstNext) {
   ASSERT_TRUE(w.ok());
   auto f = (*w)->Next();
   ASSERT_FALSE(f.ok());
-  EXPECT_TRUE(IsResourceExpired(f.error()));
+  EXPECT_TRUE(errors::IsResourceExpired(f.error()));
   EXPECT_EQ(f.error().message, "too old resource version: 1 (200)");
 }
 

@@ -3,6 +3,8 @@
 #include <glog/logging.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 
 namespace kcm::app {
@@ -22,30 +24,46 @@ bool Contains(const std::vector<std::string>& v, const std::string& s) {
   return std::find(v.begin(), v.end(), s) != v.end();
 }
 
-// kubeadm's static-pod command line (v1.37), unchanged: it parses and validates; the flags of
-// controllers we do not run are accepted and reported, ours are applied.
+// kubeadm's static-pod command line (v1.37): it parses and validates; the flags of controllers
+// we do not run are accepted and reported, ours are applied. Only /etc/kubernetes is a temporary
+// directory here, because Validate reads the CA files.
 TEST(FlagsTest, KubeadmCommandLineRunsUnchanged) {
+  const std::filesystem::path etc =
+      std::filesystem::temp_directory_path() / ("kcm-flags-test-" + std::to_string(getpid()));
+  std::filesystem::create_directories(etc / "pki");
+  for (const char* f : {"pki/ca.crt", "pki/front-proxy-ca.crt"}) std::ofstream(etc / f) << "x";
+  std::vector<std::string> args = {
+      "--allocate-node-cidrs=true",
+      "--authentication-kubeconfig=/etc/kubernetes/controller-manager.conf",
+      "--authorization-kubeconfig=/etc/kubernetes/controller-manager.conf",
+      "--bind-address=127.0.0.1",
+      "--client-ca-file=/etc/kubernetes/pki/ca.crt",
+      "--cluster-cidr=10.244.0.0/16",
+      "--cluster-name=kubernetes",
+      "--cluster-signing-cert-file=/etc/kubernetes/pki/ca.crt",
+      "--cluster-signing-key-file=/etc/kubernetes/pki/ca.key",
+      "--controllers=*,bootstrapsigner,tokencleaner",
+      "--kubeconfig=/etc/kubernetes/controller-manager.conf",
+      "--leader-elect=true",
+      "--requestheader-client-ca-file=/etc/kubernetes/pki/front-proxy-ca.crt",
+      "--root-ca-file=/etc/kubernetes/pki/ca.crt",
+      "--service-account-private-key-file=/etc/kubernetes/pki/sa.key",
+      "--service-cluster-ip-range=10.96.0.0/12",
+      "--use-service-account-credentials=true"};
+  for (std::string& a : args) {
+    if (size_t at = a.find("/etc/kubernetes"); at != std::string::npos) {
+      a.replace(at, std::string("/etc/kubernetes").size(), etc.string());
+    }
+  }
   CommandLine cmd;
-  Status s = ParseArgs(
-      cmd, {"--allocate-node-cidrs=true",
-            "--authentication-kubeconfig=/etc/kubernetes/controller-manager.conf",
-            "--authorization-kubeconfig=/etc/kubernetes/controller-manager.conf",
-            "--bind-address=127.0.0.1", "--client-ca-file=/etc/kubernetes/pki/ca.crt",
-            "--cluster-cidr=10.244.0.0/16", "--cluster-name=kubernetes",
-            "--cluster-signing-cert-file=/etc/kubernetes/pki/ca.crt",
-            "--cluster-signing-key-file=/etc/kubernetes/pki/ca.key",
-            "--controllers=*,bootstrapsigner,tokencleaner",
-            "--kubeconfig=/etc/kubernetes/controller-manager.conf", "--leader-elect=true",
-            "--requestheader-client-ca-file=/etc/kubernetes/pki/front-proxy-ca.crt",
-            "--root-ca-file=/etc/kubernetes/pki/ca.crt",
-            "--service-account-private-key-file=/etc/kubernetes/pki/sa.key",
-            "--service-cluster-ip-range=10.96.0.0/12", "--use-service-account-credentials=true"});
+  Status s = ParseArgs(cmd, args);
   ASSERT_TRUE(s.ok()) << s.error().message;
   const Options& o = cmd.options();
   EXPECT_TRUE(Validate(o).ok()) << Validate(o).error().message;
   EXPECT_EQ(o.bind_address, "127.0.0.1");
-  EXPECT_EQ(o.kubeconfig, "/etc/kubernetes/controller-manager.conf");
-  EXPECT_EQ(o.authentication_kubeconfig, "/etc/kubernetes/controller-manager.conf");
+  EXPECT_EQ(o.kubeconfig, (etc / "controller-manager.conf").string());
+  EXPECT_EQ(o.authentication_kubeconfig, (etc / "controller-manager.conf").string());
+  EXPECT_EQ(o.client_ca_file, (etc / "pki/ca.crt").string());
   EXPECT_TRUE(o.use_service_account_credentials);
   EXPECT_EQ(o.controllers, (std::vector<std::string>{"*", "bootstrapsigner", "tokencleaner"}));
   for (const char* name :
@@ -55,6 +73,35 @@ TEST(FlagsTest, KubeadmCommandLineRunsUnchanged) {
   }
   EXPECT_FALSE(Contains(cmd.NotApplicable(), "kubeconfig"));
   EXPECT_FALSE(Contains(cmd.NotApplicable(), "use-service-account-credentials"));
+  EXPECT_FALSE(Contains(cmd.NotApplicable(), "client-ca-file"));
+  EXPECT_FALSE(Contains(cmd.NotApplicable(), "requestheader-client-ca-file"));
+  std::filesystem::remove_all(etc);
+}
+
+// The serving and lifecycle flags reach Options; a bool flag takes only strconv.ParseBool's words.
+TEST(FlagsTest, ServingFlagsAndStrictBools) {
+  CommandLine cmd;
+  ASSERT_TRUE(ParseArgs(cmd, {"--tls-min-version=VersionTLS13",
+                              "--tls-cipher-suites=TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
+                              "--requestheader-username-headers=X-User,X-Other",
+                              "--requestheader-allowed-names=front-proxy",
+                              "--controller-cache-sync-timeout=30s"})
+                  .ok());
+  const Options& o = cmd.options();
+  EXPECT_EQ(o.tls_min_version, "VersionTLS13");
+  EXPECT_EQ(o.tls_cipher_suites,
+            (std::vector<std::string>{"TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"}));
+  EXPECT_EQ(o.requestheader_username_headers, (std::vector<std::string>{"X-User", "X-Other"}));
+  EXPECT_EQ(o.requestheader_allowed_names, (std::vector<std::string>{"front-proxy"}));
+  EXPECT_EQ(o.controller_cache_sync_timeout, 30s);
+  EXPECT_TRUE(Validate(o).ok()) << Validate(o).error().message;
+
+  CommandLine bad;
+  Status s = ParseArgs(bad, {"--leader-elect=maybe"});
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message.find("strconv.ParseBool: parsing \"maybe\": invalid syntax"),
+            std::string::npos)
+      << s.error().message;
 }
 
 // pflag's syntax: --name=value, --name value, bare booleans, -v shorthands.
@@ -109,8 +156,7 @@ TEST(FlagsTest, ErrorsUseUpstreamWording) {
 TEST(FlagsTest, FeatureGatesParse) {
   CommandLine cmd;
   ASSERT_TRUE(ParseArgs(cmd, {"--feature-gates=AllAlpha=false, AllBeta=true"}).ok());
-  EXPECT_EQ(cmd.options().feature_gates,
-            (std::map<std::string, bool>{{"AllAlpha", false}, {"AllBeta", true}}));
+  EXPECT_EQ(cmd.options().feature_gates.String(), "AllAlpha=false,AllBeta=true");
   CommandLine bad;
   Status s = ParseArgs(bad, {"--feature-gates=AllAlpha"});
   ASSERT_FALSE(s.ok());

@@ -63,14 +63,19 @@ TEST(OptionsTest, ExplicitControllerChoiceBeatsStarWhereverItStands) {
   EXPECT_FALSE(IsControllerEnabled("replicaset", {"*", "-replicaset-controller"}));
 }
 
-TEST(OptionsTest, FeatureGatesMustBeUpstreamNames) {
-  Options o;
-  o.feature_gates = {{"NoSuchGate", true}};
-  Status s = Validate(o);
-  ASSERT_FALSE(s.ok());
-  EXPECT_EQ(s.error().message, "--feature-gates: unrecognized feature gate: NoSuchGate");
-  o.feature_gates = {{"AllAlpha", false}};
-  EXPECT_TRUE(Validate(o).ok());
+TEST(OptionsTest, FeatureGatesAcceptEveryUpstreamNameAndTheKubeComponent) {
+  features::FeatureGate gates;
+  Status unknown = gates.Set("NoSuchGate=true");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.error().message, "unrecognized feature gate: NoSuchGate");
+  // An upstream gate this binary does not act on (kubeadm passes such lines) is accepted.
+  ASSERT_TRUE(gates.Set("AllAlpha=false").ok());
+  EXPECT_EQ(gates.String(), "AllAlpha=false");
+  ASSERT_TRUE(gates.Set("kube:StaleControllerConsistencyReplicaSet=false").ok());
+  EXPECT_FALSE(gates.Enabled(features::kStaleControllerConsistencyReplicaSet));
+  Status component = gates.Set("other:AllAlpha=true");
+  ASSERT_FALSE(component.ok());
+  EXPECT_EQ(component.error().message, "unknown component \"other\" in other:AllAlpha=true");
 }
 
 TEST(OptionsTest, LoggingFormatIsTextOrJson) {
@@ -98,6 +103,12 @@ TEST(OptionsTest, InvalidValuesNameTheirFlag) {
       {[](Options& o) { o.secure_port = 70000; }, "--secure-port"},
       {[](Options& o) { o.tls_cert_file = "/x.crt"; }, "--tls-cert-file"},
       {[](Options& o) { o.kube_api_content_type = "text/plain"; }, "--kube-api-content-type"},
+      {[](Options& o) { o.tls_min_version = "VersionTLS11"; }, "--tls-min-version"},
+      {[](Options& o) { o.tls_min_version = "TLS1.3"; }, "--tls-min-version"},
+      {[](Options& o) { o.tls_cipher_suites = {"TLS_NOT_A_SUITE"}; }, "--tls-cipher-suites"},
+      {[](Options& o) { o.client_ca_file = "/nonexistent/ca.crt"; }, "--client-ca-file"},
+      {[](Options& o) { o.requestheader_client_ca_file = "/nonexistent/ca.crt"; },
+       "--requestheader-client-ca-file"},
   };
   for (const Case& c : cases) {
     Options o;
@@ -106,6 +117,16 @@ TEST(OptionsTest, InvalidValuesNameTheirFlag) {
     ASSERT_FALSE(s.ok()) << c.flag;
     EXPECT_EQ(s.error().message.rfind(std::string(c.flag) + ":", 0), 0u) << s.error().message;
   }
+}
+
+// Upstream's IANA names, secure and insecure, and the TLS 1.3 ones are all accepted.
+TEST(OptionsTest, TLSFlagsAcceptUpstreamNames) {
+  Options o;
+  o.tls_min_version = "VersionTLS13";
+  o.tls_cipher_suites = {"TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256",
+                         "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256",
+                         "TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA", "TLS_AES_128_GCM_SHA256"};
+  EXPECT_TRUE(Validate(o).ok());
 }
 
 TEST(OptionsTest, NegativeQpsDisablesLimiterAndIsValid) {
@@ -125,6 +146,44 @@ TEST(OptionsTest, LeaderElectionTimingOnlyCheckedWhenEnabled) {
 TEST(OptionsTest, SplitListTrimsAndDropsEmpty) {
   EXPECT_EQ(SplitList(" a, b ,,c"), (std::vector<std::string>{"a", "b", "c"}));
   EXPECT_TRUE(SplitList("").empty());
+}
+
+// Upstream component-base featuregate.Set: known names only, bool values, defaults as in
+// pkg/features/kube_features.go of v1.37.
+TEST(FeatureGatesTest, StaleControllerConsistencyReplicaSetIsOnByDefault) {
+  features::FeatureGate gates;
+  EXPECT_TRUE(gates.Enabled(features::kStaleControllerConsistencyReplicaSet));
+  EXPECT_FALSE(gates.Enabled("NoSuchGate"));
+  EXPECT_EQ(gates.String(), "");
+}
+
+TEST(FeatureGatesTest, SetParsesPairsAndKeepsOthersAtDefault) {
+  features::FeatureGate gates;
+  ASSERT_TRUE(
+      gates.Set(" StaleControllerConsistencyReplicaSet=false , StaleControllerConsistencyJob=True,")
+          .ok());
+  EXPECT_FALSE(gates.Enabled(features::kStaleControllerConsistencyReplicaSet));
+  EXPECT_TRUE(gates.Enabled("StaleControllerConsistencyJob"));
+  EXPECT_TRUE(gates.Enabled("StaleControllerConsistencyStatefulSet"));
+  EXPECT_EQ(gates.String(),
+            "StaleControllerConsistencyJob=true,StaleControllerConsistencyReplicaSet=false");
+}
+
+TEST(FeatureGatesTest, UnknownNameOrBadValueIsAnErrorAndChangesNothing) {
+  features::FeatureGate gates;
+  Status unknown = gates.Set("StaleControllerConsistencyReplicaSet=false,NoSuchGate=true");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.error().message, "unrecognized feature gate: NoSuchGate");
+  EXPECT_TRUE(gates.Enabled(features::kStaleControllerConsistencyReplicaSet));
+
+  Status bad = gates.Set("StaleControllerConsistencyReplicaSet=maybe");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("invalid value of StaleControllerConsistencyReplicaSet=maybe"),
+            std::string::npos);
+  Status missing = gates.Set("StaleControllerConsistencyReplicaSet");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().message, "missing bool value for StaleControllerConsistencyReplicaSet");
+  EXPECT_TRUE(gates.Enabled(features::kStaleControllerConsistencyReplicaSet));
 }
 
 }  // namespace

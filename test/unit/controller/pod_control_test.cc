@@ -76,7 +76,8 @@ TEST(GetPodFromTemplateTest, RefusesTemplateWithoutLabels) {
   api::PodTemplate tmpl{R"({"spec":{"containers":[]}})", {}};
   Result<std::string> body = GetPodFromTemplate(tmpl, "ns", "rs", nullptr);
   ASSERT_FALSE(body.ok());
-  EXPECT_EQ(body.error().reason, "Invalid");
+  EXPECT_EQ(body.error().reason, "InvalidArgument");
+  EXPECT_FALSE(errors::IsInvalid(body.error()));  // a local error, not a 422
 }
 
 std::string StatusBody(int code, const char* reason, const char* message, const char* causes = "") {
@@ -87,13 +88,13 @@ std::string StatusBody(int code, const char* reason, const char* message, const 
 
 class RealPodControlTest : public ::testing::Test {
  protected:
-  void Start(TestServer::Handler handler) {
+  void Start(TestServer::Handler handler, WriteFence fence = {}) {
     server_ = std::make_unique<TestServer>(std::move(handler));
     auto rest = client::RestClient::Create({.host = server_->url(), .qps = -1});
     ASSERT_TRUE(rest.ok()) << rest.error().ToString();
     auto pods = std::make_shared<client::ResourceClient>(
         *rest, client::GroupVersionResource{"", "v1", "pods"}, true);
-    control_ = std::make_unique<RealPodControl>(pods, recorder_, "apps/v1");
+    control_ = std::make_unique<RealPodControl>(pods, recorder_, "apps/v1", std::move(fence));
   }
 
   api::ReplicaSet rs_ = MakeRS();
@@ -119,6 +120,39 @@ TEST_F(RealPodControlTest, CreateRecordsSuccessfulCreate) {
   EXPECT_EQ(recorder_.Events(),
             (std::vector<std::string>{"Normal SuccessfulCreate Created pod: rs-x7k2p "
                                       "involvedObject{kind=ReplicaSet,apiVersion=apps/v1}"}));
+}
+
+// Fencing: once the controller's stop token (the leader's "leading" token) is requested, every
+// write is refused locally with "Canceled" — no request reaches the server and no event is
+// recorded — while writes before the stop went out.
+TEST_F(RealPodControlTest, ClosedFenceRefusesEveryWriteLocally) {
+  std::stop_source leading;
+  Start(
+      [](const RecordedRequest& r, Conn& c) {
+        if (r.method == "POST") {
+          c.Respond(201, R"({"kind":"Pod","metadata":{"name":"rs-a","namespace":"ns"}})");
+        } else {
+          c.Respond(200, R"({"kind":"Pod","metadata":{"name":"rs-a","namespace":"ns"}})");
+        }
+      },
+      WriteFence(leading.get_token()));
+  ASSERT_TRUE(control_->CreatePods("ns", rs_.spec.pod_template, rs_, ref_).ok());
+  ASSERT_EQ(server_->requests().size(), 1u);
+
+  leading.request_stop();
+  Status created = control_->CreatePods("ns", rs_.spec.pod_template, rs_, ref_);
+  Status deleted = control_->DeletePod("ns", "rs-a", rs_);
+  Status patched = control_->PatchPod("ns", "rs-a", R"({"metadata":{}})");
+  for (const Status* s : {&created, &deleted, &patched}) {
+    ASSERT_FALSE(s->ok());
+    EXPECT_EQ(s->error().reason, "Canceled");
+    EXPECT_NE(s->error().message.find("write refused"), std::string::npos) << s->error().message;
+    EXPECT_TRUE(IsStopped(s->error()));
+  }
+  EXPECT_NE(created.error().message.find("create pod in ns"), std::string::npos);
+  EXPECT_NE(deleted.error().message.find("delete pod ns/rs-a"), std::string::npos);
+  EXPECT_EQ(server_->requests().size(), 1u);  // nothing sent after the stop
+  EXPECT_EQ(recorder_.Events().size(), 1u);   // only the SuccessfulCreate before it
 }
 
 // R12: a failed create records FailedCreate with the server's message and returns the error.
@@ -195,6 +229,37 @@ TEST_F(RealPodControlTest, PatchIsStrategicMerge) {
   EXPECT_EQ(requests[0].Header("content-type"), "application/strategic-merge-patch+json");
   EXPECT_EQ(requests[0].body, patch);
   EXPECT_TRUE(recorder_.Events().empty());
+}
+
+// Upstream RealPodControl.OnWrite: told the stored pod's resourceVersion after a create (with the
+// controllerRef it was created for) and after a patch that leaves the pod with a controller; not
+// after a patch that released it, nor after a delete.
+TEST_F(RealPodControlTest, OnWriteSeesCreatesAndAdoptionsWithTheirResourceVersions) {
+  Start([](const RecordedRequest& r, Conn& c) {
+    if (r.method == "POST") {
+      c.Respond(201, R"({"kind":"Pod","metadata":{"name":"rs-a","namespace":"ns",)"
+                     R"("resourceVersion":"101"}})");
+    } else if (r.path.ends_with("/adopted")) {
+      c.Respond(200, R"({"kind":"Pod","metadata":{"name":"adopted","resourceVersion":"102",)"
+                     R"("ownerReferences":[{"apiVersion":"v1","kind":"Other","name":"x",)"
+                     R"("uid":"x-uid"},{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"rs",)"
+                     R"("uid":"rs-uid","controller":true}]}})");
+    } else {
+      c.Respond(200, R"({"kind":"Pod","metadata":{"name":"p","resourceVersion":"103"}})");
+    }
+  });
+  std::vector<std::string> seen;
+  control_->SetOnWrite(
+      [&](std::string_view ns, const api::OwnerReference& owner, const std::string& rv) {
+        seen.push_back(std::string(ns) + " " + owner.kind + "/" + owner.name + "/" + owner.uid +
+                       " @" + rv);
+      });
+  ASSERT_TRUE(control_->CreatePods("ns", rs_.spec.pod_template, rs_, ref_).ok());
+  ASSERT_TRUE(control_->PatchPod("ns", "adopted", "{}").ok());
+  ASSERT_TRUE(control_->PatchPod("ns", "released", "{}").ok());
+  ASSERT_TRUE(control_->DeletePod("ns", "gone", rs_).ok());
+  EXPECT_EQ(seen, (std::vector<std::string>{"ns ReplicaSet/rs/rs-uid @101",
+                                            "ns ReplicaSet/rs/rs-uid @102"}));
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <stop_token>
 
 namespace kcm::controller {
 namespace {
@@ -106,6 +107,62 @@ TEST(SlowStartBatchTest, ConcurrencyCapStillRunsAll) {
       /*max_concurrency=*/1);
   EXPECT_EQ(calls.load(), 20);
   EXPECT_EQ(r.successes, 20);
+}
+
+// Stop before the run: no call at all, and the result says it was stopped.
+TEST(SlowStartBatchTest, StopRequestedBeforeStartCallsNothing) {
+  std::stop_source stop;
+  stop.request_stop();
+  std::atomic<int> calls{0};
+  SlowStartResult r = SlowStartBatch(
+      500, 1,
+      [&] {
+        ++calls;
+        return OkStatus();
+      },
+      64, stop.get_token());
+  EXPECT_EQ(calls.load(), 0);
+  EXPECT_EQ(r.successes, 0);
+  ASSERT_FALSE(r.first_error.ok());
+  EXPECT_EQ(r.first_error.error().reason, "Canceled");
+}
+
+// Stop during a batch (the lease is lost mid scale-up): the running call finishes, no further
+// call of that batch and no further batch starts. One call at a time makes the count exact:
+// batches 1, 2, 4 → calls 1..7; stop during call 5 leaves calls 6 and 7 (and 8+) unstarted.
+TEST(SlowStartBatchTest, StopDuringBatchStartsNoFurtherCall) {
+  std::stop_source stop;
+  std::atomic<int> calls{0};
+  SlowStartResult r = SlowStartBatch(
+      500, 1,
+      [&] {
+        if (++calls == 5) stop.request_stop();
+        return OkStatus();
+      },
+      /*max_concurrency=*/1, stop.get_token());
+  EXPECT_EQ(calls.load(), 5);
+  EXPECT_EQ(r.successes, 5);
+  ASSERT_FALSE(r.first_error.ok());
+  EXPECT_EQ(r.first_error.error().reason, "Canceled");
+  EXPECT_NE(r.first_error.error().message.find("5 of 500"), std::string::npos)
+      << r.first_error.error().message;
+}
+
+// With concurrent batches: a stop requested by the last call of batch 2 means batch 3 (4 calls)
+// never starts.
+TEST(SlowStartBatchTest, StopEndsBeforeTheNextBatch) {
+  std::stop_source stop;
+  std::atomic<int> calls{0};
+  SlowStartResult r = SlowStartBatch(
+      500, 1,
+      [&] {
+        if (++calls == 3) stop.request_stop();
+        return OkStatus();
+      },
+      64, stop.get_token());
+  EXPECT_EQ(calls.load(), 3);
+  EXPECT_EQ(r.successes, 3);
+  EXPECT_FALSE(r.first_error.ok());
 }
 
 }  // namespace

@@ -186,6 +186,23 @@ TEST_F(DeploymentControllerTest, D4_CreateFailureSetsReplicaSetCreateError) {
   EXPECT_THAT(recorder_->Events()[0], ::testing::StartsWith("Warning ReplicaSetCreateError"));
 }
 
+// Upstream getNewReplicaSet returns the NamespaceTerminating create error without a condition or
+// event, and handleErr forgets the key for it: no retries against a namespace that is going away.
+TEST_F(DeploymentControllerTest, D4_CreateInTerminatingNamespaceIsForgotten) {
+  Add(MakeDeployment({.image = "img:2"}));
+  Error terminating{403, "Forbidden", "namespace is being terminated", {"NamespaceTerminating"}};
+  client_->fail["create replicasets"] = terminating;
+  Status s = Sync();
+  ASSERT_FALSE(s.ok());
+  EXPECT_TRUE(recorder_->Events().empty());
+  Result<runtime::ReconcileResult> handled = DeploymentController::HandleErr(s);
+  ASSERT_TRUE(handled.ok());
+  EXPECT_FALSE(handled->requeue);
+  // Any other error is still retried.
+  EXPECT_FALSE(DeploymentController::HandleErr(Error{403, "Forbidden", "quota", {}}).ok());
+  EXPECT_TRUE(DeploymentController::HandleErr(OkStatus()).ok());
+}
+
 // --- D7, D8: rolling update arithmetic ----------------------------------------------------------
 
 TEST_F(DeploymentControllerTest, D7_D8_RollingUpdateTable) {
@@ -269,8 +286,9 @@ TEST_F(DeploymentControllerTest, D7_D8_RollingUpdateTable) {
 }
 
 // D8: an old RS whose status still counts more available pods than its (reduced) spec must not
-// drive the scale-down: the sync stops with an error and nothing is scaled (found by the e2e
-// proportional-scaling test: scaling down from stale counts emptied the old RS).
+// drive the scale-down: nothing is scaled (found by the e2e proportional-scaling test: scaling
+// down from stale counts emptied the old RS). As upstream reconcileOldReplicaSets, the sync itself
+// does not fail for it.
 TEST_F(DeploymentControllerTest, D8_StaleOldStatusStopsTheScaleDown) {
   auto d =
       MakeDeployment({.replicas = 10, .image = "img:2", .max_surge = "0", .max_unavailable = "5"});
@@ -278,7 +296,7 @@ TEST_F(DeploymentControllerTest, D8_StaleOldStatusStopsTheScaleDown) {
   Add(MakeRS(
       *d, {.image = "img:2", .replicas = 3, .available = 0, .revision = 2, .created_minute = 5}));
   Add(MakeRS(*d, {.image = "img:1", .replicas = 7, .available = 8, .revision = 1}));
-  EXPECT_FALSE(Sync().ok());
+  EXPECT_TRUE(Sync().ok());
   EXPECT_THAT(client_->Of("update", "replicasets"), IsEmpty());
 }
 
@@ -504,7 +522,9 @@ std::shared_ptr<const api::Deployment> StuckDeployment(int since, const std::str
                  t + R"(","lastTransitionTime":")" + t + "\"}]}"});
 }
 
-TEST_F(DeploymentControllerTest, D13_NoProgressRequeuesAtTheDeadline) {
+// Upstream requeueStuckDeployment: come back one second after the deadline (against skew in
+// AddAfter), or at once, rate-limited, when less than a second is left.
+TEST_F(DeploymentControllerTest, D13_NoProgressRequeuesJustAfterTheDeadline) {
   auto base = MakeDeployment();
   auto rs = MakeRS(*base, {.replicas = 3, .available = 0});
   Add(StuckDeployment(100, rs->metadata.name));
@@ -513,7 +533,18 @@ TEST_F(DeploymentControllerTest, D13_NoProgressRequeuesAtTheDeadline) {
   EXPECT_THAT(client_->actions, IsEmpty());  // nothing changed, nothing written
   ASSERT_EQ(enqueued_after_.size(), 1u);
   EXPECT_EQ(enqueued_after_[0].first, "default/foo");
-  EXPECT_EQ(enqueued_after_[0].second, std::chrono::seconds(500));
+  EXPECT_EQ(enqueued_after_[0].second, std::chrono::seconds(501));
+  EXPECT_THAT(enqueued_rate_limited_, IsEmpty());
+}
+
+TEST_F(DeploymentControllerTest, D13_LessThanASecondLeftRequeuesRateLimitedNow) {
+  auto base = MakeDeployment();
+  auto rs = MakeRS(*base, {.replicas = 3, .available = 0});
+  Add(StuckDeployment(600, rs->metadata.name));  // the deadline is now
+  Add(rs);
+  ASSERT_TRUE(Sync().ok());
+  EXPECT_THAT(enqueued_after_, IsEmpty());
+  EXPECT_THAT(enqueued_rate_limited_, ::testing::ElementsAre("default/foo"));
 }
 
 TEST_F(DeploymentControllerTest, D13_DeadlineExceeded) {
@@ -585,6 +616,35 @@ TEST_F(DeploymentControllerTest, D15_StatusCountsAndNoWriteWhenUnchanged) {
   Reset(d_index_, {status});
   ASSERT_TRUE(Sync().ok());
   EXPECT_THAT(client_->Of("update-status", "deployments"), IsEmpty());
+}
+
+// Upstream cleanupUnhealthyReplicas/reconcileOldReplicaSets: an old RS whose status still counts
+// more available pods than its (just lowered) spec cannot be cleaned up. cleanupUnhealthyReplicas
+// fails with the counts in the message, but reconcileOldReplicaSets drops that error: the sync
+// scales nothing, writes the rollout status and succeeds (no retry loop until the status catches
+// up; the RS controller's status write brings the next sync).
+TEST_F(DeploymentControllerTest, D8_StaleOldReplicaSetStatusSkipsScaleDownWithoutFailing) {
+  auto d =
+      MakeDeployment({.replicas = 7, .image = "img:2", .max_surge = "2", .max_unavailable = "1"});
+  Add(d);
+  Add(MakeRS(
+      *d, {.image = "img:2", .replicas = 4, .available = 4, .revision = 2, .created_minute = 30}));
+  auto old_rs = MakeRS(
+      *d, {.image = "img:1", .replicas = 5, .status_replicas = 7, .available = 7, .revision = 1});
+  Add(old_rs);
+  ASSERT_TRUE(Sync().ok());
+  for (const auto& rs : client_->WrittenRS("update")) {  // annotations may be synced, sizes not
+    EXPECT_EQ(rs->spec.replicas, rs->metadata.name == old_rs->metadata.name ? 5 : 4)
+        << rs->metadata.name;
+  }
+  EXPECT_NE(client_->LastStatus(), nullptr);  // the rollout status is still written
+
+  util::ReplicaSets olds = {old_rs};
+  Result<int32_t> cleaned = controller_->CleanupUnhealthyReplicas(olds, *d, 1);
+  ASSERT_FALSE(cleaned.ok());
+  EXPECT_EQ(cleaned.error().message,
+            "when cleaning up unhealthy replicas, got invalid request to scale down default/" +
+                old_rs->metadata.name + " 5 -> 7");
 }
 
 // --- D16 cleanup ------------------------------------------------------------------------------

@@ -232,5 +232,24 @@ TEST(ProgressTest, D13_DeploymentTimedOut) {
   EXPECT_FALSE(DeploymentTimedOut(*d, s, t0 + std::chrono::seconds(600)));
 }
 
+// Upstream deploymentutil.GetTerminatingReplicaCountForReplicaSets: the sum over the ReplicaSets;
+// one never synced (observedGeneration 0) without the field adds nothing, but one synced by the
+// ReplicaSet controller that does not report it makes the sum unknown (nil). No ReplicaSets: 0.
+TEST(CountingTest, D15_TerminatingReplicaCountAsUpstream) {
+  auto rs = [](int64_t observed_generation, std::optional<int32_t> terminating) {
+    auto r = std::make_shared<api::ReplicaSet>();
+    r->status.observed_generation = observed_generation;
+    r->status.terminating_replicas = terminating;
+    return ReplicaSetPtr(r);
+  };
+  EXPECT_EQ(GetTerminatingReplicaCountForReplicaSets({}), 0);
+  EXPECT_EQ(GetTerminatingReplicaCountForReplicaSets({nullptr}), 0);
+  EXPECT_EQ(GetTerminatingReplicaCountForReplicaSets({rs(1, 2), rs(3, 1)}), 3);
+  EXPECT_EQ(GetTerminatingReplicaCountForReplicaSets({rs(1, 2), rs(0, std::nullopt)}), 2);
+  EXPECT_EQ(GetTerminatingReplicaCountForReplicaSets({rs(0, std::nullopt)}), 0);
+  EXPECT_EQ(GetTerminatingReplicaCountForReplicaSets({rs(1, 2), rs(1, std::nullopt)}),
+            std::nullopt);
+}
+
 }  // namespace
 }  // namespace kcm::deployment::util

@@ -302,6 +302,9 @@ class DeploymentControllerTest : public ::testing::Test {
     opts.enqueue_after = [this](const std::string& key, std::chrono::nanoseconds after) {
       enqueued_after_.emplace_back(key, after);
     };
+    opts.enqueue_rate_limited = [this](const std::string& key) {
+      enqueued_rate_limited_.push_back(key);
+    };
     controller_ = std::make_unique<DeploymentController>(
         client_, informers::DeploymentLister(d_index_), informers::ReplicaSetLister(rs_index_),
         informers::PodLister(pod_index_), recorder_, opts);
@@ -338,6 +341,7 @@ class DeploymentControllerTest : public ::testing::Test {
   std::shared_ptr<FakeDeploymentClient> client_;
   std::shared_ptr<record::FakeRecorder> recorder_;
   std::vector<std::pair<std::string, std::chrono::nanoseconds>> enqueued_after_;
+  std::vector<std::string> enqueued_rate_limited_;
   std::unique_ptr<DeploymentController> controller_;
 };
 

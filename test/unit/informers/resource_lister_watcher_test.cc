@@ -134,7 +134,7 @@ TEST(ResourceListerWatcherTest, WatchDecodesEventsAndPassesErrorFrames) {
   ASSERT_TRUE(e3.ok() && e3->has_value());
   ASSERT_EQ((*e3)->type, api::WatchEventType::kError);
   // 2.4: what the reflector turns into a relist.
-  EXPECT_TRUE(cache::IsExpiredError((*e3)->error)) << (*e3)->error.ToString();
+  EXPECT_TRUE(cache::IsExpiredOrGone((*e3)->error)) << (*e3)->error.ToString();
   auto end = (*w)->Next();
   ASSERT_TRUE(end.ok());
   EXPECT_FALSE(end->has_value());
@@ -178,19 +178,19 @@ TEST(ResourceListerWatcherTest, ListErrorsKeepTheirApiClassification) {
   old_rv.resource_version = "10";
   auto gone = lw.List(old_rv);
   ASSERT_FALSE(gone.ok());
-  EXPECT_TRUE(cache::IsExpiredError(gone.error())) << gone.error().ToString();
+  EXPECT_TRUE(cache::IsExpiredOrGone(gone.error())) << gone.error().ToString();
   EXPECT_FALSE(cache::IsWatchErrorRetriable(gone.error()));
 
   api::ListOptions future;
   future.resource_version = "99";
   auto ahead = lw.List(future);
   ASSERT_FALSE(ahead.ok());
-  EXPECT_TRUE(cache::IsTooLargeResourceVersionError(ahead.error())) << ahead.error().ToString();
+  EXPECT_TRUE(errors::IsTooLargeResourceVersion(ahead.error())) << ahead.error().ToString();
 }
 
 // 2.4: a refused connection (API server restarting) is retriable: back off and re-watch, keep the
-// cache. pkg/client reports it as reason "Transport" with cause "ConnectionRefused"; the adapter
-// must hand the reflector reason "ConnectionRefused" rather than rely on curl's message wording.
+// cache. pkg/client classifies it (TransportCause::kConnectionRefused from the CURLcode) and the
+// adapter hands it on unchanged; nothing reads curl's wording.
 TEST(ResourceListerWatcherTest, ConnectionRefusedIsRetriable) {
   const std::string url = "http://127.0.0.1:" + std::to_string(ClosedPort());
   ResourceListerWatcher lw(PodsClient(url), "ns", api::PodCodec());
@@ -203,23 +203,30 @@ TEST(ResourceListerWatcherTest, ConnectionRefusedIsRetriable) {
     err = e.error();
   }
   EXPECT_EQ(err.code, 0);
-  EXPECT_EQ(err.reason, "ConnectionRefused") << err.ToString();
+  EXPECT_EQ(err.transport, TransportCause::kConnectionRefused) << err.ToString();
   EXPECT_TRUE(cache::IsWatchErrorRetriable(err)) << err.ToString();
   auto l = lw.List({});
   ASSERT_FALSE(l.ok());
-  EXPECT_EQ(l.error().reason, "ConnectionRefused") << l.error().ToString();
-  EXPECT_FALSE(cache::IsExpiredError(l.error()));
+  EXPECT_EQ(l.error().transport, TransportCause::kConnectionRefused) << l.error().ToString();
+  EXPECT_FALSE(cache::IsExpiredOrGone(l.error()));
 }
 
-TEST(ResourceListerWatcherTest, ForReflectorLeavesOtherErrorsAlone) {
-  Error reset{0, "Transport", "Recv failure: Connection reset by peer", {"ConnectionReset"}};
-  EXPECT_EQ(ForReflector(reset).reason, "Transport");
-  EXPECT_FALSE(cache::IsWatchErrorRetriable(ForReflector(reset)));
-  Error throttled{429, "TooManyRequests", "slow down", {}};
-  EXPECT_TRUE(cache::IsWatchErrorRetriable(ForReflector(throttled)));
-  Error refused{0, "Transport", "Couldn't connect to server", {"ConnectionRefused"}};
-  EXPECT_EQ(ForReflector(refused).reason, "ConnectionRefused");
-  EXPECT_EQ(ForReflector(refused).causes, refused.causes);
+// 2.4: the reflector's reading of an error is by reason and transport cause only: the same
+// message text under another cause means something else.
+TEST(ResourceListerWatcherTest, ReflectorClassifiesByCauseNotMessage) {
+  const std::string curl_words = "Couldn't connect to server: connection refused";
+  EXPECT_TRUE(
+      cache::IsWatchErrorRetriable(Error::Transport(TransportCause::kConnectionRefused, "x")));
+  EXPECT_FALSE(cache::IsWatchErrorRetriable(Error::Transport(TransportCause::kOther, curl_words)));
+  EXPECT_FALSE(cache::IsWatchErrorRetriable(Error{0, "Transport", curl_words, {}}));
+  EXPECT_FALSE(
+      cache::IsWatchErrorRetriable(Error::Transport(TransportCause::kConnectionReset, "")));
+  EXPECT_TRUE(cache::IsWatchStreamBroken(Error::Transport(TransportCause::kConnectionReset, "")));
+  EXPECT_TRUE(cache::IsWatchStreamBroken(Error::Transport(TransportCause::kTimedOut, "")));
+  EXPECT_FALSE(cache::IsWatchStreamBroken(Error::Transport(TransportCause::kTooLarge, "")));
+  EXPECT_TRUE(cache::IsWatchErrorRetriable(Error{429, "TooManyRequests", "slow down", {}}));
+  // A server timeout (504) is not the client's: no transport cause.
+  EXPECT_FALSE(cache::IsWatchStreamBroken(Error{504, "Timeout", "timed out", {}}));
 }
 
 // 6.1: the client-backed factory sends the namespace and the tweaked selectors on every LIST and

@@ -2,6 +2,9 @@
 // and ResourceLocks over it (several candidates can share one store). Thread-safe.
 #pragma once
 
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -58,8 +61,18 @@ class FakeLock final : public ResourceLock {
     last_rv_ = ++store_->rv_;
     return OkStatus();
   }
-  Status Update(const LeaderElectionRecord& record, std::stop_token) override {
+  Status Update(const LeaderElectionRecord& record, std::stop_token stop) override {
     if (auto e = Begin("update")) return *e;
+    if (hang_updates) {
+      // A request that never gets an answer: it ends only when its stop token is requested
+      // (bounded at 30 s of real time so a broken test cannot hang).
+      std::mutex m;
+      std::condition_variable_any cv;
+      std::unique_lock l(m);
+      cv.wait_for(l, stop, std::chrono::seconds(30), [] { return false; });
+      ++hung_updates_ended;
+      return Error::Local("Canceled", "request canceled");
+    }
     if (before_update) before_update();
     std::lock_guard lock(store_->mu_);
     if (last_rv_ == 0) return Error::Local("LeaseNotInitialized", "call get or create first");
@@ -105,6 +118,9 @@ class FakeLock final : public ResourceLock {
 
   // Runs inside Update before the write (e.g. to let another writer win the race).
   std::function<void()> before_update;
+  // While set, Update blocks until its stop token is requested, then fails "Canceled".
+  std::atomic<bool> hang_updates{false};
+  std::atomic<int> hung_updates_ended{0};
 
  private:
   std::optional<Error> Begin(const char* verb) {

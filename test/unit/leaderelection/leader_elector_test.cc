@@ -62,6 +62,10 @@ class LeaderElectorTest : public ::testing::Test {
     c.name = name_;
     c.clock = &clock_;
     c.callbacks.on_started_leading = [this](std::stop_token stop) {
+      {
+        std::lock_guard l(mu_);
+        leading_ = stop;
+      }
       started_ = true;
       std::mutex mu;
       std::condition_variable_any cv;
@@ -72,6 +76,10 @@ class LeaderElectorTest : public ::testing::Test {
     c.callbacks.on_stopped_leading = [this] {
       // Upstream's contract: leading work is told to stop before this runs... on loss, it may
       // still be winding down, so only record the order we saw.
+      {
+        std::lock_guard l(mu_);
+        leading_cancelled_first_ = leading_.stop_requested();
+      }
       stopped_ = true;
     };
     c.callbacks.on_new_leader = [this](const std::string& id) {
@@ -124,6 +132,8 @@ class LeaderElectorTest : public ::testing::Test {
   std::atomic<bool> started_{false}, work_done_{false}, stopped_{false}, run_returned_{false};
   std::mutex mu_;
   std::vector<std::string> new_leaders_;
+  std::stop_token leading_;               // on_started_leading's token (guarded by mu_)
+  bool leading_cancelled_first_ = false;  // seen by on_stopped_leading (guarded by mu_)
   std::jthread runner_;  // last: stopped and joined before the state above goes away
 };
 
@@ -261,7 +271,7 @@ TEST_F(LeaderElectorTest, StopsLeadingWhenRenewalsFailPastTheRenewDeadline) {  /
   Start(Config());
   ASSERT_TRUE(WaitUntil([&] { return started_.load() && clock_.Waiters() == 1; }));
   EXPECT_EQ(MasterStatus(name_), 1);
-  lock_->FailAlways(Error{0, "Transport", "connection refused", {}});
+  lock_->FailAlways(Error::Transport(TransportCause::kConnectionRefused, "connection refused"));
   // Attempts at +2 (the deadline is then +12), +4, +6, +8, +10 all fail...
   for (int i = 0; i < 5; ++i) ASSERT_TRUE(StepAndWait(seconds(2)));
   EXPECT_FALSE(stopped_);
@@ -273,6 +283,69 @@ TEST_F(LeaderElectorTest, StopsLeadingWhenRenewalsFailPastTheRenewDeadline) {  /
   EXPECT_TRUE(work_done_);  // the leading work was told to stop
   EXPECT_EQ(MasterStatus(name_), 0);
   EXPECT_EQ(lock_->Events().back(), "me stopped leading");
+}
+
+// Fencing: when a renewal finds the lease held by someone else (another candidate took it over,
+// or an admin rewrote it), the leading work is cancelled at that attempt, long before the renew
+// deadline, and before on_stopped_leading runs.
+TEST_F(LeaderElectorTest, StopsLeadingAtOnceWhenTheLeaseIsHeldByAnother) {
+  Start(Config());
+  ASSERT_TRUE(WaitUntil([&] { return started_.load() && clock_.Waiters() == 1; }));
+  ASSERT_TRUE(StepAndWait(seconds(2)));  // one ordinary renewal
+  EXPECT_FALSE(work_done_);
+  store_->Set(Held("usurper", 1));
+  // The next renewal (+2 s; the deadline would be +10 s later) conflicts, reads the record,
+  // sees another holder and gives up at once.
+  clock_.Step(seconds(2));
+  ASSERT_TRUE(WaitUntil([&] { return run_returned_.load(); }));
+  EXPECT_TRUE(work_done_);
+  EXPECT_TRUE(stopped_);
+  {
+    std::lock_guard l(mu_);
+    EXPECT_TRUE(leading_cancelled_first_);
+  }
+  EXPECT_FALSE(elector_->IsLeader());
+  EXPECT_EQ(elector_->GetLeader(), "usurper");
+  EXPECT_EQ(store_->Record()->holder_identity, "usurper");  // we never wrote over it
+  EXPECT_EQ(MasterStatus(name_), 0);
+  EXPECT_EQ(lock_->Events().back(), "me stopped leading");
+}
+
+// A renewal that fails without news of another holder (API server unreachable) is retried
+// until the renew deadline; leading is cancelled before on_stopped_leading.
+TEST_F(LeaderElectorTest, LeadingIsCancelledBeforeStoppedLeadingOnDeadline) {
+  Start(Config());
+  ASSERT_TRUE(WaitUntil([&] { return started_.load() && clock_.Waiters() == 1; }));
+  lock_->FailAlways(Error{0, "Transport", "connection refused", {}});
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(StepAndWait(seconds(2)));
+  EXPECT_FALSE(work_done_);
+  clock_.Step(seconds(2));
+  ASSERT_TRUE(WaitUntil([&] { return run_returned_.load(); }));
+  std::lock_guard l(mu_);
+  EXPECT_TRUE(leading_cancelled_first_);
+}
+
+// A renewal request that hangs (no answer, no error) is cut off at the renew deadline, as
+// upstream's renew does with its RenewDeadline context, so the loss is not delayed by it. The
+// cut-off runs in real time (requests block in real time): short durations keep this test fast.
+TEST_F(LeaderElectorTest, HungRenewalIsCutOffAtTheRenewDeadline) {
+  LeaderElectionConfig c = Config();
+  c.lease_duration = milliseconds(1000);
+  c.renew_deadline = milliseconds(500);
+  c.retry_period = milliseconds(200);
+  Start(std::move(c));
+  ASSERT_TRUE(WaitUntil([&] { return started_.load() && clock_.Waiters() == 1; }));
+  lock_->hang_updates = true;
+  clock_.Step(milliseconds(200));  // the renewal starts and hangs
+  // Without a cut-off it would hang for the lock's 30 s bound; WaitUntil gives up after 10 s.
+  ASSERT_TRUE(WaitUntil([&] { return lock_->hung_updates_ended.load() >= 1; }));
+  EXPECT_FALSE(stopped_);
+  lock_->hang_updates = false;
+  lock_->FailAlways(Error{0, "Transport", "connection refused", {}});
+  clock_.Step(milliseconds(600));  // past the deadline on the elector's clock too
+  ASSERT_TRUE(WaitUntil([&] { return run_returned_.load(); }));
+  EXPECT_TRUE(stopped_);
+  EXPECT_TRUE(work_done_);
 }
 
 TEST_F(LeaderElectorTest, AnotherElectorOfTheSameNameDoesNotResetTheMetric) {  // L5

@@ -130,7 +130,7 @@ TEST(LeaseLockTest, AbsentLeaseIsNotFoundThenCreated) {  // L2
   LeaseLock lock(server.Client(), "kube-system", "kcm", "me");
   auto got = lock.Get({});
   ASSERT_FALSE(got.ok());
-  EXPECT_TRUE(client::IsNotFound(got.error())) << got.error().ToString();
+  EXPECT_TRUE(errors::IsNotFound(got.error())) << got.error().ToString();
   LeaderElectionRecord rec;
   rec.holder_identity = "me";
   rec.lease_duration_seconds = 15;

@@ -18,7 +18,7 @@ using std::chrono::seconds;
 const ObjectReference kDeployment{"Deployment", "prod", "web", "uid-1", "apps/v1", "42", ""};
 
 Error TransportError() {
-  return Error{0, std::string(client::reason::kTransport), "connection refused", {}};
+  return Error::Transport(TransportCause::kConnectionRefused, "connection refused");
 }
 Error ApiError(int code, std::string_view reason) {
   return Error{code, std::string(reason), "from the server", {}};
@@ -104,7 +104,7 @@ TEST_F(EventBroadcasterTest, PatchAnswered404CreatesInstead) {  // E3
   broadcaster_->StartRecordingToSink(sink_);
   recorder_->Event(kDeployment, "Normal", "ScalingReplicaSet", "same");
   ASSERT_TRUE(sink_->WaitForCalls(1));
-  sink_->FailNext("patch", ApiError(404, client::reason::kNotFound));
+  sink_->FailNext("patch", ApiError(404, errors::reason::kNotFound));
   recorder_->Event(kDeployment, "Normal", "ScalingReplicaSet", "same");
   ASSERT_TRUE(sink_->WaitForCalls(3));
   const auto calls = sink_->Calls();
@@ -153,8 +153,8 @@ TEST_F(EventBroadcasterTest, GivesUpAfterTwelveTries) {  // E3
 
 TEST_F(EventBroadcasterTest, ServerRejectionsAreNotRetried) {  // E3
   broadcaster_->StartRecordingToSink(sink_);
-  sink_->FailNext("create", ApiError(409, client::reason::kAlreadyExists));
-  sink_->FailNext("create", ApiError(422, client::reason::kInvalid));
+  sink_->FailNext("create", ApiError(409, errors::reason::kAlreadyExists));
+  sink_->FailNext("create", ApiError(422, errors::reason::kInvalid));
   recorder_->Event(kDeployment, "Normal", "A", "m");
   recorder_->Event(kDeployment, "Normal", "B", "m");
   recorder_->Event(kDeployment, "Normal", "C", "m");

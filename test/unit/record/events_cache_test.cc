@@ -96,6 +96,11 @@ TEST(EventCorrelatorTest, TenSimilarEventsAggregate) {  // E2
   EXPECT_EQ(tenth.event.metadata.name, EventName("web", clock.WallNow()));
   EXPECT_EQ(tenth.event.reason, "ScalingReplicaSet");
   EXPECT_EQ(tenth.event.involved_object.name, "web");
+  // client-go EventAggregator.EventAggregate builds the combined event with source but without
+  // reportingComponent/reportingInstance.
+  EXPECT_EQ(tenth.event.source.component, "deployment-controller");
+  EXPECT_EQ(tenth.event.reporting_component, "");
+  EXPECT_EQ(tenth.event.reporting_instance, "");
   correlator.UpdateState(Written(tenth.event, "7"));
 
   // Every further similar event bumps the one aggregate Event.

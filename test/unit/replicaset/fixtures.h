@@ -47,7 +47,8 @@ class FakeReplicaSetClient final : public ReplicaSetClient {
     auto updated = std::make_shared<api::ReplicaSet>(rs);
     updated->status = status;
     if (drop_terminating_) updated->status.terminating_replicas.reset();
-    updated->metadata.resource_version = rs.metadata.resource_version + "+";
+    updated->metadata.resource_version =
+        next_rv_ ? std::to_string((*next_rv_)++) : rs.metadata.resource_version + "+";
     objects_[rs.metadata.namespace_ + "/" + rs.metadata.name] = updated;
     return ReplicaSetPtr(updated);
   }
@@ -80,6 +81,11 @@ class FakeReplicaSetClient final : public ReplicaSetClient {
     std::lock_guard lock(mu_);
     drop_terminating_ = true;
   }
+  // Status writes return numeric resourceVersions from `first` on (else "<rv>+").
+  void NumberWritesFrom(int64_t first) {
+    std::lock_guard lock(mu_);
+    next_rv_ = first;
+  }
 
  private:
   mutable std::mutex mu_;
@@ -88,6 +94,7 @@ class FakeReplicaSetClient final : public ReplicaSetClient {
   int gets_ = 0;
   int update_failures_ = 0;
   bool drop_terminating_ = false;
+  std::optional<int64_t> next_rv_;
   std::optional<Error> get_error_;
 };
 

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 
 #include "controllers/replicaset/replica_set_utils.h"
 #include "pkg/client/resource_client.h"
@@ -237,6 +238,39 @@ TEST_F(ControllerTest, DeletedDuringSlowStartStopsCreating) {
   ASSERT_TRUE(Sync("rs").ok());
   EXPECT_EQ(pod_control_->CreateCallCount(), 1);
   EXPECT_EQ(controller_->expectations().GetExpectations("ns/rs")->add, 1);
+}
+
+// Fencing: the worker's stop token (the leader's "leading" token) is requested during a slow
+// start: the creates already running finish, no further create and no status write is made, the
+// creates never made are no longer expected, and the sync reports "Canceled".
+TEST_F(ControllerTest, StopDuringSlowStartStopsCreatesAndStatusWrite) {
+  AddRS(NewReplicaSet("rs", 100));
+  std::stop_source leading;
+  std::atomic<int> calls{0};
+  pod_control_->SetCreateHook([&]() -> Status {
+    if (++calls == 3) leading.request_stop();  // the last call of batch 2
+    return OkStatus();
+  });
+  auto r = controller_->SyncReplicaSet("ns/rs", leading.get_token());
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().reason, "Canceled");
+  EXPECT_EQ(pod_control_->CreateCallCount(), 3) << "batches 1 and 2 only";
+  EXPECT_TRUE(rs_client_->writes().empty()) << "no status write after the stop";
+  EXPECT_EQ(controller_->expectations().GetExpectations("ns/rs")->add, 3);
+}
+
+// Fencing: once stopped, a sync that would delete surplus pods deletes none.
+TEST_F(ControllerTest, StoppedSyncDeletesNothing) {
+  AddRS(NewReplicaSet("rs", 1));
+  AddOwnedPods("rs", 4);
+  std::stop_source leading;
+  leading.request_stop();
+  auto r = controller_->SyncReplicaSet("ns/rs", leading.get_token());
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().reason, "Canceled");
+  EXPECT_TRUE(pod_control_->DeletePodNames().empty());
+  EXPECT_TRUE(rs_client_->writes().empty());
+  EXPECT_TRUE(controller_->expectations().SatisfiedExpectations("ns/rs"));
 }
 
 // R7: a create refused because the namespace is terminating counts as success.
@@ -519,7 +553,7 @@ TEST_F(ControllerTest, StatusWriteRetriedOnceAfterGet) {
   ASSERT_TRUE(rs_index_->Update(rs2).ok());
   auto r = Sync("rs");
   ASSERT_FALSE(r.ok());
-  EXPECT_TRUE(client::IsConflict(r.error()));
+  EXPECT_TRUE(errors::IsConflict(r.error()));
   EXPECT_EQ(rs_client_->writes().size(), 4u);
 }
 
@@ -629,6 +663,69 @@ TEST_F(ControllerTest, MalformedSelectorSkipped) {
   EXPECT_TRUE(pod_control_->DeletePodNames().empty());
   EXPECT_TRUE(pod_control_->Patches().empty());
   EXPECT_TRUE(rs_client_->writes().empty());
+}
+
+// Upstream syncReplicaSet with StaleControllerConsistencyReplicaSet (on by default): after a sync
+// wrote the ReplicaSet's status (or a pod for it), the next sync waits — requeued rate-limited,
+// acting on nothing — until the informer store has applied that write's resourceVersion.
+TEST_F(ControllerTest, StaleControllerConsistencyWaitsForOwnWrites) {
+  std::string rs_rv = "1";
+  std::string pod_rv = "1";
+  ReplicaSetControllerOptions options;
+  options.consistency_rv_getters = {{kReplicaSetsGroupResource, [&] { return rs_rv; }},
+                                    {kPodsGroupResource, [&] { return pod_rv; }}};
+  Rebuild(options);
+  ASSERT_NE(controller_->consistency_store(), nullptr);
+  rs_client_->NumberWritesFrom(100);
+  auto rs = NewReplicaSet("rs", 3);
+  AddRS(rs);
+  AddOwnedPods("rs", 3);
+
+  // First sync: nothing recorded yet; writes status (replicas 0 -> 3) at RV 100.
+  auto first = Sync("rs");
+  ASSERT_TRUE(first.ok());
+  EXPECT_FALSE(first->requeue);
+  ASSERT_EQ(rs_client_->writes().size(), 1u);
+
+  // The cache still shows the ReplicaSet before that write: wait, touching nothing.
+  ASSERT_TRUE(rs_index_->Delete(rs).ok());  // even a vanished RS is not acted on yet
+  auto stale = Sync("rs");
+  ASSERT_TRUE(stale.ok());
+  EXPECT_TRUE(stale->requeue);
+  EXPECT_EQ(rs_client_->writes().size(), 1u);
+  EXPECT_EQ(pod_control_->CreateCallCount(), 0);
+
+  // The informer delivers the written ReplicaSet: the sync goes ahead (and has nothing to write).
+  rs_rv = "100";
+  Result<ReplicaSetPtr> stored = rs_client_->Get("ns", "rs");
+  ASSERT_TRUE(stored.ok());
+  ASSERT_TRUE(rs_index_->Add(*stored).ok());
+  auto caught_up = Sync("rs");
+  ASSERT_TRUE(caught_up.ok());
+  EXPECT_FALSE(caught_up->requeue);
+  EXPECT_EQ(rs_client_->writes().size(), 1u);
+
+  // A pod written for the ReplicaSet (create or adoption) holds it the same way; a pod whose
+  // controller is not a ReplicaSet is not ours to track.
+  controller_->RecordPodWrite("ns", {"apps/v1", "Deployment", "rs", "uid-rs", true, true}, "150");
+  EXPECT_FALSE(Sync("rs")->requeue);
+  controller_->RecordPodWrite("ns", {"apps/v1", "ReplicaSet", "rs", "uid-rs", true, true}, "150");
+  EXPECT_TRUE(Sync("rs")->requeue);
+  pod_rv = "151";
+  EXPECT_FALSE(Sync("rs")->requeue);
+}
+
+TEST_F(ControllerTest, StaleControllerConsistencyOffByGate) {
+  ReplicaSetControllerOptions options;
+  options.stale_controller_consistency = false;
+  options.consistency_rv_getters = {{kReplicaSetsGroupResource, [] { return std::string(); }}};
+  Rebuild(options);
+  EXPECT_EQ(controller_->consistency_store(), nullptr);
+  rs_client_->NumberWritesFrom(100);
+  AddRS(NewReplicaSet("rs", 1));
+  AddOwnedPods("rs", 1);
+  EXPECT_FALSE(Sync("rs")->requeue);
+  EXPECT_FALSE(Sync("rs")->requeue);
 }
 
 }  // namespace

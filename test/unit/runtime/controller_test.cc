@@ -58,6 +58,11 @@ class ScriptedReconciler final : public Reconciler {
     }
     return script ? script(r, n) : ReconcileResult{};
   }
+  // `calls` is counted before the key is recorded, so readers copy `seen` under the lock.
+  std::vector<std::string> Seen() {
+    std::lock_guard lock(mu);
+    return seen;
+  }
   std::atomic<int> calls{0};
   std::mutex mu;
   std::vector<std::string> seen;
@@ -97,7 +102,7 @@ TEST(ControllerTest, SuccessForgetsAndCountsSuccess) {
                         {"controller", "result"}) == 1;
   }));
   EXPECT_EQ(h.ctrl.queue()->NumRequeues("ns/a"), 0);
-  EXPECT_EQ(rec->seen[0], "ns/a");
+  EXPECT_EQ(rec->Seen(), std::vector<std::string>{"ns/a"});
 }
 
 // Error -> AddRateLimited and the error counted; the retry waits for the rate limiter's delay.
@@ -116,6 +121,7 @@ TEST(ControllerTest, ErrorRequeuesRateLimited) {
   ASSERT_TRUE(Eventually([&] { return h.ctrl.queue()->NumRequeues("ns/a") == 1; }));
   std::this_thread::sleep_for(20ms);
   EXPECT_EQ(rec->calls, 1);  // Not retried before the clock moves past the 5 ms backoff.
+  ASSERT_TRUE(Eventually([&] { return h.ctrl.queue()->NumWaiting() == 1; }));
   clock.Step(10ms);
   ASSERT_TRUE(Eventually([&] { return rec->calls == 2; }));
   EXPECT_EQ(
@@ -137,6 +143,8 @@ TEST(ControllerTest, RequeueAfterForgetsThenAddsAfter) {
   h.Run();
   src->Send({Obj("ns", "a")});
   ASSERT_TRUE(Eventually([&] { return rec->calls == 1; }));
+  // Step only once the key waits in the queue: its deadline is taken from the clock when added.
+  ASSERT_TRUE(Eventually([&] { return h.ctrl.queue()->NumWaiting() == 1; }));
   clock.Step(29s);
   std::this_thread::sleep_for(20ms);
   EXPECT_EQ(rec->calls, 1);
@@ -161,6 +169,8 @@ TEST(ControllerTest, RequeueGoesThroughRateLimiter) {
   h.Run();
   src->Send({Obj("ns", "a")});
   ASSERT_TRUE(Eventually([&] { return h.ctrl.queue()->NumRequeues("ns/a") == 1; }));
+  // NumRequeues counts before the key is added to the waiting set: step once it waits there.
+  ASSERT_TRUE(Eventually([&] { return h.ctrl.queue()->NumWaiting() == 1; }));
   clock.Step(5ms);
   ASSERT_TRUE(Eventually([&] { return rec->calls == 2; }));
   EXPECT_EQ(CounterValue("controller_runtime_reconcile_total", {"ctl-requeue", "requeue"},
@@ -187,6 +197,11 @@ TEST(ControllerTest, MaxRetriesDropsKey) {
   src->Send({Obj("ns", "a")});
   for (int i = 1; i <= 4; ++i) {
     ASSERT_TRUE(Eventually([&] { return rec->calls == i; })) << i;
+    // The failed key is added after Reconcile returns; step once it waits (not after call 4:
+    // that one drops the key).
+    if (i < 4) {
+      ASSERT_TRUE(Eventually([&] { return h.ctrl.queue()->NumWaiting() == 1; })) << i;
+    }
     clock.Step(1s);
   }
   // Call 4 saw NumRequeues == 3: dropped, forgotten, no fifth call.
@@ -232,6 +247,7 @@ TEST(ControllerTest, ExceptionIsRecoveredAndRequeued) {
   ASSERT_TRUE(Eventually([&] { return h.ctrl.queue()->NumRequeues("ns/a") == 1; }));
   EXPECT_EQ(
       CounterValue("controller_runtime_reconcile_panics_total", {"ctl-panic"}, {"controller"}), 1);
+  ASSERT_TRUE(Eventually([&] { return h.ctrl.queue()->NumWaiting() == 1; }));
   clock.Step(10ms);
   ASSERT_TRUE(Eventually([&] { return rec->calls == 2; }));
 }
@@ -286,7 +302,7 @@ TEST(ControllerTest, PredicatesFilterEvents) {
   ASSERT_TRUE(Eventually([&] { return rec->calls == 1; }));
   std::this_thread::sleep_for(20ms);
   EXPECT_EQ(rec->calls, 1);
-  EXPECT_EQ(rec->seen[0], "ns/keep");
+  EXPECT_EQ(rec->Seen(), std::vector<std::string>{"ns/keep"});
 }
 
 // A watch added after Start is started at once.
@@ -367,6 +383,32 @@ TEST(ControllerTest, CacheSyncTimeoutFailsClearly) {
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.error().reason, "CacheSyncTimeout");
   EXPECT_NE(result.error().message.find("ctl-sync"), std::string::npos);
+}
+
+// Zero cache_sync_timeout (what the daemon's controllers use): Start waits for the caches until
+// stopped, as upstream's WaitForNamedCacheSync, however much time passes (here 20 min on the
+// fake clock, well past the 2 min default); the stop then ends it without an error.
+TEST(ControllerTest, ZeroCacheSyncTimeoutWaitsUntilStopped) {
+  FakeClock clock;
+  ControllerOptions o = Options("ctl-sync-forever", &clock);
+  o.cache_sync_timeout = std::chrono::nanoseconds(0);
+  Controller ctrl(std::move(o), std::make_shared<ScriptedReconciler>());
+  ASSERT_TRUE(ctrl.Watch(std::make_shared<NeverSyncs>(), EnqueueRequestForObject()).ok());
+  Status result = Error::Local("NotReturned", "");
+  std::atomic<bool> returned{false};
+  std::jthread runner([&](std::stop_token st) {
+    result = ctrl.Start(st);
+    returned = true;
+  });
+  for (int i = 0; i < 1200 && !returned; ++i) {
+    clock.Step(1s);
+    if (i % 10 == 0) std::this_thread::sleep_for(1ms);
+  }
+  std::this_thread::sleep_for(50ms);
+  EXPECT_FALSE(returned.load()) << "Start gave up on the caches before it was stopped";
+  runner.request_stop();
+  runner.join();
+  EXPECT_TRUE(result.ok()) << result.error().ToString();
 }
 
 TEST(ControllerTest, StartTwiceIsAnError) {

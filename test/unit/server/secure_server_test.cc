@@ -1,42 +1,22 @@
+// SecureServer's endpoints, authorization paths and TLS settings, against scripted authorizers.
 #include "pkg/server/secure_server.h"
 
-#include <curl/curl.h>
 #include <gtest/gtest.h>
+#include <openssl/ssl.h>
+
+#include <mutex>
 
 #include "pkg/metrics/metrics.h"
+#include "test/unit/server/tls_client.h"
 
 namespace kcm::server {
 namespace {
 
-struct Response {
-  long code = 0;
-  std::string body;
-};
-
-size_t Collect(char* data, size_t size, size_t n, void* out) {
-  static_cast<std::string*>(out)->append(data, size * n);
-  return size * n;
-}
-
-Response Get(int port, const std::string& path, const std::string& token = "") {
-  Response r;
-  CURL* curl = curl_easy_init();
-  std::string url = "https://127.0.0.1:" + std::to_string(port) + path;
-  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 0L);  // Self-signed serving certificate.
-  curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 0L);
-  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, Collect);
-  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &r.body);
-  curl_slist* headers = nullptr;
-  if (!token.empty()) {
-    headers = curl_slist_append(headers, ("Authorization: Bearer " + token).c_str());
-    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
-  }
-  if (curl_easy_perform(curl) == CURLE_OK) curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &r.code);
-  curl_slist_free_all(headers);
-  curl_easy_cleanup(curl);
-  return r;
-}
+using namespace std::chrono_literals;
+using testing::GetOptions;
+using testing::HttpsGet;
+using testing::TestCerts;
+using testing::TlsClient;
 
 ServingOptions Loopback() {
   ServingOptions o;
@@ -45,16 +25,43 @@ ServingOptions Loopback() {
   return o;
 }
 
+// Allows the token "good" and the user "metrics-reader"; records what it was asked.
 class FakeAuthorizer : public RequestAuthorizer {
  public:
   Result<Decision> Authorize(std::string_view token, std::string_view verb,
                              std::string_view path) override {
-    last_verb = std::string(verb);
-    last_path = std::string(path);
+    std::lock_guard lock(mu_);
+    last_verb_ = std::string(verb);
+    last_path_ = std::string(path);
     if (token.empty()) return Decision::kUnauthenticated;
     return token == "good" ? Decision::kAllow : Decision::kForbidden;
   }
-  std::string last_verb, last_path;
+  Result<Decision> AuthorizeUser(const UserInfo& user, std::string_view verb,
+                                 std::string_view path) override {
+    std::lock_guard lock(mu_);
+    last_user_ = user;
+    last_verb_ = std::string(verb);
+    last_path_ = std::string(path);
+    return user.name == "metrics-reader" || user.name == "alice" ? Decision::kAllow
+                                                                 : Decision::kForbidden;
+  }
+  std::string last_verb() {
+    std::lock_guard lock(mu_);
+    return last_verb_;
+  }
+  std::string last_path() {
+    std::lock_guard lock(mu_);
+    return last_path_;
+  }
+  UserInfo last_user() {
+    std::lock_guard lock(mu_);
+    return last_user_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::string last_verb_, last_path_;
+  UserInfo last_user_;
 };
 
 // S1: health endpoints answer "ok" when every check passes.
@@ -64,11 +71,11 @@ TEST(SecureServerTest, HealthEndpointsPass) {
   ASSERT_TRUE(server.Start().ok());
   ASSERT_GT(server.Port(), 0);
   for (const char* path : {"/healthz", "/livez", "/readyz"}) {
-    Response r = Get(server.Port(), path);
+    auto r = HttpsGet(server.Port(), path);
     EXPECT_EQ(r.code, 200) << path;
     EXPECT_EQ(r.body, "ok") << path;
   }
-  EXPECT_EQ(Get(server.Port(), "/nope").code, 404);
+  EXPECT_EQ(HttpsGet(server.Port(), "/nope").code, 404);
 }
 
 // S1: readiness includes the ready checks (leader, synced, ...); liveness does not.
@@ -77,11 +84,32 @@ TEST(SecureServerTest, ReadyzFailsOnReadyCheckOnly) {
   server.AddHealthCheck({"ping", [] { return OkStatus(); }});
   server.AddReadyCheck({"informer-sync", [] { return Status(Error::Local("", "not synced")); }});
   ASSERT_TRUE(server.Start().ok());
-  EXPECT_EQ(Get(server.Port(), "/healthz").code, 200);
-  Response r = Get(server.Port(), "/readyz?verbose");
+  EXPECT_EQ(HttpsGet(server.Port(), "/healthz").code, 200);
+  auto r = HttpsGet(server.Port(), "/readyz?verbose");
   EXPECT_EQ(r.code, 500);
   EXPECT_NE(r.body.find("[+]ping ok"), std::string::npos) << r.body;
   EXPECT_NE(r.body.find("[-]informer-sync failed: not synced"), std::string::npos) << r.body;
+  EXPECT_NE(r.body.find("readyz check failed"), std::string::npos) << r.body;
+}
+
+// Upstream's healthz handler: /<endpoint>/<check> runs one check, ?exclude= skips one.
+TEST(SecureServerTest, HealthSubPathsAndExclude) {
+  SecureServer server(Loopback());
+  server.AddHealthCheck({"ping", [] { return OkStatus(); }});
+  server.AddReadyCheck({"informer-sync", [] { return Status(Error::Local("", "not synced")); }});
+  ASSERT_TRUE(server.Start().ok());
+  auto ping = HttpsGet(server.Port(), "/healthz/ping");
+  EXPECT_EQ(ping.code, 200);
+  EXPECT_EQ(ping.body, "ok");
+  auto sync = HttpsGet(server.Port(), "/readyz/informer-sync");
+  EXPECT_EQ(sync.code, 500);
+  EXPECT_NE(sync.body.find("not synced"), std::string::npos) << sync.body;
+  EXPECT_EQ(HttpsGet(server.Port(), "/healthz/informer-sync").code, 404);  // Not a liveness check.
+  auto excluded = HttpsGet(server.Port(), "/readyz?exclude=informer-sync&verbose");
+  EXPECT_EQ(excluded.code, 200) << excluded.body;
+  EXPECT_NE(excluded.body.find("[+]informer-sync excluded: ok"), std::string::npos)
+      << excluded.body;
+  EXPECT_NE(excluded.body.find("readyz check passed"), std::string::npos) << excluded.body;
 }
 
 TEST(SecureServerTest, MetricsServedOnLoopbackWithoutAuthorizer) {
@@ -89,7 +117,7 @@ TEST(SecureServerTest, MetricsServedOnLoopbackWithoutAuthorizer) {
   c.With({"y"}).Inc();
   SecureServer server(Loopback());
   ASSERT_TRUE(server.Start().ok());
-  Response r = Get(server.Port(), "/metrics");
+  auto r = HttpsGet(server.Port(), "/metrics");
   EXPECT_EQ(r.code, 200);
   EXPECT_NE(r.body.find("kcm_server_test_total{x=\"y\"} 1"), std::string::npos);
 }
@@ -101,8 +129,8 @@ TEST(SecureServerTest, MetricsRefusedOffLoopbackWithoutAuthorizer) {
   SecureServer server(o);
   server.AddHealthCheck({"ping", [] { return OkStatus(); }});
   ASSERT_TRUE(server.Start().ok());
-  EXPECT_EQ(Get(server.Port(), "/metrics").code, 403);
-  EXPECT_EQ(Get(server.Port(), "/healthz").code, 200);  // Always-allowed path.
+  EXPECT_EQ(HttpsGet(server.Port(), "/metrics").code, 403);
+  EXPECT_EQ(HttpsGet(server.Port(), "/healthz").code, 200);  // Always-allowed path.
 }
 
 // S2: delegated authn/authz decides for paths outside the always-allow list.
@@ -113,11 +141,13 @@ TEST(SecureServerTest, AuthorizerDecides) {
   SecureServer server(o);
   server.SetAuthorizer(authorizer);
   ASSERT_TRUE(server.Start().ok());
-  EXPECT_EQ(Get(server.Port(), "/metrics").code, 401);
-  EXPECT_EQ(Get(server.Port(), "/metrics", "bad").code, 403);
-  EXPECT_EQ(Get(server.Port(), "/metrics", "good").code, 200);
-  EXPECT_EQ(authorizer->last_verb, "get");
-  EXPECT_EQ(authorizer->last_path, "/metrics");
+  EXPECT_EQ(HttpsGet(server.Port(), "/metrics").code, 401);
+  EXPECT_EQ(HttpsGet(server.Port(), "/metrics", {.token = "bad"}).code, 403);
+  EXPECT_EQ(HttpsGet(server.Port(), "/metrics", {.token = "good"}).code, 200);
+  EXPECT_EQ(authorizer->last_verb(), "get");
+  EXPECT_EQ(authorizer->last_path(), "/metrics");
+  // A health sub-path outside the always-allow list is authorized like any other path.
+  EXPECT_EQ(HttpsGet(server.Port(), "/healthz/ping").code, 401);
 }
 
 TEST(SecureServerTest, PortInUseIsAClearError) {
@@ -139,6 +169,159 @@ TEST(SecureServerTest, MissingCertificateFileIsAClearError) {
   Status s = server.Start();
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.error().message.find("/nonexistent/tls.crt"), std::string::npos);
+}
+
+TEST(SecureServerTest, MissingClientCAFileNamesTheFlag) {
+  ServingOptions o = Loopback();
+  o.client_ca_file = "/nonexistent/ca.crt";
+  SecureServer server(o);
+  Status s = server.Start();
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message.find("--client-ca-file"), std::string::npos) << s.error().message;
+}
+
+bool Handshakes(int port, int max_version, const std::string& ciphers) {
+  TlsClient c(port, {.max_version = max_version, .ciphers = ciphers});
+  return c.handshake_ok();
+}
+
+// The default TLS 1.2 suites are ECDHE + AEAD only: the CBC/SHA-1 suite old clients offer first
+// (ECDHE-ECDSA-AES128-SHA) is refused, as `openssl s_client -tls1_2 -cipher ...` would see.
+TEST(SecureServerTest, Tls12CbcSuiteRefusedByDefault) {
+  SecureServer server(Loopback());
+  ASSERT_TRUE(server.Start().ok());
+  EXPECT_FALSE(Handshakes(server.Port(), TLS1_2_VERSION, "ECDHE-ECDSA-AES128-SHA"));
+  EXPECT_FALSE(Handshakes(server.Port(), TLS1_2_VERSION, "ECDHE-ECDSA-AES256-SHA384"));
+  EXPECT_TRUE(Handshakes(server.Port(), TLS1_2_VERSION, "ECDHE-ECDSA-AES128-GCM-SHA256"));
+  EXPECT_TRUE(Handshakes(server.Port(), TLS1_2_VERSION, "ECDHE-ECDSA-CHACHA20-POLY1305"));
+  EXPECT_TRUE(Handshakes(server.Port(), 0, ""));  // TLS 1.3
+  EXPECT_FALSE(Handshakes(server.Port(), TLS1_1_VERSION, ""));
+}
+
+// --tls-cipher-suites with upstream's IANA names replaces the default list.
+TEST(SecureServerTest, CipherSuitesFlagSelectsSuites) {
+  ServingOptions o = Loopback();
+  o.tls_cipher_suites = {"TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA"};
+  SecureServer server(o);
+  ASSERT_TRUE(server.Start().ok());
+  EXPECT_TRUE(Handshakes(server.Port(), TLS1_2_VERSION, "ECDHE-ECDSA-AES128-SHA"));
+  EXPECT_FALSE(Handshakes(server.Port(), TLS1_2_VERSION, "ECDHE-ECDSA-AES128-GCM-SHA256"));
+
+  o.tls_cipher_suites = {"TLS_NOT_A_SUITE"};
+  SecureServer bad(o);
+  Status s = bad.Start();
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message.find("TLS_NOT_A_SUITE"), std::string::npos);
+}
+
+TEST(SecureServerTest, MinVersionTls13RefusesTls12) {
+  ServingOptions o = Loopback();
+  o.tls_min_version = "VersionTLS13";
+  SecureServer server(o);
+  ASSERT_TRUE(server.Start().ok());
+  EXPECT_FALSE(Handshakes(server.Port(), TLS1_2_VERSION, ""));
+  EXPECT_TRUE(Handshakes(server.Port(), 0, ""));
+}
+
+// --client-ca-file: a verified client certificate is the user CN with groups O (plus
+// system:authenticated), authorized by the authorizer's SubjectAccessReview path.
+TEST(SecureServerTest, ClientCertificateAuthenticates) {
+  TestCerts certs;
+  auto ca = certs.MakeCA("client-ca");
+  auto other_ca = certs.MakeCA("other-ca");
+  auto reader = certs.MakeClientCert("reader", "/O=team-a/O=team-b/CN=metrics-reader", ca);
+  auto bob = certs.MakeClientCert("bob", "/CN=bob", ca);
+  auto stranger = certs.MakeClientCert("stranger", "/CN=metrics-reader", other_ca);
+  ASSERT_FALSE(reader.cert.empty() || bob.cert.empty() || stranger.cert.empty());
+
+  ServingOptions o = Loopback();
+  o.client_ca_file = ca.cert;
+  auto authorizer = std::make_shared<FakeAuthorizer>();
+  SecureServer server(o);
+  server.SetAuthorizer(authorizer);
+  ASSERT_TRUE(server.Start().ok());
+
+  auto ok = HttpsGet(server.Port(), "/metrics", {.cert_file = reader.cert, .key_file = reader.key});
+  EXPECT_EQ(ok.code, 200) << ok.body;
+  UserInfo user = authorizer->last_user();
+  EXPECT_EQ(user.name, "metrics-reader");
+  EXPECT_EQ(user.groups, (std::vector<std::string>{"team-a", "team-b", "system:authenticated"}));
+
+  auto forbidden =
+      HttpsGet(server.Port(), "/metrics", {.cert_file = bob.cert, .key_file = bob.key});
+  EXPECT_EQ(forbidden.code, 403);
+  EXPECT_NE(forbidden.body.find("bob"), std::string::npos) << forbidden.body;
+  // Signed by another CA: not authenticated (and no token either).
+  EXPECT_EQ(
+      HttpsGet(server.Port(), "/metrics", {.cert_file = stranger.cert, .key_file = stranger.key})
+          .code,
+      401);
+  // Without a certificate, bearer tokens still work.
+  EXPECT_EQ(HttpsGet(server.Port(), "/metrics", {.token = "good"}).code, 200);
+}
+
+// --requestheader-*: the headers are trusted only from a certificate that verifies against the
+// request-header CA and whose CN is allowed; anything else cannot assert a user.
+TEST(SecureServerTest, RequestHeaderAuthOnlyFromAllowedProxy) {
+  TestCerts certs;
+  auto proxy_ca = certs.MakeCA("proxy-ca");
+  auto client_ca = certs.MakeCA("client-ca");
+  auto proxy = certs.MakeClientCert("proxy", "/CN=front-proxy", proxy_ca);
+  auto rogue_proxy = certs.MakeClientCert("rogue", "/CN=rogue-proxy", proxy_ca);
+  auto bob = certs.MakeClientCert("bob", "/CN=bob", client_ca);
+  ASSERT_FALSE(proxy.cert.empty() || rogue_proxy.cert.empty() || bob.cert.empty());
+
+  ServingOptions o = Loopback();
+  o.client_ca_file = client_ca.cert;
+  o.request_header.client_ca_file = proxy_ca.cert;
+  o.request_header.allowed_names = {"front-proxy"};
+  auto authorizer = std::make_shared<FakeAuthorizer>();
+  SecureServer server(o);
+  server.SetAuthorizer(authorizer);
+  ASSERT_TRUE(server.Start().ok());
+
+  const std::vector<std::string> alice = {"X-Remote-User: alice", "X-Remote-Group: g1",
+                                          "X-Remote-Group: g2",
+                                          "X-Remote-Extra-Acme.com%2Fproject: p1"};
+  auto ok = HttpsGet(server.Port(), "/metrics",
+                     {.cert_file = proxy.cert, .key_file = proxy.key, .headers = alice});
+  EXPECT_EQ(ok.code, 200) << ok.body;
+  UserInfo user = authorizer->last_user();
+  EXPECT_EQ(user.name, "alice");
+  EXPECT_EQ(user.groups, (std::vector<std::string>{"g1", "g2", "system:authenticated"}));
+  ASSERT_EQ(user.extra.count("acme.com/project"), 1u);
+  EXPECT_EQ(user.extra["acme.com/project"], std::vector<std::string>{"p1"});
+
+  // A proxy CA certificate whose CN is not allowed: the headers are ignored → 401.
+  EXPECT_EQ(HttpsGet(server.Port(), "/metrics",
+                     {.cert_file = rogue_proxy.cert, .key_file = rogue_proxy.key, .headers = alice})
+                .code,
+            401);
+  // A client-CA certificate is its own CN; it cannot assert alice.
+  auto as_bob = HttpsGet(server.Port(), "/metrics",
+                         {.cert_file = bob.cert, .key_file = bob.key, .headers = alice});
+  EXPECT_EQ(as_bob.code, 403);
+  EXPECT_EQ(authorizer->last_user().name, "bob");
+  // No certificate: headers alone mean nothing.
+  EXPECT_EQ(HttpsGet(server.Port(), "/metrics", {.headers = alice}).code, 401);
+}
+
+// Keep-alive works, and an idle kept-alive connection is closed after idle_timeout.
+TEST(SecureServerTest, KeepAliveThenIdleTimeout) {
+  ServingOptions o = Loopback();
+  o.idle_timeout = 1s;
+  SecureServer server(o);
+  server.AddHealthCheck({"ping", [] { return OkStatus(); }});
+  ASSERT_TRUE(server.Start().ok());
+  TlsClient c(server.Port(), {});
+  ASSERT_TRUE(c.handshake_ok());
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(c.Write("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"));
+    std::string response = c.ReadResponse(5s);
+    EXPECT_EQ(response.rfind("HTTP/1.1 200", 0), 0u) << response;
+    EXPECT_NE(response.find("\r\n\r\nok"), std::string::npos) << response;
+  }
+  EXPECT_TRUE(c.WaitClosed(5s));
 }
 
 }  // namespace

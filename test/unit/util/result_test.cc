@@ -21,9 +21,9 @@ TEST(ResultTest, HoldsError) {
 TEST(ResultTest, StatusDefaultsToOk) {
   Status ok;
   EXPECT_TRUE(ok.ok());
-  Status bad = Error::Local("Invalid", "bad flag");
+  Status bad = Error::Local("InvalidFlag", "bad flag");
   ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.error().ToString(), "Invalid: bad flag");
+  EXPECT_EQ(bad.error().ToString(), "InvalidFlag: bad flag");
 }
 
 }  // namespace

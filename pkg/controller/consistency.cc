@@ -1,0 +1,100 @@
+#include "pkg/controller/consistency.h"
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+namespace kcm::controller {
+namespace {
+
+bool IsCanonicalDecimal(std::string_view s) {
+  if (s.empty() || !std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return false;
+  }
+  return s.size() == 1 || s[0] != '0';
+}
+
+}  // namespace
+
+Result<int> CompareResourceVersion(std::string_view a, std::string_view b) {
+  for (std::string_view rv : {a, b}) {
+    if (!IsCanonicalDecimal(rv)) {
+      return Error::Local("InvalidArgument",
+                          "resourceVersion \"" + std::string(rv) +
+                              "\" is not a decimal number without leading zeros");
+    }
+  }
+  // Same digits and no leading zeros: the longer number is the larger; equal lengths compare
+  // digit by digit. No width limit, unlike parsing into an integer type.
+  if (a.size() != b.size()) return a.size() < b.size() ? -1 : 1;
+  const int c = a.compare(b);
+  return c < 0 ? -1 : (c > 0 ? 1 : 0);
+}
+
+ConsistencyStore::ConsistencyStore(std::map<std::string, LastSyncRVGetter> stores)
+    : stores_(std::move(stores)) {}
+
+void ConsistencyStore::WroteAt(const std::string& owner, const std::string& owner_uid,
+                               const std::string& resource, const std::string& rv) {
+  // An RV that cannot be compared could never be confirmed; recording it would only stall.
+  if (!CompareResourceVersion(rv, rv).ok()) return;
+  std::lock_guard lock(mu_);
+  Record& record = records_[owner];
+  if (record.owner_uid != owner_uid) {
+    record = Record{owner_uid, {}};
+  }
+  auto [it, inserted] = record.versions.try_emplace(resource, rv);
+  if (inserted) return;
+  Result<int> cmp = CompareResourceVersion(it->second, rv);
+  if (cmp.ok() && *cmp < 0) it->second = rv;
+}
+
+void ConsistencyStore::Clear(const std::string& owner, std::string_view owner_uid) {
+  std::lock_guard lock(mu_);
+  auto it = records_.find(owner);
+  if (it != records_.end() && (owner_uid.empty() || it->second.owner_uid == owner_uid)) {
+    records_.erase(it);
+  }
+}
+
+std::string ConsistencyError::Message() const {
+  if (read_rv.empty()) {
+    return "read version is not synced (written version: " + wrote_rv + ") for group resource " +
+           group_resource;
+  }
+  return "read version: " + read_rv + " is not as new as written version: " + wrote_rv +
+         " for group resource " + group_resource;
+}
+
+std::optional<ConsistencyError> ConsistencyStore::EnsureReady(const std::string& owner) {
+  Record record;
+  {
+    std::lock_guard lock(mu_);
+    auto it = records_.find(owner);
+    if (it == records_.end()) return std::nullopt;
+    record = it->second;
+  }
+  // The getters take their informers' locks: call them without ours.
+  for (const auto& [resource, wrote_rv] : record.versions) {
+    auto store = stores_.find(resource);
+    // No store could ever vouch for this write (upstream: "no store registered").
+    if (store == stores_.end() || !store->second) return ConsistencyError{resource, "", wrote_rv};
+    std::string read_rv = store->second();
+    // Nothing applied yet (cache not synced): not ready, in the safe direction.
+    if (read_rv.empty()) return ConsistencyError{resource, "", wrote_rv};
+    Result<int> cmp = CompareResourceVersion(wrote_rv, read_rv);
+    // An RV that does not compare is a data problem; it must not block syncing forever.
+    if (!cmp.ok()) continue;
+    if (*cmp > 0) return ConsistencyError{resource, std::move(read_rv), wrote_rv};
+  }
+  // Caught up: drop the record, unless a write for a recreated owner replaced it meanwhile.
+  Clear(owner, record.owner_uid);
+  return std::nullopt;
+}
+
+size_t ConsistencyStore::Size() const {
+  std::lock_guard lock(mu_);
+  return records_.size();
+}
+
+}  // namespace kcm::controller

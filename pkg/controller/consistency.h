@@ -1,0 +1,78 @@
+// ConsistencyStore (upstream pkg/controller/util/consistency, feature gates
+// StaleControllerConsistency<Kind>): read-your-own-writes for a controller whose caches are
+// informers. After a sync writes objects (the owner's status, pods it created or patched) it
+// records the resourceVersion each write returned, per owner and per resource; before the next
+// sync of that owner EnsureReady compares them with how far each informer's store has applied
+// the watch stream (SharedIndexInformer::LastStoreSyncResourceVersion). A store that has not yet
+// applied the write makes the sync wait (the caller requeues it), so the controller never acts on
+// a cache that predates its own last action. Thread-safe; EnsureReady and WroteAt for the same
+// owner are not called concurrently (one worker per key).
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "pkg/util/result.h"
+
+namespace kcm::controller {
+
+// Compares two resourceVersions as the integers kube-apiserver makes them (upstream
+// apimachinery resourceversion.CompareResourceVersion): -1, 0 or 1; an error ("Invalid") when
+// either is not a decimal number without leading zeros. Opaque RVs of other servers are thus
+// never ordered by guesswork.
+Result<int> CompareResourceVersion(std::string_view a, std::string_view b);
+
+// What EnsureReady reports when a store is behind (upstream ConsistencyError).
+struct ConsistencyError {
+  std::string group_resource;  // "replicasets.apps", "pods"
+  std::string read_rv;         // "" = the store has applied nothing yet
+  std::string wrote_rv;
+  // Upstream's text: "read version: R is not as new as written version: W for group resource
+  // G" (or "read version is not synced (written version: W) ..." when R is "").
+  std::string Message() const;
+};
+
+class ConsistencyStore {
+ public:
+  // The resourceVersion a store has applied up to ("" = none yet).
+  using LastSyncRVGetter = std::function<std::string()>;
+
+  // One getter per group resource ("replicasets.apps", "pods"). A write recorded for a resource
+  // without a getter makes EnsureReady fail (as upstream: nothing could ever vouch for it).
+  explicit ConsistencyStore(std::map<std::string, LastSyncRVGetter> stores);
+
+  ConsistencyStore(const ConsistencyStore&) = delete;
+  ConsistencyStore& operator=(const ConsistencyStore&) = delete;
+
+  // Records that a write for `owner` ("namespace/name", uid `owner_uid`) to `resource` returned
+  // `rv`. Keeps the newest per resource; an RV that does not compare is ignored. A record of
+  // another uid (the owner was deleted and recreated) is replaced.
+  void WroteAt(const std::string& owner, const std::string& owner_uid, const std::string& resource,
+               const std::string& rv);
+  // Forgets `owner` if its record has `owner_uid` ("" = whatever uid).
+  void Clear(const std::string& owner, std::string_view owner_uid);
+  // nullopt when every store has applied at least what was written for `owner` (the record is
+  // then dropped); otherwise the first store found behind.
+  std::optional<ConsistencyError> EnsureReady(const std::string& owner);
+
+  // Owners with a record (for tests and metrics).
+  size_t Size() const;
+
+ private:
+  struct Record {
+    std::string owner_uid;
+    std::map<std::string, std::string> versions;  // resource -> newest written RV
+  };
+
+  const std::map<std::string, LastSyncRVGetter> stores_;
+  mutable std::mutex mu_;
+  std::unordered_map<std::string, Record> records_;
+};
+
+}  // namespace kcm::controller
