@@ -6,6 +6,8 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cctype>
+#include <fstream>
 #include <sstream>
 #include <thread>
 
@@ -131,6 +133,76 @@ TEST(DaemonE2E, KubeadmFlagsAndJsonLogs) {
   }
   EXPECT_GT(n, 5);
   EXPECT_EQ(d.StopWith(SIGTERM), 0) << d.Log();
+}
+
+// --use-service-account-credentials: the controllers write as kube-system/deployment-controller
+// and kube-system/replicaset-controller (tokens from TokenRequest, rights from upstream's bootstrap
+// RBAC), not as the controller manager. Its own identity here may read, watch, record events and
+// get those tokens, but not create a ReplicaSet or a pod: without the flag the rollout is
+// forbidden, with it the rollout completes.
+TEST(DaemonE2E, ServiceAccountCredentialsWriteAsEachControllersAccount) {
+  KCM_REQUIRE_TESTBED();
+  const std::string rbac = R"(apiVersion: v1
+kind: ServiceAccount
+metadata: {name: kcm-e2e-reader, namespace: kube-system}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: kcm-e2e-reader}
+rules:
+- {apiGroups: [apps], resources: [deployments, replicasets], verbs: [get, list, watch]}
+- {apiGroups: [""], resources: [pods], verbs: [get, list, watch]}
+- {apiGroups: [""], resources: [events], verbs: [create, update, patch]}
+- {apiGroups: [""], resources: [serviceaccounts], verbs: [get, create]}
+- {apiGroups: [""], resources: [serviceaccounts/token], verbs: [create]}
+- {apiGroups: [authentication.k8s.io], resources: [tokenreviews], verbs: [create]}
+- {apiGroups: [authorization.k8s.io], resources: [subjectaccessreviews], verbs: [create]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: kcm-e2e-reader}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: kcm-e2e-reader}
+subjects: [{kind: ServiceAccount, name: kcm-e2e-reader, namespace: kube-system}]
+)";
+  auto applied = kEnv->Kubectl({"apply", "-f", "-"}, 60s, rbac);
+  ASSERT_TRUE(applied.ok()) << applied.Describe();
+  auto token =
+      kEnv->Kubectl({"-n", "kube-system", "create", "token", "kcm-e2e-reader", "--duration=1h"});
+  ASSERT_TRUE(token.ok()) << token.Describe();
+  while (!token.out.empty() && std::isspace(static_cast<unsigned char>(token.out.back()))) {
+    token.out.pop_back();
+  }
+  const std::string kubeconfig = testing::TempDir() + "kcm-e2e-reader.kubeconfig";
+  std::ofstream(kubeconfig) << "apiVersion: v1\nkind: Config\nclusters:\n- name: e2e\n  cluster:\n"
+                            << "    server: " << kEnv->info().server << "\n"
+                            << "    certificate-authority: " << kEnv->info().ca_file << "\n"
+                            << "users:\n- name: reader\n  user:\n    token: " << token.out << "\n"
+                            << "contexts:\n- name: e2e\n  context: {cluster: e2e, user: reader}\n"
+                            << "current-context: e2e\n";
+
+  const std::string ns = "e2e-sa-credentials";
+  ASSERT_TRUE(kEnv->Kubectl({"create", "namespace", ns}).ok());
+  ASSERT_TRUE(kEnv->Kubectl({"-n", ns, "create", "deployment", "web",
+                             "--image=registry.k8s.io/pause:3.10", "--replicas=2"})
+                  .ok());
+  {
+    Daemon own({"--kubeconfig=" + kubeconfig, "--leader-elect=false"});
+    ASSERT_TRUE(Eventually([&] { return own.Log().find("forbidden") != std::string::npos; }, 60s))
+        << own.Log();
+    auto rs = kEnv->Kubectl({"-n", ns, "get", "replicasets", "-o", "name"});
+    EXPECT_TRUE(rs.ok() && rs.out.empty()) << rs.out;
+    EXPECT_EQ(own.StopWith(SIGTERM), 0) << own.Log();
+  }
+  Daemon as_accounts(
+      {"--kubeconfig=" + kubeconfig, "--leader-elect=false", "--use-service-account-credentials"});
+  auto status =
+      kEnv->Kubectl({"-n", ns, "rollout", "status", "deployment/web", "--timeout=120s"}, 150s);
+  ASSERT_TRUE(status.ok()) << status.Describe() << as_accounts.Log();
+  for (const char* sa : {"deployment-controller", "replicaset-controller"}) {
+    EXPECT_TRUE(kEnv->Kubectl({"-n", "kube-system", "get", "serviceaccount", sa}).ok()) << sa;
+  }
+  EXPECT_EQ(as_accounts.StopWith(SIGTERM), 0) << as_accounts.Log();
+  kEnv->Kubectl({"delete", "namespace", ns, "--wait=false"});
 }
 
 // An unreachable API server at start: a clear, repeated error, no crash; SIGTERM still stops it.
