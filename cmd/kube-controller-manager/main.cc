@@ -5,16 +5,45 @@
 #include <atomic>
 #include <cstdlib>
 #include <iostream>
+#include <string>
 #include <thread>
 
 #include "cmd/kube-controller-manager/app/flags.h"
 #include "cmd/kube-controller-manager/app/run.h"
+#include "pkg/util/klog.h"
 
 namespace {
 
 // How long a graceful stop may take before the process exits anyway (in-flight syncs, lease
 // release, event flush); below Kubernetes' default 30 s termination grace period.
 constexpr auto kShutdownBound = std::chrono::seconds(25);
+
+// --version's line, as upstream prints it ("Kubernetes v1.37.2"), with our build as semver build
+// metadata after the Kubernetes release whose API and behaviour we implement, the convention
+// of distributions such as k3s ("v1.37.2+k3s1").
+std::string BuildVersion() {
+  return std::string(KCM_KUBERNETES_VERSION) + "+cpp." + KCM_VERSION;
+}
+
+#if defined(__clang__)
+constexpr const char* kCompiler = "clang " __clang_version__;
+#else
+constexpr const char* kCompiler = "gcc " __VERSION__;
+#endif
+
+void PrintVersion(const std::string& mode, const std::string& git_version) {
+  if (mode == "raw") {
+    std::string v = KCM_KUBERNETES_VERSION;  // "v1.37.2"
+    size_t dot = v.find('.', 1);
+    std::cout << "version.Info{Major:\"" << v.substr(1, dot - 1) << "\", Minor:\""
+              << v.substr(dot + 1, v.find('.', dot + 1) - dot - 1) << "\", GitVersion:\""
+              << git_version << "\", GitCommit:\"" << KCM_GIT_COMMIT
+              << "\", GitTreeState:\"\", BuildDate:\"\", GoVersion:\"\", Compiler:\"" << kCompiler
+              << "\", Platform:\"linux/amd64\"}\n";
+    return;
+  }
+  std::cout << "Kubernetes " << git_version << "\n";
+}
 
 }  // namespace
 
@@ -23,17 +52,46 @@ int main(int argc, char** argv) {
   // path (Asio, libcurl, OpenSSL over a socket BIO) is covered by ignoring SIGPIPE process-wide,
   // before any thread starts.
   signal(SIGPIPE, SIG_IGN);
-  FLAGS_logtostderr = true;
-  auto options = kcm::app::ParseFlags(argc, argv);
-  if (!options.ok()) {
-    std::cerr << "error: " << options.error().message << "\n";
+  kcm::app::CommandLine command;
+  if (kcm::Status s = command.Parse(argc, argv); !s.ok()) {
+    // Upstream's command prints the usage, then the error, and exits 1 on a flag error.
+    command.PrintUsage(std::cerr);
+    std::cerr << "Error: " << s.error().message << "\n";
     return 1;
   }
-  if (kcm::Status s = kcm::app::Validate(*options); !s.ok()) {
-    std::cerr << "error: " << s.error().message << "\n";
+  if (command.help_requested()) {
+    command.PrintUsage(std::cout);
+    return 0;
+  }
+  const std::string git_version =
+      command.reported_version().empty() ? BuildVersion() : command.reported_version();
+  if (!command.version_requested().empty()) {
+    PrintVersion(command.version_requested(), git_version);
+    return 0;
+  }
+  const kcm::app::Options& options = command.options();
+  if (kcm::Status s = kcm::app::Validate(options); !s.ok()) {
+    std::cerr << "Error: " << s.error().message << "\n";
     return 1;
   }
-  google::InitGoogleLogging(argv[0]);
+  kcm::klog::InitLogging(
+      argv[0],
+      options.logging_format == "json" ? kcm::klog::Format::kJson : kcm::klog::Format::kText,
+      options.log_flush_frequency);
+  if (!command.NotApplicable().empty()) {
+    std::string names;
+    for (const auto& n : command.NotApplicable()) names += (names.empty() ? "--" : ", --") + n;
+    LOG(WARNING) << "These flags concern controllers or features this binary does not run and "
+                    "have no effect: "
+                 << names;
+  }
+  if (auto not_run = kcm::app::NotRunControllers(options.controllers); !not_run.empty()) {
+    std::string names;
+    for (const auto& n : not_run) names += (names.empty() ? "" : ", ") + n;
+    LOG(WARNING) << "--controllers names controllers this binary does not run (only deployment "
+                    "and replicaset): "
+                 << names;
+  }
 
   // SIGTERM/SIGINT are taken by one thread (sigwait) and turned into the stop signal; a second
   // signal, or a graceful stop running past kShutdownBound, ends the process at once.
@@ -58,7 +116,7 @@ int main(int argc, char** argv) {
     std::_Exit(1);
   }).detach();
 
-  int code = kcm::app::Run(*options, {KCM_VERSION, KCM_GIT_COMMIT}, stop.get_token());
+  int code = kcm::app::Run(options, {git_version, KCM_GIT_COMMIT}, stop.get_token());
   google::FlushLogFiles(google::GLOG_INFO);
   return code;
 }

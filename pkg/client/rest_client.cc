@@ -79,7 +79,10 @@ RestClient::RestClient(Private, RestConfig config, Options options)
   host_label_ = base_url_.substr(scheme_end, base_url_.find('/', scheme_end) - scheme_end);
   user_agent_ = config_.user_agent.empty() ? DefaultUserAgent() : config_.user_agent;
   limiter_ = NewRateLimiter(config_.qps, config_.burst, clock_);
-  tokens_ = std::make_shared<TokenSource>(config_.bearer_token, config_.bearer_token_file, clock_);
+  tokens_ = config_.token_source != nullptr
+                ? config_.token_source
+                : std::make_shared<CachedFileTokenSource>(config_.bearer_token,
+                                                          config_.bearer_token_file, clock_);
 }
 
 RestClient::~RestClient() = default;
@@ -166,8 +169,8 @@ Result<std::string> RestClient::Do(const Request& request, std::stop_token stop)
       const int status = resp->status;
       m.requests_total.With({std::to_string(status), verb, host_label_}).Inc();
       if (status >= 200 && status < 300) return std::move(resp->body);
-      if (status == 401 && tokens_->file_backed() && !token_refreshed) {
-        // A rotated projected token: re-read the file and try once more at once.
+      if (status == 401 && tokens_->Refreshable() && !token_refreshed) {
+        // A rotated or expired token: fetch it again and try once more at once.
         token_refreshed = true;
         tokens_->Invalidate();
         m.request_retries_total.With({std::to_string(status), verb, host_label_}).Inc();

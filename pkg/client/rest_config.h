@@ -4,9 +4,12 @@
 
 #include <chrono>
 #include <cstddef>
+#include <memory>
 #include <string>
 
 namespace kcm::client {
+
+class TokenSource;
 
 inline constexpr std::size_t kDefaultMaxObjectBytes = std::size_t{16} << 20;
 
@@ -28,6 +31,9 @@ struct RestConfig {
   // over bearer_token, which stays the fallback if the file cannot be read.
   std::string bearer_token;
   std::string bearer_token_file;
+  // When set, wins over bearer_token and bearer_token_file: every request asks it for the token
+  // (e.g. ServiceAccountTokenSource for --use-service-account-credentials).
+  std::shared_ptr<TokenSource> token_source;
 
   // Client-side token bucket (spec 1.4). qps == 0 means the client-go default (5 QPS, burst 10);
   // qps < 0 disables the limiter.

@@ -23,10 +23,11 @@ Result<std::string> ReadTokenFile(const std::string& path) {
 
 }  // namespace
 
-TokenSource::TokenSource(std::string static_token, std::string file, Clock& clock)
+CachedFileTokenSource::CachedFileTokenSource(std::string static_token, std::string file,
+                                             Clock& clock)
     : static_token_(std::move(static_token)), file_(std::move(file)), clock_(clock) {}
 
-Result<std::string> TokenSource::Token() {
+Result<std::string> CachedFileTokenSource::Token() {
   if (file_.empty()) return static_token_;
   std::lock_guard lock(mu_);
   const auto now = clock_.Now();
@@ -45,7 +46,7 @@ Result<std::string> TokenSource::Token() {
   return cached_;
 }
 
-void TokenSource::Invalidate() {
+void CachedFileTokenSource::Invalidate() {
   std::lock_guard lock(mu_);
   expires_ = Clock::time_point{};
 }

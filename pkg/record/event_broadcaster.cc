@@ -5,44 +5,112 @@
 #include <condition_variable>
 #include <deque>
 #include <mutex>
+#include <string>
+#include <unordered_map>
 #include <utility>
 
 #include "pkg/client/api_errors.h"
 
 namespace kcm::record {
 
+// The queue between recorders and the worker. When it is full, which event goes is chosen so that
+// what users read survives a flood (a scale-up of thousands of pods records one SuccessfulCreate
+// per pod, and the correlator would fold all but the first few of them into one aggregate anyway):
+//   1. an incoming Normal event that repeats a queued one (same object, same reason) is dropped;
+//   2. else the oldest queued Normal event that has a queued repeat makes room;
+//   3. else an incoming Warning takes the place of the oldest queued Normal event;
+//   4. else the incoming event is dropped (upstream's DropIfChannelFull).
+// So a Deployment's ScalingReplicaSet and every failure (Warning) event are kept while per-pod
+// repeats are what is shed.
 struct EventBroadcaster::Queue {
   explicit Queue(size_t cap) : capacity(cap) {}
 
   // False when the event was dropped.
   bool Push(api::Event event) {
     uint64_t dropped_now = 0;
+    std::string lost;  // reason of the event dropped, for the log line
     {
       std::lock_guard lock(mu);
       if (!closed && items.size() < capacity) {
-        items.push_back(std::move(event));
+        Add(std::move(event));
         cv.notify_one();
         return true;
       }
       dropped_now = ++dropped;
+      if (closed) {
+        lost = event.reason;
+      } else if (auto victim = Victim(event); victim != items.end()) {
+        lost = victim->event.reason;
+        Remove(victim);
+        Add(std::move(event));
+        cv.notify_one();
+      } else {
+        lost = event.reason;
+      }
     }
     // Log the 1st, 2nd, 4th, 8th, ... drop: a flood must not turn into a flood of log lines.
     if ((dropped_now & (dropped_now - 1)) == 0) {
-      LOG(ERROR) << "Unable to record event " << event.reason << " for "
-                 << event.involved_object.kind << " " << event.metadata.namespace_ << "/"
-                 << event.involved_object.name
-                 << ": too many queued events or shutting down; events dropped so far: "
+      LOG(ERROR) << "Unable to record a " << lost
+                 << " event: too many queued events or shutting down; events dropped so far: "
                  << dropped_now;
     }
     return false;
   }
 
+  api::Event Pop() {
+    Forget(items.front().key);
+    api::Event e = std::move(items.front().event);
+    items.pop_front();
+    return e;
+  }
+
   const size_t capacity;
   mutable std::mutex mu;
   std::condition_variable_any cv;
-  std::deque<api::Event> items;  // guarded by mu
-  bool closed = false;           // guarded by mu
-  uint64_t dropped = 0;          // guarded by mu
+  struct Entry {
+    api::Event event;
+    std::string key;  // Key(event)
+  };
+  std::deque<Entry> items;  // guarded by mu
+  bool closed = false;      // guarded by mu
+  uint64_t dropped = 0;     // guarded by mu
+
+ private:
+  static std::string Key(const api::Event& e) {
+    const auto& o = e.involved_object;
+    return (o.uid.empty() ? o.kind + "/" + o.namespace_ + "/" + o.name : o.uid) + "\x1f" + e.reason;
+  }
+  static bool IsNormal(const api::Event& e) { return e.type == "Normal"; }
+
+  void Add(api::Event e) {
+    std::string key = Key(e);
+    ++queued[key];
+    items.push_back({std::move(e), std::move(key)});
+  }
+  void Forget(const std::string& key) {
+    auto it = queued.find(key);
+    if (it != queued.end() && --it->second == 0) queued.erase(it);
+  }
+  void Remove(std::deque<Entry>::iterator it) {
+    Forget(it->key);
+    items.erase(it);
+  }
+  // The queued event to give up for `incoming` (rules 2 and 3), or end() to drop `incoming`.
+  // Linear in the queue, and only run when it is full.
+  std::deque<Entry>::iterator Victim(const api::Event& incoming) {
+    if (IsNormal(incoming) && queued.contains(Key(incoming))) return items.end();  // rule 1
+    for (auto it = items.begin(); it != items.end(); ++it) {
+      if (IsNormal(it->event) && queued.at(it->key) > 1) return it;  // rule 2
+    }
+    if (!IsNormal(incoming)) {
+      for (auto it = items.begin(); it != items.end(); ++it) {
+        if (IsNormal(it->event)) return it;  // rule 3
+      }
+    }
+    return items.end();
+  }
+
+  std::unordered_map<std::string, int> queued;  // queued events per Key; guarded by mu
 };
 
 namespace {
@@ -141,8 +209,7 @@ void EventBroadcaster::Run(std::stop_token stop) {
         if (queue_->closed || stop.stop_requested()) return;
         continue;
       }
-      event = std::move(queue_->items.front());
-      queue_->items.pop_front();
+      event = queue_->Pop();
     }
     if (options_.log_verbosity >= 0) {
       VLOG(options_.log_verbosity)

@@ -8,6 +8,7 @@
 #include <random>
 #include <thread>
 
+#include "cmd/kube-controller-manager/app/service_account_token_source.h"
 #include "pkg/client/user_agent.h"
 
 namespace kcm::app {
@@ -18,6 +19,32 @@ Result<std::shared_ptr<client::RestClient>> ClientBuilder::ClientFor(
   if (timeout.count() > 0) config.timeout = timeout;
   config.user_agent = client::AddUserAgent(
       config.user_agent.empty() ? client::DefaultUserAgent() : config.user_agent, name);
+  return client::RestClient::Create(config);
+}
+
+Result<std::shared_ptr<client::RestClient>> ClientBuilder::ControllerClientFor(
+    const std::string& name) const {
+  if (!use_service_account_credentials_) return ClientFor(name);
+  // Token requests and the service account lookup go with our own credentials.
+  auto root = ClientFor(name + "-token-requests");
+  if (!root.ok()) return root.error();
+  if (Status s = GetOrCreateServiceAccount(**root, kServiceAccountNamespace, name); !s.ok()) {
+    return s.error();
+  }
+  // rest.AnonymousClientConfig: the server and its CA stay, our own credentials go.
+  client::RestConfig config = base_;
+  config.cert_file.clear();
+  config.cert_data.clear();
+  config.key_file.clear();
+  config.key_data.clear();
+  config.bearer_token.clear();
+  config.bearer_token_file.clear();
+  config.token_source = std::make_shared<ServiceAccountTokenSource>(
+      *root, kServiceAccountNamespace, name, RealClock::Get(),
+      ServiceAccountTokenSource::Options{});
+  config.user_agent = client::AddUserAgent(
+      config.user_agent.empty() ? client::DefaultUserAgent() : config.user_agent,
+      std::string("system:serviceaccount:") + kServiceAccountNamespace + ":" + name);
   return client::RestClient::Create(config);
 }
 

@@ -25,16 +25,28 @@ namespace kcm::app {
 // like upstream's SimpleControllerClientBuilder. Thread-safe.
 class ClientBuilder {
  public:
-  explicit ClientBuilder(client::RestConfig base) : base_(std::move(base)) {}
-  // `timeout` bounds each request (0 = none); the leader-election client needs one no longer
-  // than the renew deadline, so a hung request cannot outlive the lease.
+  // `use_service_account_credentials`: --use-service-account-credentials.
+  explicit ClientBuilder(client::RestConfig base, bool use_service_account_credentials = false)
+      : base_(std::move(base)), use_service_account_credentials_(use_service_account_credentials) {}
+  // A client with the controller manager's own credentials (upstream's root client builder:
+  // informers, events, leader election). `timeout` bounds each request (0 = none); the
+  // leader-election client needs one no longer than the renew deadline, so a hung request cannot
+  // outlive the lease.
   Result<std::shared_ptr<client::RestClient>> ClientFor(
       const std::string& name,
       std::chrono::milliseconds timeout = std::chrono::milliseconds(0)) const;
+  // The client a controller writes with, `name` being its service account name
+  // ("deployment-controller"). With service account credentials (upstream's
+  // DynamicControllerClientBuilder): the service account kube-system/<name> is fetched or created
+  // now, the client carries no credentials of the controller manager's own (no client
+  // certificate, no token) and authenticates with TokenRequest tokens of that account. Otherwise
+  // ClientFor(name). Errors: the service account cannot be fetched or created.
+  Result<std::shared_ptr<client::RestClient>> ControllerClientFor(const std::string& name) const;
   const client::RestConfig& base() const { return base_; }
 
  private:
   client::RestConfig base_;
+  bool use_service_account_credentials_ = false;
 };
 
 struct ControllerContext {

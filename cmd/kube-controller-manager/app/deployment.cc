@@ -31,7 +31,7 @@ class RunnableDeploymentController final : public RunnableController {
 }  // namespace
 
 Result<std::unique_ptr<RunnableController>> StartDeploymentController(ControllerContext& ctx) {
-  auto client = ctx.client_builder.ClientFor("deployment-controller");
+  auto client = ctx.client_builder.ControllerClientFor("deployment-controller");
   if (!client.ok()) return client.error();
   auto deployments = ctx.informer_factory.Deployments();
   auto replicasets = ctx.informer_factory.ReplicaSets();

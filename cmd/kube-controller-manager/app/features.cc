@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "cmd/kube-controller-manager/app/upstream_flags.h"
+
 namespace kcm::app::features {
 namespace {
 
@@ -33,6 +35,13 @@ bool ParseBool(std::string_view v, bool& out) {
   return false;
 }
 
+// Every gate of upstream's binary is accepted (kubeadm and operators pass them); those not in
+// KnownGates() govern nothing this binary runs.
+bool IsUpstreamGate(std::string_view name) {
+  const auto& all = UpstreamFeatureGates();
+  return std::find(all.begin(), all.end(), name) != all.end();
+}
+
 }  // namespace
 
 const std::vector<GateSpec>& KnownGates() {
@@ -57,13 +66,23 @@ Status FeatureGate::Set(std::string_view value) {
     std::string_view entry = Trim(value.substr(0, comma));
     value = comma == std::string_view::npos ? std::string_view() : value.substr(comma + 1);
     if (entry.empty()) continue;
+    // kubeadm may name the component, "kube:Name=true"; upstream's gates all belong to "kube".
+    if (size_t colon = entry.find(':');
+        colon != std::string_view::npos && colon < entry.find('=')) {
+      if (Trim(entry.substr(0, colon)) != "kube") {
+        return Error::Local("InvalidFlag", "unknown component \"" +
+                                               std::string(Trim(entry.substr(0, colon))) +
+                                               "\" in " + std::string(entry));
+      }
+      entry = Trim(entry.substr(colon + 1));
+    }
     const size_t eq = entry.find('=');
     const std::string_view name = Trim(entry.substr(0, eq));
     if (eq == std::string_view::npos) {
       return Error::Local("InvalidFlag", "missing bool value for " + std::string(name));
     }
     const std::string_view raw = Trim(entry.substr(eq + 1));
-    if (Find(name) == nullptr) {
+    if (Find(name) == nullptr && !IsUpstreamGate(name)) {
       return Error::Local("InvalidFlag", "unrecognized feature gate: " + std::string(name));
     }
     bool enabled = false;

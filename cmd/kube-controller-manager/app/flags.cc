@@ -1,177 +1,336 @@
 #include "cmd/kube-controller-manager/app/flags.h"
 
-#include <gflags/gflags.h>
+#include <glog/logging.h>
 
+#include <cctype>
+#include <charconv>
 #include <sstream>
-#include <string>
-#include <vector>
 
+#include "cmd/kube-controller-manager/app/flag_set.h"
+#include "cmd/kube-controller-manager/app/upstream_flags.h"
 #include "pkg/util/duration.h"
-
-// gflags keeps flags in globals; they are read exactly once, in ParseFlags, into Options.
-DEFINE_string(kubeconfig, "", "Path to a kubeconfig file. Neither this nor --master: in-cluster.");
-DEFINE_string(master, "", "The address of the Kubernetes API server (overrides the kubeconfig).");
-DEFINE_string(controllers, "*",
-              "Controllers to enable: '*' = all on by default, 'foo' on, '-foo' off. "
-              "Known: deployment, replicaset.");
-DEFINE_int32(concurrent_deployment_syncs, 5, "Deployment objects synced concurrently.");
-DEFINE_int32(concurrent_replicaset_syncs, 5, "ReplicaSet objects synced concurrently.");
-DEFINE_string(min_resync_period, "12h0m0s",
-              "Informer resync period is random between this and twice this.");
-DEFINE_string(controller_cache_sync_timeout, "0s",
-              "How long a controller waits for its caches before the process fails (0 = until "
-              "stopped, as upstream).");
-DEFINE_double(kube_api_qps, 20, "QPS to the API server, per controller client (negative: off).");
-DEFINE_int32(kube_api_burst, 30, "Burst to the API server, per controller client.");
-DEFINE_string(kube_api_content_type, "application/vnd.kubernetes.protobuf",
-              "Accepted for compatibility; this implementation always speaks JSON.");
-DEFINE_bool(leader_elect, true, "Elect a leader (Lease) before running the controllers.");
-DEFINE_string(leader_elect_lease_duration, "15s", "Lease duration for non-leader candidates.");
-DEFINE_string(leader_elect_renew_deadline, "10s", "Leader gives up if not renewed by then.");
-DEFINE_string(leader_elect_retry_period, "2s", "Wait between acquire/renew attempts.");
-DEFINE_string(leader_elect_resource_lock, "leases", "Lock resource type (only 'leases').");
-DEFINE_string(leader_elect_resource_name, "kube-controller-manager", "Lease name.");
-DEFINE_string(leader_elect_resource_namespace, "kube-system", "Lease namespace.");
-DEFINE_string(bind_address, "0.0.0.0", "Address to serve /metrics and health on.");
-DEFINE_int32(secure_port, 10257, "HTTPS port for /metrics and health (0 = off).");
-DEFINE_string(tls_cert_file, "", "Serving certificate; self-signed in memory when empty.");
-DEFINE_string(tls_private_key_file, "", "Serving key, with --tls-cert-file.");
-DEFINE_string(tls_min_version, "VersionTLS12",
-              "Minimum TLS version served: VersionTLS12 or VersionTLS13.");
-DEFINE_string(tls_cipher_suites, "",
-              "Comma-separated TLS 1.2 cipher suites (IANA names). Default: ECDHE with AES-GCM or "
-              "ChaCha20-Poly1305 only. TLS 1.3 suites are accepted and not configurable.");
-DEFINE_string(client_ca_file, "",
-              "Authenticate requests presenting a client certificate signed by one of these CAs "
-              "as the certificate's CommonName (groups: its Organizations).");
-DEFINE_string(requestheader_client_ca_file, "",
-              "CA bundle verifying the front proxy's client certificate before the user in "
-              "--requestheader-username-headers is trusted.");
-DEFINE_string(requestheader_allowed_names, "",
-              "Client certificate CommonNames allowed to assert users in headers (empty: any "
-              "certificate verified by --requestheader-client-ca-file).");
-DEFINE_string(requestheader_username_headers, "X-Remote-User",
-              "Request headers holding the user name (first non-empty wins).");
-DEFINE_string(requestheader_group_headers, "X-Remote-Group", "Request headers holding groups.");
-DEFINE_string(requestheader_extra_headers_prefix, "X-Remote-Extra-",
-              "Request header prefixes holding extra user attributes.");
-DEFINE_string(authentication_kubeconfig, "", "Kubeconfig for TokenReview (default: in-cluster).");
-DEFINE_string(authorization_kubeconfig, "",
-              "Kubeconfig for SubjectAccessReview (default: in-cluster).");
-DEFINE_string(feature_gates, "",
-              "key=value pairs for alpha/beta features, e.g. "
-              "StaleControllerConsistencyReplicaSet=false. Unknown names are an error.");
-DEFINE_string(authorization_always_allow_paths, "/healthz,/readyz,/livez",
-              "Paths served without authorization.");
 
 namespace kcm::app {
 namespace {
 
-// "--kube-api-qps=1" -> "--kube_api_qps=1": gflags names cannot hold dashes.
-std::string NormalizeFlag(const std::string& arg) {
-  if (arg.size() < 3 || arg[0] != '-') return arg;
-  size_t name_start = arg[1] == '-' ? 2 : 1;
-  size_t name_end = arg.find('=');
-  if (name_end == std::string::npos) name_end = arg.size();
-  std::string out = arg;
-  for (size_t i = name_start; i < name_end; ++i) {
-    if (out[i] == '-') out[i] = '_';
-  }
-  return out;
+Error ValueError(const std::string& message) {
+  return Error::Local("InvalidFlag", message);
 }
 
-Result<std::chrono::nanoseconds> DurationFlag(const char* flag, const std::string& value) {
-  auto d = ParseDuration(value);
-  if (!d.ok())
-    return Error::Local("InvalidFlag", std::string("--") + flag + ": " + d.error().message);
-  return d;
+bool ParseBoolValue(const std::string& v) {
+  return v == "true" || v == "1" || v == "t" || v == "T" || v == "TRUE" || v == "True";
+}
+
+bool IsFalseValue(const std::string& v) {
+  return v == "false" || v == "0" || v == "f" || v == "F" || v == "FALSE" || v == "False";
+}
+
+// The setters below parse like Go's strconv, whose wording pflag puts in its error.
+std::function<Status(const std::string&)> Int(int* out) {
+  return [out](const std::string& v) -> Status {
+    int n = 0;
+    auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+    if (ec != std::errc() || end != v.data() + v.size() || v.empty()) {
+      return ValueError("strconv.ParseInt: parsing \"" + v + "\": invalid syntax");
+    }
+    *out = n;
+    return OkStatus();
+  };
+}
+
+std::function<Status(const std::string&)> Float(double* out) {
+  return [out](const std::string& v) -> Status {
+    double d = 0;
+    auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), d);
+    if (ec != std::errc() || end != v.data() + v.size() || v.empty()) {
+      return ValueError("strconv.ParseFloat: parsing \"" + v + "\": invalid syntax");
+    }
+    *out = d;
+    return OkStatus();
+  };
+}
+
+std::function<Status(const std::string&)> Bool(bool* out) {
+  return [out](const std::string& v) -> Status {
+    if (!ParseBoolValue(v) && !IsFalseValue(v)) {
+      return ValueError("strconv.ParseBool: parsing \"" + v + "\": invalid syntax");
+    }
+    *out = ParseBoolValue(v);
+    return OkStatus();
+  };
+}
+
+std::function<Status(const std::string&)> String(std::string* out) {
+  return [out](const std::string& v) -> Status {
+    *out = v;
+    return OkStatus();
+  };
+}
+
+std::function<Status(const std::string&)> Strings(std::vector<std::string>* out) {
+  return [out](const std::string& v) -> Status {
+    *out = SplitList(v);
+    return OkStatus();
+  };
+}
+
+std::function<Status(const std::string&)> Duration(std::chrono::nanoseconds* out) {
+  return [out](const std::string& v) -> Status {
+    auto d = ParseDuration(v);
+    if (!d.ok()) return ValueError(d.error().message);
+    *out = *d;
+    return OkStatus();
+  };
+}
+
+// --vmodule "pattern=N,...": glog's per-file verbosity, set through glog's own API.
+Status ApplyVmodule(const std::string& v) {
+  for (const std::string& item : SplitList(v)) {
+    size_t eq = item.find('=');
+    int level = 0;
+    if (eq == std::string::npos || eq == 0 || !Int(&level)(item.substr(eq + 1)).ok()) {
+      return ValueError("expect comma-separated list of pattern=N");
+    }
+    google::SetVLOGLevel(item.substr(0, eq).c_str(), level);
+  }
+  return OkStatus();
+}
+
+std::string FormatFloat(double d) {
+  std::ostringstream s;
+  s << d;
+  return s.str();
 }
 
 }  // namespace
 
-Result<Options> ParseFlags(int argc, char** argv) {
-  std::vector<std::string> normalized;
-  normalized.reserve(static_cast<size_t>(argc));
-  bool after_terminator = false;
-  for (int i = 0; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg == "--") after_terminator = true;
-    normalized.push_back(i == 0 || after_terminator ? arg : NormalizeFlag(arg));
-  }
-  std::vector<char*> args;
-  for (auto& s : normalized) args.push_back(s.data());
-  args.push_back(nullptr);
-  int n = argc;
-  char** p = args.data();
-  gflags::SetUsageMessage(
-      "kube-controller-manager [flags]: runs the deployment and replicaset "
-      "controllers.");
-  gflags::ParseCommandLineFlags(&n, &p, /*remove_flags=*/true);
-  if (n > 1) {
-    return Error::Local("InvalidFlag", std::string("unexpected argument \"") + p[1] + "\"");
-  }
+void DeclareUpstreamSections(FlagSet& set) {
+  for (const auto& title : UpstreamSections()) set.Section(title);
+}
 
-  Options o;
-  o.kubeconfig = FLAGS_kubeconfig;
-  o.master = FLAGS_master;
-  o.controllers = SplitList(FLAGS_controllers);
-  o.concurrent_deployment_syncs = FLAGS_concurrent_deployment_syncs;
-  o.concurrent_replicaset_syncs = FLAGS_concurrent_replicaset_syncs;
-  auto resync = DurationFlag("min-resync-period", FLAGS_min_resync_period);
-  if (!resync.ok()) return resync.error();
-  o.min_resync_period = *resync;
-  auto sync_timeout =
-      DurationFlag("controller-cache-sync-timeout", FLAGS_controller_cache_sync_timeout);
-  if (!sync_timeout.ok()) return sync_timeout.error();
-  o.controller_cache_sync_timeout = *sync_timeout;
-  o.kube_api_qps = FLAGS_kube_api_qps;
-  o.kube_api_burst = FLAGS_kube_api_burst;
-  o.kube_api_content_type = FLAGS_kube_api_content_type;
+void DefineUpstreamOnlyFlags(FlagSet& set) {
+  for (const UpstreamFlag& u : UpstreamFlags()) {
+    if (set.Has(u.name)) continue;
+    set.Section(u.section).flags.push_back(
+        Flag{u.name, u.shorthand, u.type, u.default_text,
+             "Accepted for compatibility; not used by this binary (reported at start when set).",
+             nullptr});
+  }
+}
+
+CommandLine::CommandLine() : flags_(std::make_unique<FlagSet>("kube-controller-manager")) {
+  Define();
+}
+
+CommandLine::~CommandLine() = default;
+
+const std::vector<std::string>& CommandLine::NotApplicable() const {
+  return flags_->NotApplicableSet();
+}
+
+void CommandLine::Define() {
+  Options& o = options_;
   auto& le = o.leader_election;
-  le.leader_elect = FLAGS_leader_elect;
-  struct DurationFlagRef {
-    const char* flag;
-    const std::string* value;
-    std::chrono::nanoseconds* out;
+  auto add = [this](const std::string& section, Flag flag) {
+    flags_->Section(section).flags.push_back(std::move(flag));
   };
-  for (const DurationFlagRef& ref :
-       {DurationFlagRef{"leader-elect-lease-duration", &FLAGS_leader_elect_lease_duration,
-                        &le.lease_duration},
-        DurationFlagRef{"leader-elect-renew-deadline", &FLAGS_leader_elect_renew_deadline,
-                        &le.renew_deadline},
-        DurationFlagRef{"leader-elect-retry-period", &FLAGS_leader_elect_retry_period,
-                        &le.retry_period}}) {
-    auto d = DurationFlag(ref.flag, *ref.value);
-    if (!d.ok()) return d.error();
-    *ref.out = *d;
+
+  // Upstream's sections in upstream's order; the flags we act on are defined here, the others
+  // come from the upstream table (upstream_flags.h) into the same sections.
+  DeclareUpstreamSections(*flags_);
+  const std::string generic = "Generic flags";
+  add(generic, {"controllers", "", "strings", "[*]",
+                "Controllers to enable. '*' enables all on-by-default controllers, 'foo' "
+                "enables the controller named foo, '-foo' disables it; the first match wins. "
+                "This binary runs deployment and replicaset (aliases deployment-controller, "
+                "replicaset-controller); upstream's other names are accepted and reported as not "
+                "run.",
+                Strings(&o.controllers)});
+  add(generic, {"feature-gates", "", "colonSeparatedMultimapStringString", "",
+                "Comma-separated key=value pairs that turn feature gates on or off. Every "
+                "upstream gate name is accepted; the gates this binary acts on are listed in "
+                "docs/operating.md.",
+                [&o](const std::string& v) -> Status {
+                  // FeatureGate::Set keeps the earlier value on error; repeating the flag adds.
+                  if (Status s = o.feature_gates.Set(v); !s.ok()) {
+                    return ValueError(s.error().message);
+                  }
+                  return OkStatus();
+                }});
+  add(generic, {"kube-api-burst", "", "int32", "30",
+                "Burst allowed to each controller's API client.", Int(&o.kube_api_burst)});
+  add(generic, {"kube-api-content-type", "", "string", "\"application/vnd.kubernetes.protobuf\"",
+                "Content type of requests sent to the API server. Accepted for compatibility; "
+                "this binary reads and writes JSON.",
+                String(&o.kube_api_content_type)});
+  add(generic, {"kube-api-qps", "", "float32", "20",
+                "Queries per second allowed to each controller's API client (negative: no "
+                "client-side limit).",
+                Float(&o.kube_api_qps)});
+  add(generic, {"leader-elect", "", "", "true",
+                "Elect a leader through a Lease before running the controllers; for replicated "
+                "deployments.",
+                Bool(&le.leader_elect)});
+  add(generic, {"leader-elect-lease-duration", "", "duration", "15s",
+                "How long a non-leader waits after the last observed renewal before it may take "
+                "the lease.",
+                Duration(&le.lease_duration)});
+  add(generic, {"leader-elect-renew-deadline", "", "duration", "10s",
+                "How long the leader keeps retrying a renewal before it stops leading; less than "
+                "the lease duration.",
+                Duration(&le.renew_deadline)});
+  add(generic, {"leader-elect-resource-lock", "", "string", "\"leases\"",
+                "The lock object type; only 'leases' is supported.", String(&le.resource_lock)});
+  add(generic, {"leader-elect-resource-name", "", "string", "\"kube-controller-manager\"",
+                "Name of the Lease used for leader election.", String(&le.resource_name)});
+  add(generic,
+      {"leader-elect-resource-namespace", "", "string", "\"kube-system\"",
+       "Namespace of the Lease used for leader election.", String(&le.resource_namespace)});
+  add(generic,
+      {"leader-elect-retry-period", "", "duration", "2s",
+       "Wait between attempts to acquire or renew the lease.", Duration(&le.retry_period)});
+  add(generic, {"min-resync-period", "", "duration", "12h0m0s",
+                "Informers resync at a random period between this and twice this.",
+                Duration(&o.min_resync_period)});
+  // Ours, not upstream's (upstream's controllers wait for their caches until stopped).
+  add(generic, {"controller-cache-sync-timeout", "", "duration", "0s",
+                "How long a controller waits for its informers' caches before the process fails "
+                "and exits 1; 0 waits until stopped, as upstream. /readyz is false meanwhile.",
+                Duration(&o.controller_cache_sync_timeout)});
+  add(generic, {"use-service-account-credentials", "", "", "",
+                "Give each controller its own credentials: a token of the service account "
+                "kube-system/<controller>-controller from the TokenRequest API.",
+                Bool(&o.use_service_account_credentials)});
+
+  const std::string serving = "Secure serving flags";
+  add(serving, {"bind-address", "", "ip", "0.0.0.0",
+                "Address to serve /metrics and the health checks on (0.0.0.0 or :: for all "
+                "interfaces).",
+                String(&o.bind_address)});
+  add(serving,
+      {"secure-port", "", "int", "10257",
+       "HTTPS port for /metrics and the health checks; 0 turns serving off.", Int(&o.secure_port)});
+  add(serving, {"tls-cert-file", "", "string", "",
+                "PEM serving certificate (with intermediates after it). Empty: a self-signed "
+                "certificate made in memory at start.",
+                String(&o.tls_cert_file)});
+  add(serving, {"tls-private-key-file", "", "string", "", "PEM private key of --tls-cert-file.",
+                String(&o.tls_private_key_file)});
+  add(serving, {"tls-min-version", "", "string", "",
+                "Minimum TLS version served: VersionTLS12 (default) or VersionTLS13.",
+                String(&o.tls_min_version)});
+  add(serving, {"tls-cipher-suites", "", "strings", "",
+                "TLS 1.2 cipher suites served (IANA names). Default: ECDHE with AES-GCM or "
+                "ChaCha20-Poly1305 only. TLS 1.3 suites are not configurable.",
+                Strings(&o.tls_cipher_suites)});
+
+  const std::string authn = "Authentication flags";
+  add(authn, {"authentication-kubeconfig", "", "string", "",
+              "Kubeconfig of the API server that reviews bearer tokens (TokenReview). Empty: the "
+              "controller manager's own connection.",
+              String(&o.authentication_kubeconfig)});
+  add(authn, {"client-ca-file", "", "string", "",
+              "Requests with a client certificate signed by one of these CAs are authenticated "
+              "as the certificate's CommonName, with its Organizations as groups.",
+              String(&o.client_ca_file)});
+  add(authn, {"requestheader-allowed-names", "", "strings", "",
+              "Client certificate common names allowed to assert users in the request headers. "
+              "Empty: any certificate verified by --requestheader-client-ca-file.",
+              Strings(&o.requestheader_allowed_names)});
+  add(authn, {"requestheader-client-ca-file", "", "string", "",
+              "CA bundle that verifies the front proxy's client certificate before the user in "
+              "--requestheader-username-headers is trusted.",
+              String(&o.requestheader_client_ca_file)});
+  add(authn, {"requestheader-extra-headers-prefix", "", "strings", "[x-remote-extra-]",
+              "Request header prefixes holding extra user attributes.",
+              Strings(&o.requestheader_extra_headers_prefix)});
+  add(authn, {"requestheader-group-headers", "", "strings", "[x-remote-group]",
+              "Request headers holding the groups.", Strings(&o.requestheader_group_headers)});
+  add(authn, {"requestheader-username-headers", "", "strings", "[x-remote-user]",
+              "Request headers holding the user name (the first non-empty one wins).",
+              Strings(&o.requestheader_username_headers)});
+
+  const std::string authz = "Authorization flags";
+  add(authz, {"authorization-always-allow-paths", "", "strings", "[/healthz,/readyz,/livez]",
+              "Paths served without authorization.", Strings(&o.authorization_always_allow_paths)});
+  add(authz, {"authorization-kubeconfig", "", "string", "",
+              "Kubeconfig of the API server that authorizes requests (SubjectAccessReview). "
+              "Empty: the controller manager's own connection.",
+              String(&o.authorization_kubeconfig)});
+
+  add("Deployment controller flags",
+      {"concurrent-deployment-syncs", "", "int32", "5",
+       "Deployments synced at once; more is more responsive and more CPU and network.",
+       Int(&o.concurrent_deployment_syncs)});
+  add("Replicaset controller flags",
+      {"concurrent-replicaset-syncs", "", "int32", "5",
+       "ReplicaSets synced at once; more is more responsive and more CPU and network.",
+       Int(&o.concurrent_replicaset_syncs)});
+
+  const std::string misc = "Misc flags";
+  add(misc, {"kubeconfig", "", "string", "",
+             "Kubeconfig with the API server's address and credentials. Neither this nor "
+             "--master: in-cluster configuration.",
+             String(&o.kubeconfig)});
+  add(misc, {"master", "", "string", "", "Address of the API server; overrides the kubeconfig's.",
+             String(&o.master)});
+
+  const std::string logs = "Logs flags";
+  add(logs, {"log-flush-frequency", "", "duration", "5s", "Maximum time between log flushes.",
+             Duration(&o.log_flush_frequency)});
+  add(logs, {"logging-format", "", "string", "\"text\"",
+             "Log format: \"text\" (klog's header and key=value pairs) or \"json\" (one JSON "
+             "object a line: ts, caller, msg, v and the key/value pairs).",
+             String(&o.logging_format)});
+  add(logs, {"v", "v", "Level", "", "Log verbosity: higher logs more.",
+             [this](const std::string& v) -> Status {
+               if (Status s = Int(&options_.verbosity)(v); !s.ok()) return s;
+               FLAGS_v = options_.verbosity;  // glog's verbosity, read by VLOG_IS_ON
+               return OkStatus();
+             }});
+  add(logs, {"vmodule", "", "pattern=N,...", "",
+             "Per-file verbosity: comma-separated pattern=N (file name globs without .cc).",
+             ApplyVmodule});
+
+  const std::string global = "Global flags";
+  add(global, {"help", "h", "", "", "help for kube-controller-manager", Bool(&help_)});
+  add(global, {"version", "", "version[=true]", "",
+               "--version, --version=raw prints version information and quits; "
+               "--version=vX.Y.Z... sets the reported version",
+               [this](const std::string& v) -> Status {
+                 if (v == "raw") {
+                   version_ = "raw";
+                 } else if (v.size() > 1 && v[0] == 'v' && std::isdigit(v[1])) {
+                   reported_version_ = v;
+                 } else if (ParseBoolValue(v)) {
+                   version_ = "true";
+                 } else if (IsFalseValue(v)) {
+                   version_.clear();
+                 } else {
+                   return ValueError("strconv.ParseBool: parsing \"" + v + "\": invalid syntax");
+                 }
+                 return OkStatus();
+               }});
+  // Last: every upstream flag not defined above, accepted and reported.
+  DefineUpstreamOnlyFlags(*flags_);
+}
+
+Status CommandLine::Parse(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  // pflag's "--version" is a bool flag that also takes "=raw"; a bare --version must not eat the
+  // next argument, which FlagSet only guarantees for type-less (bool) flags.
+  for (auto& a : args) {
+    if (a == "--version") a = "--version=true";
   }
-  le.resource_lock = FLAGS_leader_elect_resource_lock;
-  le.resource_name = FLAGS_leader_elect_resource_name;
-  le.resource_namespace = FLAGS_leader_elect_resource_namespace;
-  o.bind_address = FLAGS_bind_address;
-  o.secure_port = FLAGS_secure_port;
-  o.tls_cert_file = FLAGS_tls_cert_file;
-  o.tls_private_key_file = FLAGS_tls_private_key_file;
-  o.tls_min_version = FLAGS_tls_min_version;
-  o.tls_cipher_suites = SplitList(FLAGS_tls_cipher_suites);
-  o.client_ca_file = FLAGS_client_ca_file;
-  o.requestheader_client_ca_file = FLAGS_requestheader_client_ca_file;
-  o.requestheader_allowed_names = SplitList(FLAGS_requestheader_allowed_names);
-  o.requestheader_username_headers = SplitList(FLAGS_requestheader_username_headers);
-  o.requestheader_group_headers = SplitList(FLAGS_requestheader_group_headers);
-  o.requestheader_extra_headers_prefix = SplitList(FLAGS_requestheader_extra_headers_prefix);
-  o.authentication_kubeconfig = FLAGS_authentication_kubeconfig;
-  o.authorization_kubeconfig = FLAGS_authorization_kubeconfig;
-  o.authorization_always_allow_paths = SplitList(FLAGS_authorization_always_allow_paths);
-  if (Status s = o.feature_gates.Set(FLAGS_feature_gates); !s.ok()) {
-    return Error::Local("InvalidFlag", "--feature-gates: " + s.error().message);
-  }
-  int32_t v = 0;
-  if (auto flag = gflags::GetCommandLineFlagInfoOrDie("v"); !flag.current_value.empty()) {
-    v = std::stoi(flag.current_value);
-  }
-  o.verbosity = v;
-  return o;
+  return flags_->Parse(args);
+}
+
+void CommandLine::PrintUsage(std::ostream& out) const {
+  flags_->PrintUsage(out,
+                     "The Kubernetes controller manager runs the control loops that move the "
+                     "cluster toward its desired state. This build is a C++ implementation that "
+                     "runs the deployment and replicaset controllers; it takes every upstream "
+                     "flag, acts on those that concern what it runs, and reports the others.");
 }
 
 std::string EffectiveFlags(const Options& o) {
@@ -183,13 +342,16 @@ std::string EffectiveFlags(const Options& o) {
   };
   const auto& le = o.leader_election;
   out << "--kubeconfig=" << o.kubeconfig << " --master=" << o.master
-      << " --controllers=" << join(o.controllers)
+      << " --controllers=" << join(o.controllers) << " --feature-gates=" << o.feature_gates.String()
       << " --concurrent-deployment-syncs=" << o.concurrent_deployment_syncs
       << " --concurrent-replicaset-syncs=" << o.concurrent_replicaset_syncs
       << " --min-resync-period=" << FormatDuration(o.min_resync_period)
       << " --controller-cache-sync-timeout=" << FormatDuration(o.controller_cache_sync_timeout)
-      << " --kube-api-qps=" << o.kube_api_qps << " --kube-api-burst=" << o.kube_api_burst
+      << " --kube-api-qps=" << FormatFloat(o.kube_api_qps)
+      << " --kube-api-burst=" << o.kube_api_burst
       << " --kube-api-content-type=" << o.kube_api_content_type
+      << " --use-service-account-credentials="
+      << (o.use_service_account_credentials ? "true" : "false")
       << " --leader-elect=" << (le.leader_elect ? "true" : "false")
       << " --leader-elect-lease-duration=" << FormatDuration(le.lease_duration)
       << " --leader-elect-renew-deadline=" << FormatDuration(le.renew_deadline)
@@ -205,7 +367,9 @@ std::string EffectiveFlags(const Options& o) {
       << " --requestheader-username-headers=" << join(o.requestheader_username_headers)
       << " --requestheader-group-headers=" << join(o.requestheader_group_headers)
       << " --requestheader-extra-headers-prefix=" << join(o.requestheader_extra_headers_prefix)
-      << " --feature-gates=" << o.feature_gates.String() << " --v=" << o.verbosity;
+      << " --logging-format=" << o.logging_format
+      << " --log-flush-frequency=" << FormatDuration(o.log_flush_frequency)
+      << " --v=" << o.verbosity;
   return out.str();
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <fstream>
 
+#include "cmd/kube-controller-manager/app/upstream_flags.h"
 #include "pkg/server/tls_options.h"
 
 namespace kcm::app {
@@ -12,7 +13,9 @@ Error FlagError(const std::string& flag, const std::string& message) {
   return Error::Local("InvalidFlag", "--" + flag + ": " + message);
 }
 
-// Maps an accepted spelling to its canonical controller name, or "" if unknown.
+// Maps an accepted spelling of a controller we run to its canonical name, or "" if it is not
+// one of ours. Upstream names its controllers "<name>-controller" and keeps the short names as
+// aliases.
 std::string Canonical(std::string name) {
   const std::string suffix = "-controller";
   if (name.size() > suffix.size() && name.ends_with(suffix)) {
@@ -20,6 +23,12 @@ std::string Canonical(std::string name) {
   }
   const auto& known = KnownControllers();
   return std::find(known.begin(), known.end(), name) != known.end() ? name : "";
+}
+
+// Whether upstream kube-controller-manager knows the name: a controller's name or old alias.
+bool IsUpstreamController(const std::string& name) {
+  const auto& all = UpstreamControllerNames();
+  return std::find(all.begin(), all.end(), name) != all.end();
 }
 
 }  // namespace
@@ -44,24 +53,45 @@ std::vector<std::string> SplitList(const std::string& value) {
   return out;
 }
 
+// As upstream's IsControllerEnabled: an explicit "name" or "-name" decides (first one wins), and
+// only without one does "*" turn on the controllers that are on by default (both of ours are), so
+// "*,-deployment" disables deployment.
 bool IsControllerEnabled(const std::string& name, const std::vector<std::string>& controllers) {
+  bool star = false;
   for (const std::string& entry : controllers) {
-    if (entry == "*") return true;  // Both controllers are on by default upstream.
+    if (entry == "*") {
+      star = true;
+      continue;
+    }
     bool off = !entry.empty() && entry[0] == '-';
     if (Canonical(off ? entry.substr(1) : entry) == name) return !off;
   }
-  return false;
+  return star;
+}
+
+std::vector<std::string> NotRunControllers(const std::vector<std::string>& controllers) {
+  std::vector<std::string> out;
+  for (const std::string& entry : controllers) {
+    if (entry == "*" || entry.empty() || entry[0] == '-') continue;
+    if (Canonical(entry).empty()) out.push_back(entry);
+  }
+  return out;
 }
 
 Status Validate(const Options& o) {
   for (const std::string& entry : o.controllers) {
     if (entry == "*") continue;
     std::string bare = entry[0] == '-' ? entry.substr(1) : entry;
-    if (Canonical(bare).empty()) {
-      return FlagError("controllers", "\"" + bare +
-                                          "\" is not in the list of known controllers "
-                                          "(deployment, replicaset)");
+    if (Canonical(bare).empty() && !IsUpstreamController(bare)) {
+      return FlagError("controllers", "\"" + bare + "\" is not in the list of known controllers");
     }
+  }
+  if (o.logging_format != "text" && o.logging_format != "json") {
+    return FlagError("logging-format",
+                     "format \"" + o.logging_format + "\" not supported (supported: text, json)");
+  }
+  if (o.log_flush_frequency <= std::chrono::nanoseconds(0)) {
+    return FlagError("log-flush-frequency", "must be positive");
   }
   if (o.concurrent_deployment_syncs < 1) {
     return FlagError("concurrent-deployment-syncs",

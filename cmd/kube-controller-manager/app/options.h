@@ -1,9 +1,10 @@
 // Options: the daemon's configuration, with upstream kube-controller-manager flag names and
-// defaults (spec/daemon.md "Flags"). Built once at start from the command line, validated, then
-// read-only. Thread-compatible.
+// defaults (upstream kube-controller-manager's). Built once at start from the command line,
+// validated, then read-only. Thread-compatible.
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -52,16 +53,23 @@ struct Options {
   std::string authentication_kubeconfig;
   std::string authorization_kubeconfig;
   std::vector<std::string> authorization_always_allow_paths = {"/healthz", "/readyz", "/livez"};
+  bool use_service_account_credentials = false;
+  std::string logging_format = "text";  // "text" | "json"
+  std::chrono::nanoseconds log_flush_frequency = std::chrono::seconds(5);
   int verbosity = 0;
-  // --feature-gates.
+  // --feature-gates: every upstream gate name is accepted; unknown names are an error.
   features::FeatureGate feature_gates;
 };
 
 // Every error names the flag it is about, e.g. "--kube-api-burst: must be positive, got 0".
 Status Validate(const Options& options);
 
-// The controllers this binary knows, with their aliases (spec/daemon.md --controllers).
+// The controllers this binary runs, with their aliases (see IsControllerEnabled).
 const std::vector<std::string>& KnownControllers();  // {"deployment", "replicaset"}
+
+// The controllers the --controllers list names that upstream has and this binary does not run,
+// e.g. "bootstrapsigner" for kubeadm's "*,bootstrapsigner,tokencleaner": reported at start.
+std::vector<std::string> NotRunControllers(const std::vector<std::string>& controllers);
 
 // Whether `name` (a canonical controller name) is on under the --controllers list: the list is
 // scanned in order and the first match wins: "name" on, "-name" off, "*" = every controller that

@@ -28,7 +28,7 @@ class ReplicaSetRunnable final : public RunnableController {
 }  // namespace
 
 Result<std::unique_ptr<RunnableController>> StartReplicaSetController(ControllerContext& ctx) {
-  auto rest = ctx.client_builder.ClientFor("replicaset-controller");
+  auto rest = ctx.client_builder.ControllerClientFor("replicaset-controller");
   if (!rest.ok()) return rest.error();
   auto pods = std::make_shared<client::ResourceClient>(
       *rest, client::GroupVersionResource{"", "v1", "pods"}, true);

@@ -6,6 +6,8 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cctype>
+#include <fstream>
 #include <sstream>
 #include <thread>
 
@@ -74,19 +76,133 @@ TEST(DaemonE2E, BadFlagsExitNonZeroNamingTheFlag) {
     std::string flag;
     std::string named;
   };
-  for (const Case& c : {Case{"--concurrent-deployment-syncs=0", "--concurrent-deployment-syncs"},
-                        Case{"--min-resync-period=soon", "--min-resync-period"},
-                        Case{"--controllers=deployment,cronjob", "--controllers"},
-                        Case{"--leader-elect-renew-deadline=20s", "--leader-elect-lease-duration"},
-                        // Upstream featuregate.Set: an unknown gate is an error.
-                        Case{"--feature-gates=NoSuchGate=true",
-                             "--feature-gates: unrecognized feature gate: NoSuchGate"},
-                        Case{"--no-such-flag=1", "no_such_flag"}}) {
+  for (const Case& c :
+       {Case{"--concurrent-deployment-syncs=0", "--concurrent-deployment-syncs"},
+        Case{"--min-resync-period=soon", "--min-resync-period"},
+        Case{"--controllers=deployment,nosuchcontroller", "--controllers"},
+        Case{"--leader-elect-renew-deadline=20s", "--leader-elect-lease-duration"},
+        // Upstream featuregate.Set: an unknown gate is an error.
+        Case{"--feature-gates=NoSuchGate=true", "unrecognized feature gate: NoSuchGate"},
+        Case{"--no-such-flag=1", "Error: unknown flag: --no-such-flag"},
+        Case{"--use_service_account_credentials=true",
+             "Error: unknown flag: --use_service_account_credentials"}}) {
     auto r = testenv::RunCommand({KCM_DAEMON_PATH, c.flag}, 20s);
     EXPECT_NE(r.exit_code, 0) << c.flag;
     EXPECT_FALSE(r.timed_out) << c.flag;
     EXPECT_NE(r.err.find(c.named), std::string::npos) << c.flag << ": " << r.err;
   }
+}
+
+// --help and --version as upstream's: usage on stdout in sections, exit 0; "Kubernetes v…".
+TEST(DaemonE2E, HelpAndVersion) {
+  auto help = testenv::RunCommand({KCM_DAEMON_PATH, "--help"}, 20s);
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.out.find("Generic flags:"), std::string::npos) << help.out;
+  EXPECT_NE(help.out.find("--use-service-account-credentials"), std::string::npos);
+  EXPECT_EQ(help.out.find("logtostderr"), std::string::npos);
+  auto version = testenv::RunCommand({KCM_DAEMON_PATH, "--version"}, 20s);
+  EXPECT_EQ(version.exit_code, 0);
+  EXPECT_EQ(version.out.rfind("Kubernetes v1.", 0), 0u) << version.out;
+}
+
+// kubeadm's flags for controllers we do not run are accepted and reported once; with
+// --logging-format=json every line the daemon writes is one JSON object in klog's schema, and it
+// leads and becomes ready as usual.
+TEST(DaemonE2E, KubeadmFlagsAndJsonLogs) {
+  KCM_REQUIRE_TESTBED();
+  Daemon d({"--controllers=*,bootstrapsigner,tokencleaner", "--allocate-node-cidrs=true",
+            "--cluster-cidr=10.244.0.0/16", "--cluster-name=kubernetes",
+            "--service-cluster-ip-range=10.96.0.0/12", "--logging-format=json", "--v=2"});
+  ASSERT_TRUE(Eventually([&] { return d.Get("/readyz").first == 200; }, 60s)) << d.Log();
+  std::string log = d.Log();
+  EXPECT_NE(log.find("have no effect: --allocate-node-cidrs, --cluster-cidr, --cluster-name, "
+                     "--service-cluster-ip-range"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("bootstrapsigner, tokencleaner"), std::string::npos) << log;
+  std::istringstream lines(log);
+  std::string line;
+  int n = 0;
+  while (std::getline(lines, line)) {
+    if (line.empty()) continue;
+    ++n;
+    EXPECT_EQ(line.rfind("{\"ts\":", 0), 0u) << line;
+    EXPECT_EQ(line.back(), '}') << line;
+    EXPECT_NE(line.find("\"caller\":"), std::string::npos) << line;
+    EXPECT_NE(line.find("\"msg\":"), std::string::npos) << line;
+  }
+  EXPECT_GT(n, 5);
+  EXPECT_EQ(d.StopWith(SIGTERM), 0) << d.Log();
+}
+
+// --use-service-account-credentials: the controllers write as kube-system/deployment-controller
+// and kube-system/replicaset-controller (tokens from TokenRequest, rights from upstream's bootstrap
+// RBAC), not as the controller manager. Its own identity here may read, watch, record events and
+// get those tokens, but not create a ReplicaSet or a pod: without the flag the rollout is
+// forbidden, with it the rollout completes.
+TEST(DaemonE2E, ServiceAccountCredentialsWriteAsEachControllersAccount) {
+  KCM_REQUIRE_TESTBED();
+  const std::string rbac = R"(apiVersion: v1
+kind: ServiceAccount
+metadata: {name: kcm-e2e-reader, namespace: kube-system}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: kcm-e2e-reader}
+rules:
+- {apiGroups: [apps], resources: [deployments, replicasets], verbs: [get, list, watch]}
+- {apiGroups: [""], resources: [pods], verbs: [get, list, watch]}
+- {apiGroups: [""], resources: [events], verbs: [create, update, patch]}
+- {apiGroups: [""], resources: [serviceaccounts], verbs: [get, create]}
+- {apiGroups: [""], resources: [serviceaccounts/token], verbs: [create]}
+- {apiGroups: [authentication.k8s.io], resources: [tokenreviews], verbs: [create]}
+- {apiGroups: [authorization.k8s.io], resources: [subjectaccessreviews], verbs: [create]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: kcm-e2e-reader}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: kcm-e2e-reader}
+subjects: [{kind: ServiceAccount, name: kcm-e2e-reader, namespace: kube-system}]
+)";
+  auto applied = kEnv->Kubectl({"apply", "-f", "-"}, 60s, rbac);
+  ASSERT_TRUE(applied.ok()) << applied.Describe();
+  auto token =
+      kEnv->Kubectl({"-n", "kube-system", "create", "token", "kcm-e2e-reader", "--duration=1h"});
+  ASSERT_TRUE(token.ok()) << token.Describe();
+  while (!token.out.empty() && std::isspace(static_cast<unsigned char>(token.out.back()))) {
+    token.out.pop_back();
+  }
+  const std::string kubeconfig = testing::TempDir() + "kcm-e2e-reader.kubeconfig";
+  std::ofstream(kubeconfig) << "apiVersion: v1\nkind: Config\nclusters:\n- name: e2e\n  cluster:\n"
+                            << "    server: " << kEnv->info().server << "\n"
+                            << "    certificate-authority: " << kEnv->info().ca_file << "\n"
+                            << "users:\n- name: reader\n  user:\n    token: " << token.out << "\n"
+                            << "contexts:\n- name: e2e\n  context: {cluster: e2e, user: reader}\n"
+                            << "current-context: e2e\n";
+
+  const std::string ns = "e2e-sa-credentials";
+  ASSERT_TRUE(kEnv->Kubectl({"create", "namespace", ns}).ok());
+  ASSERT_TRUE(kEnv->Kubectl({"-n", ns, "create", "deployment", "web",
+                             "--image=registry.k8s.io/pause:3.10", "--replicas=2"})
+                  .ok());
+  {
+    Daemon own({"--kubeconfig=" + kubeconfig, "--leader-elect=false"});
+    ASSERT_TRUE(Eventually([&] { return own.Log().find("forbidden") != std::string::npos; }, 60s))
+        << own.Log();
+    auto rs = kEnv->Kubectl({"-n", ns, "get", "replicasets", "-o", "name"});
+    EXPECT_TRUE(rs.ok() && rs.out.empty()) << rs.out;
+    EXPECT_EQ(own.StopWith(SIGTERM), 0) << own.Log();
+  }
+  Daemon as_accounts(
+      {"--kubeconfig=" + kubeconfig, "--leader-elect=false", "--use-service-account-credentials"});
+  auto status =
+      kEnv->Kubectl({"-n", ns, "rollout", "status", "deployment/web", "--timeout=120s"}, 150s);
+  ASSERT_TRUE(status.ok()) << status.Describe() << as_accounts.Log();
+  for (const char* sa : {"deployment-controller", "replicaset-controller"}) {
+    EXPECT_TRUE(kEnv->Kubectl({"-n", "kube-system", "get", "serviceaccount", sa}).ok()) << sa;
+  }
+  EXPECT_EQ(as_accounts.StopWith(SIGTERM), 0) << as_accounts.Log();
+  kEnv->Kubectl({"delete", "namespace", ns, "--wait=false"});
 }
 
 // An unreachable API server at start: a clear, repeated error, no crash; SIGTERM still stops it.

@@ -71,18 +71,22 @@ class Daemon {
   testenv::DaemonProcess process_;
 };
 
-// Microseconds since the epoch of a glog line prefix "Lyyyymmdd hh:mm:ss.uuuuuu" (local time).
-std::optional<int64_t> GlogTime(const std::string& line) {
-  if (line.size() < 25) return std::nullopt;
+// Microseconds since the epoch of a klog text line's header "Lmmdd hh:mm:ss.uuuuuu" (local time;
+// klog prints no year, so the current one is taken).
+std::optional<int64_t> KlogTime(const std::string& line) {
+  if (line.size() < 21) return std::nullopt;
   struct tm t = {};
-  if (sscanf(line.c_str() + 1, "%4d%2d%2d %2d:%2d:%2d", &t.tm_year, &t.tm_mon, &t.tm_mday,
-             &t.tm_hour, &t.tm_min, &t.tm_sec) != 6) {
+  if (sscanf(line.c_str() + 1, "%2d%2d %2d:%2d:%2d", &t.tm_mon, &t.tm_mday, &t.tm_hour, &t.tm_min,
+             &t.tm_sec) != 5) {
     return std::nullopt;
   }
-  t.tm_year -= 1900;
+  const time_t now = time(nullptr);
+  struct tm today = {};
+  localtime_r(&now, &today);
+  t.tm_year = today.tm_year;
   t.tm_mon -= 1;
   t.tm_isdst = -1;
-  const int64_t micros = std::stoll(line.substr(19, 6));
+  const int64_t micros = std::stoll(line.substr(15, 6));
   return static_cast<int64_t>(mktime(&t)) * 1000000 + micros;
 }
 
@@ -91,7 +95,7 @@ std::optional<int64_t> LogLineTime(const std::string& log, const std::string& te
   std::istringstream in(log);
   std::string line;
   while (std::getline(in, line)) {
-    if (line.find(text) != std::string::npos) return GlogTime(line);
+    if (line.find(text) != std::string::npos) return KlogTime(line);
   }
   return std::nullopt;
 }

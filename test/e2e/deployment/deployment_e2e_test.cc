@@ -67,7 +67,7 @@ class DaemonEnvironment : public ::testing::Environment {
         // The test user's RBAC only allows the kube-controller-manager-cpp lease; this process
         // is the only controller manager of the testbed, so it runs without one.
         "--leader-elect=false", "--bind-address=127.0.0.1",
-        "--secure-port=" + std::to_string(port_), "--v=2", "--logtostderr"};
+        "--secure-port=" + std::to_string(port_), "--v=2"};
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);

@@ -67,7 +67,7 @@ TEST_F(InClusterTest, BuildsConfigIPv4AndIPv6) {
 // 1.3 the token file is re-read, but at most once a minute.
 TEST_F(InClusterTest, TokenFileCachedForAMinute) {
   FakeClock clock;
-  TokenSource source("", opts_.token_file, clock);
+  CachedFileTokenSource source("", opts_.token_file, clock);
   EXPECT_EQ(*source.Token(), "tok-1");
   WriteFileOrDie(opts_.token_file, "tok-2");
   clock.Step(std::chrono::seconds(59));

@@ -37,11 +37,54 @@ TEST(OptionsTest, ControllersListFirstMatchWins) {
 
 TEST(OptionsTest, UnknownControllerNamesTheFlag) {
   Options o;
-  o.controllers = {"deployment", "-cronjob"};
+  o.controllers = {"deployment", "-nosuchthing"};
   Status s = Validate(o);
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.error().message.find("--controllers"), std::string::npos);
-  EXPECT_NE(s.error().message.find("cronjob"), std::string::npos);
+  EXPECT_NE(s.error().message.find("nosuchthing"), std::string::npos);
+}
+
+// Upstream's ValidateControllersOptions knows every controller name (and alias) upstream has;
+// kubeadm's "*,bootstrapsigner,tokencleaner" is valid, and the ones we do not run are reported.
+TEST(OptionsTest, UpstreamControllerNamesAreValidAndReportedAsNotRun) {
+  Options o;
+  o.controllers = {"*", "bootstrapsigner", "tokencleaner", "-cronjob", "cronjob-controller"};
+  EXPECT_TRUE(Validate(o).ok()) << Validate(o).error().message;
+  EXPECT_EQ(NotRunControllers(o.controllers),
+            (std::vector<std::string>{"bootstrapsigner", "tokencleaner", "cronjob-controller"}));
+  EXPECT_TRUE(IsControllerEnabled("deployment", o.controllers));
+}
+
+// Upstream's IsControllerEnabled: an explicit name decides wherever it stands; "*" only fills
+// in when there is none, so "*,-deployment" turns deployment off.
+TEST(OptionsTest, ExplicitControllerChoiceBeatsStarWhereverItStands) {
+  EXPECT_FALSE(IsControllerEnabled("deployment", {"*", "-deployment"}));
+  EXPECT_TRUE(IsControllerEnabled("replicaset", {"*", "-deployment"}));
+  EXPECT_FALSE(IsControllerEnabled("replicaset", {"*", "-replicaset-controller"}));
+}
+
+TEST(OptionsTest, FeatureGatesAcceptEveryUpstreamNameAndTheKubeComponent) {
+  features::FeatureGate gates;
+  Status unknown = gates.Set("NoSuchGate=true");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.error().message, "unrecognized feature gate: NoSuchGate");
+  // An upstream gate this binary does not act on (kubeadm passes such lines) is accepted.
+  ASSERT_TRUE(gates.Set("AllAlpha=false").ok());
+  EXPECT_EQ(gates.String(), "AllAlpha=false");
+  ASSERT_TRUE(gates.Set("kube:StaleControllerConsistencyReplicaSet=false").ok());
+  EXPECT_FALSE(gates.Enabled(features::kStaleControllerConsistencyReplicaSet));
+  Status component = gates.Set("other:AllAlpha=true");
+  ASSERT_FALSE(component.ok());
+  EXPECT_EQ(component.error().message, "unknown component \"other\" in other:AllAlpha=true");
+}
+
+TEST(OptionsTest, LoggingFormatIsTextOrJson) {
+  Options o;
+  o.logging_format = "json";
+  EXPECT_TRUE(Validate(o).ok());
+  o.logging_format = "xml";
+  ASSERT_FALSE(Validate(o).ok());
+  EXPECT_EQ(Validate(o).error().message.rfind("--logging-format:", 0), 0u);
 }
 
 TEST(OptionsTest, InvalidValuesNameTheirFlag) {
