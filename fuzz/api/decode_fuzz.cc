@@ -1,12 +1,14 @@
-// libFuzzer target for the pkg/api decoders: every codec's object, list and watch decoder, the
-// Status decoder and the JSON value parser must return a value or a DecodeError — never crash,
-// leak or hit UB (run under ASan/UBSan).
+// libFuzzer target for the pkg/api decoders: every codec's object, list and watch decoder (JSON,
+// and protobuf where the codec has one), the protobuf Pod decoder, the Status decoder and the JSON
+// value parser must return a value or a DecodeError — never crash, leak or hit UB (run under
+// ASan/UBSan).
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
 #include "pkg/api/codec.h"
 #include "pkg/api/json.h"
+#include "pkg/api/protobuf.h"
 #include "pkg/api/status.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -18,7 +20,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)codec->decode(decoder, in);
     (void)codec->decode_list(decoder, in);
     (void)codec->decode_watch_event(decoder, in);
+    if (codec->decode_list_protobuf != nullptr) (void)codec->decode_list_protobuf(in);
+    if (codec->decode_watch_event_protobuf != nullptr) (void)codec->decode_watch_event_protobuf(in);
   }
+  (void)kcm::api::DecodePodProtobuf(in);
   (void)kcm::api::DecodeStatus(in);
   auto v = kcm::api::json::Parse(in);
   if (v.ok()) {

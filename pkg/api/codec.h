@@ -24,6 +24,10 @@ struct Codec {
   // only resource_version and initial_events_end (object is null); ERROR carries the Status as
   // `error` (object null). Failures are "DecodeError" naming the field path.
   Result<WatchEvent> (*decode_watch_event)(Decoder&, JsonInput);
+  // Protobuf reads (pkg/api/protobuf.h): a LIST body and a watch frame without its length
+  // prefix, same results as the JSON decoders. nullptr for kinds read as JSON only.
+  Result<ObjectList> (*decode_list_protobuf)(std::string_view) = nullptr;
+  Result<WatchEvent> (*decode_watch_event_protobuf)(std::string_view) = nullptr;
 };
 
 const Codec& PodCodec();

@@ -4,11 +4,11 @@
 
 #include "pkg/api/codec.h"
 #include "pkg/api/internal/decode.h"
+#include "pkg/api/internal/pod_fields.h"
+#include "pkg/api/protobuf.h"
 
 namespace kcm::api {
 namespace internal {
-namespace {
-
 PodPhase ParsePhase(std::string_view p) {
   if (p == "Running") return PodPhase::kRunning;
   if (p == "Pending") return PodPhase::kPending;
@@ -24,6 +24,8 @@ ConditionStatus ParseConditionStatus(std::string_view s) {
   if (s == "Unknown") return ConditionStatus::kUnknown;
   return ConditionStatus::kUnset;
 }
+
+namespace {
 
 // Reads a string value without copying (null → ""); the view lives as long as the document.
 Status ViewStringAt(od::value v, std::string_view path, std::string_view* out) {
@@ -118,7 +120,8 @@ Result<std::shared_ptr<const Pod>> DecodePod(Decoder& decoder, JsonInput json) {
 
 const Codec& PodCodec() {
   using F = internal::CodecFns<internal::PodFromValue>;
-  static const Codec codec{"Pod", &F::Decode, &F::List, &F::Watch};
+  static const Codec codec{
+      "Pod", &F::Decode, &F::List, &F::Watch, &DecodePodListProtobuf, &DecodePodWatchEventProtobuf};
   return codec;
 }
 

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "pkg/api/codec.h"
+#include "pkg/api/internal/pod_fields.h"
 #include "pkg/api/pod.h"
 #include "pkg/api/time.h"
 
@@ -164,6 +165,8 @@ Status DecodeOwnerReferences(od::value v, std::vector<OwnerReference>* out) {
   });
 }
 
+}  // namespace
+
 // strconv.ParseInt(s, 10, 32) semantics: optional sign, decimal digits, int32 range.
 std::optional<int32_t> ParseInt32(std::string_view s) {
   if (!s.empty() && s.front() == '+') s.remove_prefix(1);
@@ -172,8 +175,6 @@ std::optional<int32_t> ParseInt32(std::string_view s) {
   if (s.empty() || ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
   return n;
 }
-
-}  // namespace
 
 Status DecodeObjectMeta(od::value v, ObjectMeta* meta, MetaMode mode,
                         std::optional<int32_t>* deletion_cost) {

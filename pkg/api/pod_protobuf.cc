@@ -1,0 +1,514 @@
+// Protobuf decoding of Pod, PodList and pod watch frames into the pruned Pod record (see
+// protobuf.h). Keeps exactly the fields the JSON decoder (pod.cc, internal/decode.cc) keeps and
+// skips every other field without looking inside it. Field numbers: k8s.io/api core/v1 and
+// k8s.io/apimachinery meta/v1 and runtime generated.proto.
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#include "pkg/api/codec.h"
+#include "pkg/api/internal/pod_fields.h"
+#include "pkg/api/protobuf.h"
+#include "pkg/api/protobuf/wire.h"
+
+namespace kcm::api {
+namespace {
+
+using protobuf::WireField;
+using protobuf::WireReader;
+using protobuf::WireType;
+
+constexpr LocalReason kDecodeError = "DecodeError";
+
+Error DecodeError(std::string_view path, std::string_view what) {
+  std::string msg;
+  if (!path.empty()) {
+    msg.append(path);
+    msg.append(": ");
+  }
+  msg.append(what);
+  return Error::Local(kDecodeError, std::move(msg));
+}
+
+// "metadata.name: x" → "items[3].metadata.name: x" (as the JSON list decoder reports).
+Error PrefixPath(Error e, std::string_view prefix) {
+  size_t colon = e.message.find(": ");
+  bool has_path = colon != std::string::npos && e.message.find(' ') > colon;
+  e.message = std::string(prefix) + (has_path ? "." : ": ") + e.message;
+  return e;
+}
+
+// Calls fn(const WireField&) → Status for each field of `message`; malformed input is an error
+// at `path`.
+template <typename Fn>
+Status ForEachField(std::string_view message, std::string_view path, Fn&& fn) {
+  WireReader reader(message);
+  WireField f;
+  while (reader.Next(&f)) {
+    Status s = fn(f);
+    if (!s.ok()) return s;
+  }
+  if (reader.error() != nullptr) return DecodeError(path, reader.error());
+  return OkStatus();
+}
+
+Status WrongType(std::string_view path) {
+  return DecodeError(path, "wrong wire type");
+}
+
+Status ViewBytes(const WireField& f, std::string_view path, std::string_view* out) {
+  if (f.type != WireType::kLengthDelimited) return WrongType(path);
+  *out = f.bytes;
+  return OkStatus();
+}
+
+Status ReadString(const WireField& f, std::string_view path, std::string* out) {
+  if (f.type != WireType::kLengthDelimited) return WrongType(path);
+  out->assign(f.bytes);
+  return OkStatus();
+}
+
+Status ReadVarint(const WireField& f, std::string_view path, uint64_t* out) {
+  if (f.type != WireType::kVarint) return WrongType(path);
+  *out = f.varint;
+  return OkStatus();
+}
+
+// int32 fields travel as sign-extended varints; keep the low 32 bits, as Go's decoder does.
+Status ReadInt32(const WireField& f, std::string_view path, int32_t* out) {
+  uint64_t v = 0;
+  if (Status s = ReadVarint(f, path, &v); !s.ok()) return s;
+  *out = static_cast<int32_t>(static_cast<uint32_t>(v));
+  return OkStatus();
+}
+
+Status ReadInt64(const WireField& f, std::string_view path, int64_t* out) {
+  uint64_t v = 0;
+  if (Status s = ReadVarint(f, path, &v); !s.ok()) return s;
+  *out = static_cast<int64_t>(v);
+  return OkStatus();
+}
+
+Status ReadBool(const WireField& f, std::string_view path, bool* out) {
+  uint64_t v = 0;
+  if (Status s = ReadVarint(f, path, &v); !s.ok()) return s;
+  *out = v != 0;
+  return OkStatus();
+}
+
+Time TimeFromUnixSeconds(int64_t seconds) {
+  // Saturate outside Time's range, as ParseRFC3339 does.
+  constexpr int64_t kLimit =
+      std::chrono::duration_cast<std::chrono::seconds>(Time::duration::max()).count();
+  if (seconds >= kLimit) return Time::max();
+  if (seconds <= -kLimit) return Time::min();
+  return Time(std::chrono::duration_cast<Time::duration>(std::chrono::seconds(seconds)));
+}
+
+// meta.v1.Time {seconds = 1, nanos = 2}. Upstream's Time.Unmarshal drops the nanoseconds (the
+// JSON form carries whole seconds only), so the fraction is ignored here too.
+Status ReadTime(const WireField& f, std::string_view path, std::optional<Time>* out) {
+  std::string_view msg;
+  if (Status s = ViewBytes(f, path, &msg); !s.ok()) return s;
+  int64_t seconds = 0;
+  Status s = ForEachField(msg, path, [&](const WireField& tf) -> Status {
+    if (tf.number == 1) return ReadInt64(tf, path, &seconds);
+    return OkStatus();
+  });
+  if (!s.ok()) return s;
+  *out = TimeFromUnixSeconds(seconds);
+  return OkStatus();
+}
+
+// A map<string, string> entry: {key = 1, value = 2}.
+Status ReadMapEntry(const WireField& f, std::string_view path, std::string_view* key,
+                    std::string_view* value) {
+  std::string_view msg;
+  if (Status s = ViewBytes(f, path, &msg); !s.ok()) return s;
+  *key = {};
+  *value = {};
+  return ForEachField(msg, path, [&](const WireField& ef) -> Status {
+    if (ef.number == 1) return ViewBytes(ef, path, key);
+    if (ef.number == 2) return ViewBytes(ef, path, value);
+    return OkStatus();
+  });
+}
+
+// meta.v1.OwnerReference.
+Status ReadOwnerReference(std::string_view msg, OwnerReference* ref) {
+  constexpr std::string_view kPath = "metadata.ownerReferences[]";
+  return ForEachField(msg, kPath, [&](const WireField& f) -> Status {
+    switch (f.number) {
+      case 1:
+        return ReadString(f, "metadata.ownerReferences[].kind", &ref->kind);
+      case 3:
+        return ReadString(f, "metadata.ownerReferences[].name", &ref->name);
+      case 4:
+        return ReadString(f, "metadata.ownerReferences[].uid", &ref->uid);
+      case 5:
+        return ReadString(f, "metadata.ownerReferences[].apiVersion", &ref->api_version);
+      case 6:
+        return ReadBool(f, "metadata.ownerReferences[].controller", &ref->controller);
+      case 7:
+        return ReadBool(f, "metadata.ownerReferences[].blockOwnerDeletion",
+                        &ref->block_owner_deletion);
+      default:
+        return OkStatus();
+    }
+  });
+}
+
+// meta.v1.ObjectMeta, pruned as for pods (MetaMode::kPod in the JSON decoder): annotations other
+// than the deletion cost are dropped; managedFields are skipped unread. `initial_events_end` (may
+// be null) is set from the k8s.io/initial-events-end annotation of a bookmark.
+Status ReadPodMeta(std::string_view msg, ObjectMeta* meta, std::optional<int32_t>* deletion_cost,
+                   bool* initial_events_end) {
+  return ForEachField(msg, "metadata", [&](const WireField& f) -> Status {
+    switch (f.number) {
+      case 1:
+        return ReadString(f, "metadata.name", &meta->name);
+      case 2:
+        return ReadString(f, "metadata.generateName", &meta->generate_name);
+      case 3:
+        return ReadString(f, "metadata.namespace", &meta->namespace_);
+      case 5:
+        return ReadString(f, "metadata.uid", &meta->uid);
+      case 6:
+        return ReadString(f, "metadata.resourceVersion", &meta->resource_version);
+      case 7:
+        return ReadInt64(f, "metadata.generation", &meta->generation);
+      case 8:
+        return ReadTime(f, "metadata.creationTimestamp", &meta->creation_timestamp);
+      case 9:
+        return ReadTime(f, "metadata.deletionTimestamp", &meta->deletion_timestamp);
+      case 10: {
+        int64_t n = 0;
+        Status s = ReadInt64(f, "metadata.deletionGracePeriodSeconds", &n);
+        if (s.ok()) meta->deletion_grace_period_seconds = n;
+        return s;
+      }
+      case 11: {
+        std::string_view key, value;
+        Status s = ReadMapEntry(f, "metadata.labels", &key, &value);
+        if (s.ok()) meta->labels.insert_or_assign(std::string(key), std::string(value));
+        return s;
+      }
+      case 12: {
+        std::string_view key, value;
+        Status s = ReadMapEntry(f, "metadata.annotations", &key, &value);
+        if (!s.ok()) return s;
+        if (key == kPodDeletionCostAnnotation) {
+          *deletion_cost = internal::ParseInt32(value).value_or(0);
+        } else if (initial_events_end != nullptr && key == kInitialEventsEndAnnotation) {
+          *initial_events_end = value == "true";
+        }
+        return OkStatus();
+      }
+      case 13: {
+        std::string_view ref_msg;
+        if (Status s = ViewBytes(f, "metadata.ownerReferences", &ref_msg); !s.ok()) return s;
+        OwnerReference ref;
+        if (Status s = ReadOwnerReference(ref_msg, &ref); !s.ok()) return s;
+        meta->owner_references.push_back(std::move(ref));
+        return OkStatus();
+      }
+      case 14: {
+        std::string finalizer;
+        Status s = ReadString(f, "metadata.finalizers[]", &finalizer);
+        if (s.ok()) meta->finalizers.push_back(std::move(finalizer));
+        return s;
+      }
+      default:
+        return OkStatus();
+    }
+  });
+}
+
+// core.v1.PodCondition {type = 1, status = 2, lastTransitionTime = 4}.
+Status ReadCondition(std::string_view msg, Pod* pod) {
+  std::string_view type, status;
+  std::optional<Time> transition;
+  Status s = ForEachField(msg, "status.conditions[]", [&](const WireField& f) -> Status {
+    if (f.number == 1) return ViewBytes(f, "status.conditions[].type", &type);
+    if (f.number == 2) return ViewBytes(f, "status.conditions[].status", &status);
+    if (f.number == 4) return ReadTime(f, "status.conditions[].lastTransitionTime", &transition);
+    return OkStatus();
+  });
+  if (!s.ok()) return s;
+  if (type == "Ready") {
+    pod->ready = internal::ParseConditionStatus(status);
+    pod->ready_transition_time = transition;
+  }
+  return OkStatus();
+}
+
+// core.v1.ContainerStatus {restartCount = 5}.
+Status ReadContainerStatus(std::string_view msg, Pod* pod) {
+  return ForEachField(msg, "status.containerStatuses[]", [&](const WireField& f) -> Status {
+    if (f.number != 5) return OkStatus();
+    int32_t n = 0;
+    if (Status s = ReadInt32(f, "status.containerStatuses[].restartCount", &n); !s.ok()) return s;
+    // Saturate instead of overflowing on absurd inputs (as the JSON decoder).
+    const int64_t sum = static_cast<int64_t>(pod->restart_count_sum) + n;
+    pod->restart_count_sum = static_cast<int32_t>(std::clamp<int64_t>(
+        sum, std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()));
+    pod->restart_count_max = std::max(pod->restart_count_max, n);
+    return OkStatus();
+  });
+}
+
+// core.v1.PodStatus {phase = 1, conditions = 2, containerStatuses = 8}.
+Status ReadPodStatus(std::string_view msg, Pod* pod) {
+  return ForEachField(msg, "status", [&](const WireField& f) -> Status {
+    std::string_view sub;
+    switch (f.number) {
+      case 1: {
+        Status s = ViewBytes(f, "status.phase", &sub);
+        if (s.ok()) pod->phase = internal::ParsePhase(sub);
+        return s;
+      }
+      case 2:
+        if (Status s = ViewBytes(f, "status.conditions", &sub); !s.ok()) return s;
+        return ReadCondition(sub, pod);
+      case 8:
+        if (Status s = ViewBytes(f, "status.containerStatuses", &sub); !s.ok()) return s;
+        return ReadContainerStatus(sub, pod);
+      default:
+        return OkStatus();
+    }
+  });
+}
+
+// core.v1.Pod {metadata = 1, spec = 2, status = 3}; spec.nodeName = 10.
+Status ReadPod(std::string_view msg, Pod* pod, bool* initial_events_end) {
+  return ForEachField(msg, "", [&](const WireField& f) -> Status {
+    std::string_view sub;
+    switch (f.number) {
+      case 1:
+        if (Status s = ViewBytes(f, "metadata", &sub); !s.ok()) return s;
+        return ReadPodMeta(sub, &pod->metadata, &pod->deletion_cost, initial_events_end);
+      case 2:
+        if (Status s = ViewBytes(f, "spec", &sub); !s.ok()) return s;
+        return ForEachField(sub, "spec", [&](const WireField& sf) -> Status {
+          if (sf.number == 10) return ReadString(sf, "spec.nodeName", &pod->node_name);
+          return OkStatus();
+        });
+      case 3:
+        if (Status s = ViewBytes(f, "status", &sub); !s.ok()) return s;
+        return ReadPodStatus(sub, pod);
+      default:
+        return OkStatus();
+    }
+  });
+}
+
+Result<std::shared_ptr<const Pod>> PodFromMessage(std::string_view msg) {
+  auto pod = std::make_shared<Pod>();
+  if (Status s = ReadPod(msg, pod.get(), nullptr); !s.ok()) return s.error();
+  if (pod->metadata.name.empty()) return DecodeError("metadata.name", "required field missing");
+  return std::shared_ptr<const Pod>(std::move(pod));
+}
+
+// The runtime.Unknown after the magic bytes: {typeMeta = 1 {apiVersion = 1, kind = 2}, raw = 2,
+// contentEncoding = 3, contentType = 4}.
+struct Envelope {
+  std::string_view kind;
+  std::string_view raw;
+};
+
+Result<Envelope> Unwrap(std::string_view body, std::string_view path) {
+  if (!HasProtobufMagic(body)) return DecodeError(path, "missing the k8s protobuf envelope");
+  Envelope env;
+  std::string_view encoding, content_type;
+  Status s = ForEachField(body.substr(kProtobufMagic.size()), path, [&](const WireField& f) {
+    switch (f.number) {
+      case 1: {
+        std::string_view type_meta;
+        if (Status t = ViewBytes(f, path, &type_meta); !t.ok()) return t;
+        return ForEachField(type_meta, path, [&](const WireField& tf) -> Status {
+          if (tf.number == 2) return ViewBytes(tf, path, &env.kind);
+          return OkStatus();
+        });
+      }
+      case 2:
+        return ViewBytes(f, path, &env.raw);
+      case 3:
+        return ViewBytes(f, path, &encoding);
+      case 4:
+        return ViewBytes(f, path, &content_type);
+      default:
+        return OkStatus();
+    }
+  });
+  if (!s.ok()) return s.error();
+  if (!encoding.empty()) {
+    return DecodeError(path, "unsupported contentEncoding \"" + std::string(encoding) + "\"");
+  }
+  if (!content_type.empty() && content_type != kContentTypeProtobuf) {
+    return DecodeError(path, "unsupported contentType \"" + std::string(content_type) + "\"");
+  }
+  return env;
+}
+
+Status ExpectKind(const Envelope& env, std::string_view want, std::string_view path) {
+  // The server always names the kind; an empty one is tolerated like a JSON object without
+  // "kind".
+  if (env.kind.empty() || env.kind == want) return OkStatus();
+  return DecodeError(path, "unexpected kind \"" + std::string(env.kind) + "\", want \"" +
+                               std::string(want) + "\"");
+}
+
+// meta.v1.Status {message = 3, reason = 4, details = 5 {causes = 4 {reason = 1}}, code = 6}.
+Status ReadStatus(std::string_view msg, Error* out) {
+  *out = Error{};
+  return ForEachField(msg, "status", [&](const WireField& f) -> Status {
+    switch (f.number) {
+      case 3:
+        return ReadString(f, "message", &out->message);
+      case 4:
+        return ReadString(f, "reason", &out->reason);
+      case 6:
+        return ReadInt32(f, "code", &out->code);
+      case 5: {
+        std::string_view details;
+        if (Status s = ViewBytes(f, "details", &details); !s.ok()) return s;
+        return ForEachField(details, "details", [&](const WireField& df) -> Status {
+          if (df.number != 4) return OkStatus();
+          std::string_view cause;
+          if (Status s = ViewBytes(df, "details.causes[]", &cause); !s.ok()) return s;
+          std::string reason;
+          Status s = ForEachField(cause, "details.causes[]", [&](const WireField& cf) -> Status {
+            if (cf.number == 1) return ReadString(cf, "details.causes[].reason", &reason);
+            return OkStatus();
+          });
+          if (s.ok()) out->causes.push_back(std::move(reason));
+          return s;
+        });
+      }
+      default:
+        return OkStatus();
+    }
+  });
+}
+
+Result<WatchEventType> ParseEventType(std::string_view t) {
+  if (t == "ADDED") return WatchEventType::kAdded;
+  if (t == "MODIFIED") return WatchEventType::kModified;
+  if (t == "DELETED") return WatchEventType::kDeleted;
+  if (t == "BOOKMARK") return WatchEventType::kBookmark;
+  if (t == "ERROR") return WatchEventType::kError;
+  return DecodeError("type", "unknown watch event type \"" + std::string(t) + "\"");
+}
+
+}  // namespace
+
+Result<std::shared_ptr<const Pod>> DecodePodProtobuf(std::string_view body) {
+  auto env = Unwrap(body, "");
+  if (!env.ok()) return env.error();
+  if (Status s = ExpectKind(*env, "Pod", ""); !s.ok()) return s.error();
+  return PodFromMessage(env->raw);
+}
+
+Result<ObjectList> DecodePodListProtobuf(std::string_view body) {
+  auto env = Unwrap(body, "");
+  if (!env.ok()) return env.error();
+  if (Status s = ExpectKind(*env, "PodList", ""); !s.ok()) return s.error();
+  // core.v1.PodList {metadata = 1 (meta.v1.ListMeta {resourceVersion = 2, continue = 3,
+  // remainingItemCount = 4}), items = 2}. An empty list has no items field at all.
+  ObjectList list;
+  size_t index = 0;
+  Status s = ForEachField(env->raw, "", [&](const WireField& f) -> Status {
+    std::string_view sub;
+    if (f.number == 1) {
+      if (Status t = ViewBytes(f, "metadata", &sub); !t.ok()) return t;
+      return ForEachField(sub, "metadata", [&](const WireField& mf) -> Status {
+        if (mf.number == 2)
+          return ReadString(mf, "metadata.resourceVersion", &list.resource_version);
+        if (mf.number == 3) return ReadString(mf, "metadata.continue", &list.continue_token);
+        if (mf.number == 4) {
+          return ReadInt64(mf, "metadata.remainingItemCount", &list.remaining_item_count);
+        }
+        return OkStatus();
+      });
+    }
+    if (f.number == 2) {
+      const std::string prefix = "items[" + std::to_string(index++) + "]";
+      if (Status t = ViewBytes(f, prefix, &sub); !t.ok()) return t;
+      auto pod = PodFromMessage(sub);
+      if (!pod.ok()) return PrefixPath(pod.error(), prefix);
+      list.items.push_back(std::move(pod).value());
+    }
+    return OkStatus();
+  });
+  if (!s.ok()) return s.error();
+  return list;
+}
+
+Result<WatchEvent> DecodePodWatchEventProtobuf(std::string_view frame) {
+  // The API server's watch framing writes bare WatchEvent messages; accept an enveloped one too.
+  std::string_view msg = frame;
+  if (HasProtobufMagic(frame)) {
+    auto env = Unwrap(frame, "");
+    if (!env.ok()) return env.error();
+    if (Status s = ExpectKind(*env, "WatchEvent", ""); !s.ok()) return s.error();
+    msg = env->raw;
+  }
+  // meta.v1.WatchEvent {type = 1, object = 2 (runtime.RawExtension {raw = 1})}.
+  std::string_view type_name, raw;
+  bool have_type = false, have_object = false;
+  Status s = ForEachField(msg, "", [&](const WireField& f) -> Status {
+    if (f.number == 1) {
+      have_type = true;
+      return ViewBytes(f, "type", &type_name);
+    }
+    if (f.number == 2) {
+      have_object = true;
+      std::string_view ext;
+      if (Status t = ViewBytes(f, "object", &ext); !t.ok()) return t;
+      return ForEachField(ext, "object", [&](const WireField& ef) -> Status {
+        if (ef.number == 1) return ViewBytes(ef, "object", &raw);
+        return OkStatus();
+      });
+    }
+    return OkStatus();
+  });
+  if (!s.ok()) return s.error();
+  if (!have_type) return DecodeError("type", "required field missing");
+  if (!have_object) return DecodeError("object", "required field missing");
+  auto type = ParseEventType(type_name);
+  if (!type.ok()) return type.error();
+  WatchEvent ev;
+  ev.type = *type;
+  auto env = Unwrap(raw, "object");
+  if (!env.ok()) return env.error();
+  switch (ev.type) {
+    case WatchEventType::kBookmark: {
+      if (Status t = ExpectKind(*env, "Pod", "object"); !t.ok()) return t.error();
+      Pod bookmark;
+      if (Status t = ReadPod(env->raw, &bookmark, &ev.initial_events_end); !t.ok()) {
+        return PrefixPath(t.error(), "object");
+      }
+      ev.resource_version = std::move(bookmark.metadata.resource_version);
+      return ev;
+    }
+    case WatchEventType::kError: {
+      if (Status t = ExpectKind(*env, "Status", "object"); !t.ok()) return t.error();
+      if (Status t = ReadStatus(env->raw, &ev.error); !t.ok()) {
+        return PrefixPath(t.error(), "object");
+      }
+      return ev;
+    }
+    default: {
+      if (Status t = ExpectKind(*env, "Pod", "object"); !t.ok()) return t.error();
+      auto pod = PodFromMessage(env->raw);
+      if (!pod.ok()) return PrefixPath(pod.error(), "object");
+      ev.resource_version = (*pod)->metadata.resource_version;
+      ev.object = std::move(pod).value();
+      return ev;
+    }
+  }
+}
+
+}  // namespace kcm::api
