@@ -112,16 +112,18 @@ Result<std::string> ResourceClient::Get(std::string_view ns, std::string_view na
 }
 
 Result<std::string> ResourceClient::List(std::string_view ns, const api::ListOptions& opts,
-                                         std::stop_token stop) {
-  Request r{.verb = "GET", .path = Path(ns)};
+                                         std::stop_token stop, std::string_view accept,
+                                         std::string* content_type) {
+  Request r{.verb = "GET", .path = Path(ns), .accept = std::string(accept)};
   AppendListOptions(opts, /*watch=*/false, &r.query);
-  return client_->Do(r, stop);
+  return client_->Do(r, stop, content_type);
 }
 
 Result<std::unique_ptr<WatchStream>> ResourceClient::Watch(std::string_view ns,
                                                            const api::ListOptions& opts,
-                                                           std::stop_token stop) {
-  Request r{.verb = "GET", .path = Path(ns)};
+                                                           std::stop_token stop,
+                                                           std::string_view accept) {
+  Request r{.verb = "GET", .path = Path(ns), .accept = std::string(accept)};
   AppendListOptions(opts, /*watch=*/true, &r.query);
   return client_->Watch(r, stop);
 }

@@ -53,10 +53,15 @@ class ResourceClient {
   Result<std::string> Get(std::string_view ns, std::string_view name, const GetOptions& opts = {},
                           std::stop_token stop = {});
   // One page, exactly as asked. Reading every page is cache::ListAllPages (upstream's pager).
+  // `accept` ("" = JSON) may negotiate another encoding; *content_type (if not null) receives
+  // the answer's.
   Result<std::string> List(std::string_view ns, const api::ListOptions& opts,
-                           std::stop_token stop = {});
+                           std::stop_token stop = {}, std::string_view accept = {},
+                           std::string* content_type = nullptr);
+  // The stream tells which framing the server chose (WatchStream::protobuf()).
   Result<std::unique_ptr<WatchStream>> Watch(std::string_view ns, const api::ListOptions& opts,
-                                             std::stop_token stop = {});
+                                             std::stop_token stop = {},
+                                             std::string_view accept = {});
 
   Result<std::string> Create(std::string_view ns, std::string body, const WriteOptions& opts = {},
                              std::stop_token stop = {});
@@ -75,6 +80,7 @@ class ResourceClient {
                                        std::stop_token stop = {});
 
   const GroupVersionResource& gvr() const { return gvr_; }
+  const RestConfig& config() const { return client_->config(); }
   bool namespaced() const { return namespaced_; }
 
  private:

@@ -121,7 +121,8 @@ Result<HttpRequest> MakeHttpRequest(const Request& request, std::string url,
     http.stall_bytes_per_second = config.stall_bytes_per_second;
     if (request.single_object) http.max_body_bytes = config.max_object_bytes;
   }
-  http.headers.emplace_back("Accept", std::string(kContentTypeJSON));
+  http.headers.emplace_back(
+      "Accept", request.accept.empty() ? std::string(kContentTypeJSON) : request.accept);
   http.headers.emplace_back("User-Agent", user_agent);
   if (!request.body.empty()) {
     http.headers.emplace_back("Content-Type", request.content_type.empty()
@@ -134,7 +135,18 @@ Result<HttpRequest> MakeHttpRequest(const Request& request, std::string url,
 
 }  // namespace
 
+bool IsProtobufContentType(std::string_view content_type) {
+  if (!content_type.starts_with(kContentTypeProtobuf)) return false;
+  const std::string_view rest = content_type.substr(kContentTypeProtobuf.size());
+  return rest.empty() || rest.front() == ';' || rest.front() == ' ';
+}
+
 Result<std::string> RestClient::Do(const Request& request, std::stop_token stop) {
+  return Do(request, stop, nullptr);
+}
+
+Result<std::string> RestClient::Do(const Request& request, std::stop_token stop,
+                                   std::string* content_type) {
   const ClientMetrics& m = GetClientMetrics();
   auto url = BuildUrl(request);
   if (!url.ok()) return url.error();
@@ -168,7 +180,10 @@ Result<std::string> RestClient::Do(const Request& request, std::stop_token stop)
     } else {
       const int status = resp->status;
       m.requests_total.With({std::to_string(status), verb, host_label_}).Inc();
-      if (status >= 200 && status < 300) return std::move(resp->body);
+      if (status >= 200 && status < 300) {
+        if (content_type != nullptr) *content_type = std::move(resp->content_type);
+        return std::move(resp->body);
+      }
       if (status == 401 && tokens_->Refreshable() && !token_refreshed) {
         // A rotated or expired token: fetch it again and try once more at once.
         token_refreshed = true;

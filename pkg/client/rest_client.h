@@ -24,6 +24,13 @@ class Transport;
 class WatchStream;
 
 inline constexpr std::string_view kContentTypeJSON = "application/json";
+inline constexpr std::string_view kContentTypeProtobuf = "application/vnd.kubernetes.protobuf";
+// What a protobuf-capable read asks for (client-go's AcceptContentTypes for built-in types): the
+// server falls back to JSON for what it cannot encode as protobuf.
+inline constexpr std::string_view kAcceptProtobufOrJSON =
+    "application/vnd.kubernetes.protobuf, application/json";
+// True for "application/vnd.kubernetes.protobuf" with or without parameters (";stream=watch").
+bool IsProtobufContentType(std::string_view content_type);
 inline constexpr std::string_view kContentTypeMergePatch = "application/merge-patch+json";
 inline constexpr std::string_view kContentTypeJSONPatch = "application/json-patch+json";
 inline constexpr std::string_view kContentTypeStrategicMergePatch =
@@ -35,6 +42,7 @@ struct Request {
   QueryParams query;
   std::string body;
   std::string content_type;  // defaults to application/json when a body is sent
+  std::string accept;        // the Accept header; "" = application/json
   // The answer is one object: its body may not exceed RestConfig::max_object_bytes.
   bool single_object = false;
 };
@@ -65,6 +73,8 @@ class RestClient {
   // request cancels waiting in the limiter, the request in flight, or the wait between retries
   // (reason "Canceled").
   Result<std::string> Do(const Request& request, std::stop_token stop = {});
+  // As above; *content_type receives the answer's Content-Type (for a negotiated Accept).
+  Result<std::string> Do(const Request& request, std::stop_token stop, std::string* content_type);
 
   // Starts a watch (goes through the limiter first). HTTP errors surface from the stream's first
   // Next(); bodyless transport failures too. With timeoutSeconds=T in the query the client ends

@@ -40,7 +40,11 @@ struct RestConfig {
   float qps = 0;
   int burst = 0;
 
-  std::string user_agent;                // empty = DefaultUserAgent()
+  std::string user_agent;  // empty = DefaultUserAgent()
+  // rest.Config.ContentType (--kube-api-content-type): application/vnd.kubernetes.protobuf asks
+  // for protobuf on the reads whose decoder has a protobuf form (LIST and WATCH of pods); ""
+  // or application/json reads JSON. Writes are always JSON.
+  std::string content_type;
   std::chrono::milliseconds timeout{0};  // per-request total timeout; 0 = none (not for watches)
   bool enable_http2 = true;              // offer h2 over TLS (ALPN); HTTP/1.1 otherwise
 

@@ -487,6 +487,10 @@ std::string HttpStream::retry_after() const {
   return state_->header_info.retry_after;
 }
 
+std::string HttpStream::content_type() const {
+  return state_->header_info.content_type;
+}
+
 void HttpStream::Cancel() {
   state_->canceled.store(true);
   if (state_->multi) curl_multi_wakeup(state_->multi.get());

@@ -92,6 +92,9 @@ class HttpStream {
   // The HTTP status; known once Read() has returned something (0 before).
   int status() const;
   std::string retry_after() const;
+  // The Content-Type header; known once Read() has returned something. Call from the reading
+  // thread.
+  std::string content_type() const;
   // Thread-safe; makes a blocked Read() return 0 promptly.
   void Cancel();
   bool canceled() const;

@@ -2,6 +2,7 @@
 
 #include "pkg/client/api_errors.h"
 #include "pkg/client/json_padding.h"
+#include "pkg/client/rest_client.h"
 #include "pkg/client/transport.h"
 
 namespace kcm::client {
@@ -18,7 +19,10 @@ Error DecodingError(const std::string& detail) {
 
 WatchStream::WatchStream(std::unique_ptr<HttpStream> stream,
                          std::function<void(int status)> on_status, std::size_t max_frame_bytes)
-    : stream_(std::move(stream)), on_status_(std::move(on_status)), scanner_(max_frame_bytes) {}
+    : stream_(std::move(stream)),
+      on_status_(std::move(on_status)),
+      scanner_(max_frame_bytes),
+      length_scanner_(max_frame_bytes) {}
 
 WatchStream::~WatchStream() = default;
 
@@ -34,7 +38,7 @@ Result<std::optional<std::string>> WatchStream::Next() {
       done_ = true;
       return Frame();
     }
-    auto frame = scanner_.Next();
+    auto frame = protobuf_ ? length_scanner_.Next() : scanner_.Next();
     if (!frame.ok()) {
       done_ = true;
       stream_->Cancel();  // read no more of a stream we are giving up on
@@ -53,6 +57,8 @@ Result<std::optional<std::string>> WatchStream::Next() {
       if (status != 0) {
         status_checked_ = true;
         if (on_status_) on_status_(status);
+        // The framing follows the encoding the server chose for a negotiated Accept.
+        protobuf_ = status >= 200 && status < 300 && IsProtobufContentType(stream_->content_type());
       }
       if (status < 200 || status >= 300) {
         done_ = true;
@@ -71,17 +77,21 @@ Result<std::optional<std::string>> WatchStream::Next() {
       // A connection broken (or timed out) inside a frame lost an event. Between frames nothing
       // was lost: the transport error goes up with its cause and the reflector re-watches from
       // the last resourceVersion (upstream's StreamWatcher ends such a watch quietly).
-      if (scanner_.HasPartial()) {
+      if (HasPartial()) {
         return DecodingError("stream broken inside a frame: " + n.error().ToString());
       }
       return n.error();
     }
     if (*n == 0) {
       done_ = true;
-      if (scanner_.HasPartial()) return DecodingError("stream ended inside a frame");
+      if (HasPartial()) return DecodingError("stream ended inside a frame");
       return Frame();
     }
-    scanner_.Feed(chunk);
+    if (protobuf_) {
+      length_scanner_.Feed(chunk);
+    } else {
+      scanner_.Feed(chunk);
+    }
   }
 }
 

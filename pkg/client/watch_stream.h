@@ -10,6 +10,7 @@
 #include <string>
 
 #include "pkg/client/json_frame_scanner.h"
+#include "pkg/client/length_frame_scanner.h"
 #include "pkg/util/result.h"
 
 namespace kcm::client {
@@ -27,10 +28,11 @@ class WatchStream {
   WatchStream& operator=(const WatchStream&) = delete;
 
   // The next frame: the raw `{"type":...,"object":...}` text (padded, see json_padding.h; ERROR
-  // events pass through as frames). nullopt: the server closed the stream cleanly or Stop() was
-  // called. Errors: a non-2xx answer to the watch request (decoded Status, e.g. 410 Expired), a
-  // transport failure between frames (code 0 with its TransportCause: the stream broke or hit
-  // its deadline, no event was lost), a frame over the limit (cause kTooLarge), or a
+  // events pass through as frames), or, when the server answered protobuf (protobuf()), one
+  // WatchEvent message without its length prefix. nullopt: the server closed the stream cleanly or
+  // Stop() was called. Errors: a non-2xx answer to the watch request (decoded Status, e.g. 410
+  // Expired), a transport failure between frames (code 0 with its TransportCause: the stream broke
+  // or hit its deadline, no event was lost), a frame over the limit (cause kTooLarge), or a
   // truncated/undecodable stream (code 500, reason ClientWatchDecoding: an event was lost).
   // After an error or nullopt every later call returns nullopt.
   Result<std::optional<std::string>> Next();
@@ -38,16 +40,28 @@ class WatchStream {
   // Cancels the transfer; thread-safe and idempotent.
   void Stop();
 
+  // True when the server answered application/vnd.kubernetes.protobuf (length-prefixed frames);
+  // known once Next() returned a frame.
+  bool protobuf() const { return protobuf_; }
+
  private:
   std::unique_ptr<HttpStream> stream_;
   std::function<void(int)> on_status_;
   JsonFrameScanner scanner_;
+  LengthFrameScanner length_scanner_;
 
  public:
   // For tests: the scanner's unfinished-frame buffer.
-  std::size_t buffered_bytes() const { return scanner_.partial_bytes(); }
+  std::size_t buffered_bytes() const {
+    return protobuf_ ? length_scanner_.partial_bytes() : scanner_.partial_bytes();
+  }
 
  private:
+  bool HasPartial() const {
+    return protobuf_ ? length_scanner_.HasPartial() : scanner_.HasPartial();
+  }
+
+  bool protobuf_ = false;
   bool status_checked_ = false;
   bool done_ = false;
 };

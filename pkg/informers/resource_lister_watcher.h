@@ -39,6 +39,7 @@ class ResourceListerWatcher final : public cache::ListerWatcher {
   const api::Codec& codec_;
   TweakListOptionsFunc tweak_;
   std::stop_token stop_;
+  std::string accept_;  // the Accept of LIST and WATCH; "" = JSON
   // For watch frames, shared by the watches this ListerWatcher opens (one at a time, on the
   // reflector thread; the mutex makes that contract checkable rather than assumed). List uses a
   // fresh decoder per call so a big LIST's buffers do not outlive it.

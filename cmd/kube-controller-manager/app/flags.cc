@@ -160,8 +160,8 @@ void CommandLine::Define() {
   add(generic, {"kube-api-burst", "", "int32", "30",
                 "Burst allowed to each controller's API client.", Int(&o.kube_api_burst)});
   add(generic, {"kube-api-content-type", "", "string", "\"application/vnd.kubernetes.protobuf\"",
-                "Content type of requests sent to the API server. Accepted for compatibility; "
-                "this binary reads and writes JSON.",
+                "Content type of requests sent to the API server. LIST and WATCH of pods use "
+                "it (protobuf or JSON); other reads and all writes are JSON.",
                 String(&o.kube_api_content_type)});
   add(generic, {"kube-api-qps", "", "float32", "20",
                 "Queries per second allowed to each controller's API client (negative: no "

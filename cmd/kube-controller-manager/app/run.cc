@@ -95,16 +95,13 @@ int Run(const Options& options, const BuildInfo& build, std::stop_token stop) {
   LOG(INFO) << "Version: " << build.version << (build.commit.empty() ? "" : " commit ")
             << build.commit;
   LOG(INFO) << "Flags: " << EffectiveFlags(options);
-  if (options.kube_api_content_type != "application/json") {
-    LOG(INFO) << "--kube-api-content-type=" << options.kube_api_content_type
-              << " is accepted for compatibility; this controller manager speaks JSON";
-  }
 
   auto config = client::BuildConfigFromFlags(options.master, options.kubeconfig);
   if (!config.ok()) {
     LOG(ERROR) << "invalid client configuration: " << config.error().ToString();
     return 1;
   }
+  config->content_type = options.kube_api_content_type;
   config->qps = static_cast<float>(options.kube_api_qps);
   config->burst = options.kube_api_burst;
   config->user_agent = client::DefaultUserAgent(

@@ -6,6 +6,7 @@
 
 #include "pkg/client/api_errors.h"
 #include "pkg/client/json_frame_scanner.h"
+#include "pkg/client/length_frame_scanner.h"
 #include "pkg/client/resource_client.h"
 #include "test/unit/client/test_server.h"
 
@@ -67,6 +68,69 @@ TEST(JsonFrameScannerTest, GarbageIsDecodingError) {
   EXPECT_EQ(bad.error().reason, errors::reason::kClientWatchDecoding);
 }
 
+// The protobuf watch framing: a 4-byte big-endian length, then the frame's bytes (any bytes).
+std::string LengthPrefixed(std::string_view frame) {
+  std::string out(4, '\0');
+  const auto n = static_cast<uint32_t>(frame.size());
+  for (int i = 0; i < 4; ++i) out[i] = static_cast<char>((n >> (8 * (3 - i))) & 0xff);
+  return out + std::string(frame);
+}
+
+const std::string kBinary1(
+    "\x0a\x05"
+    "ADDED\x12\x00\x7b\x00",
+    11);
+const std::string kBinary2(300, '\x80');  // a length with a non-zero second byte
+
+std::vector<std::string> Drain(LengthFrameScanner& s) {
+  std::vector<std::string> out;
+  while (true) {
+    auto f = s.Next();
+    EXPECT_TRUE(f.ok());
+    if (!f.ok() || !f->has_value()) return out;
+    out.push_back(**f);
+  }
+}
+
+// Length-prefixed frames split at every possible byte, several per read, empty frames.
+TEST(LengthFrameScannerTest, FramesSplitAcrossReads) {
+  const std::string stream =
+      LengthPrefixed(kBinary1) + LengthPrefixed(kBinary2) + LengthPrefixed("");
+  for (std::size_t cut = 1; cut < stream.size(); ++cut) {
+    LengthFrameScanner s;
+    s.Feed(stream.substr(0, cut));
+    auto frames = Drain(s);
+    const std::size_t one = LengthPrefixed(kBinary1).size();
+    const std::size_t two = one + LengthPrefixed(kBinary2).size();
+    EXPECT_EQ(s.HasPartial(), cut != one && cut != two);
+    s.Feed(stream.substr(cut));
+    for (auto& f : Drain(s)) frames.push_back(f);
+    ASSERT_EQ(frames, (std::vector<std::string>{kBinary1, kBinary2, ""})) << "cut at " << cut;
+    EXPECT_FALSE(s.HasPartial());
+  }
+}
+
+TEST(LengthFrameScannerTest, ProtobufContentTypes) {
+  EXPECT_TRUE(IsProtobufContentType("application/vnd.kubernetes.protobuf"));
+  EXPECT_TRUE(IsProtobufContentType("application/vnd.kubernetes.protobuf;stream=watch"));
+  EXPECT_FALSE(IsProtobufContentType("application/vnd.kubernetes.protobuffer"));
+  EXPECT_FALSE(IsProtobufContentType("application/json"));
+  EXPECT_FALSE(IsProtobufContentType(""));
+}
+
+// A frame whose announced length is over the limit fails at once (nothing buffered for it).
+TEST(LengthFrameScannerTest, FrameOverTheLimitIsTooLarge) {
+  LengthFrameScanner s(100);
+  s.Feed(LengthPrefixed(std::string(100, 'x')) + std::string("\x00\x00\x00\x65", 4));
+  auto first = s.Next();
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(first->value().size(), 100u);
+  auto big = s.Next();
+  ASSERT_FALSE(big.ok());
+  EXPECT_EQ(big.error().transport, TransportCause::kTooLarge);
+  EXPECT_EQ(s.partial_bytes(), 0u);
+}
+
 std::shared_ptr<RestClient> NewClient(const TestServer& server) {
   auto c = RestClient::Create({.host = server.url(), .qps = -1});
   EXPECT_TRUE(c.ok());
@@ -104,6 +168,55 @@ TEST(WatchStreamTest, StreamsFramesAndEndsCleanly) {
   EXPECT_EQ(server.requests().at(0).target,
             "/api/v1/namespaces/ns/pods?allowWatchBookmarks=true&resourceVersion=42"
             "&timeoutSeconds=300&watch=true");
+}
+
+// A protobuf Accept answered with protobuf: the stream switches to length-prefixed frames (split
+// over chunks); ending inside a frame is a decoding error.
+TEST(WatchStreamTest, ProtobufAnswerUsesLengthPrefixedFrames) {
+  TestServer server([](const RecordedRequest&, Conn& c) {
+    const std::string wire = LengthPrefixed(kBinary1) + LengthPrefixed(kBinary2);
+    c.StartChunked(200, {{"Content-Type", "application/vnd.kubernetes.protobuf;stream=watch"}});
+    c.Chunk(wire.substr(0, 3));
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    c.Chunk(wire.substr(3, 20));
+    c.Chunk(wire.substr(23) + std::string("\x00\x00\x01", 3));
+    c.EndChunked();
+  });
+  ResourceClient pods(NewClient(server), kPods, true);
+  auto w = pods.Watch("ns", {}, {}, kAcceptProtobufOrJSON);
+  ASSERT_TRUE(w.ok()) << w.error().ToString();
+  auto first = (*w)->Next();
+  ASSERT_TRUE(first.ok()) << first.error().ToString();
+  EXPECT_TRUE((*w)->protobuf());
+  EXPECT_EQ(**first, kBinary1);
+  auto second = (*w)->Next();
+  ASSERT_TRUE(second.ok()) << second.error().ToString();
+  EXPECT_EQ(**second, kBinary2);
+  auto truncated = (*w)->Next();
+  ASSERT_FALSE(truncated.ok());
+  EXPECT_EQ(truncated.error().reason, errors::reason::kClientWatchDecoding);
+  EXPECT_EQ(server.requests().at(0).Header("accept"), kAcceptProtobufOrJSON);
+}
+
+// A protobuf Accept answered with JSON (a server or kind without protobuf): JSON frames, as
+// before. Without an Accept of its own the client asks for JSON.
+TEST(WatchStreamTest, JsonAnswerToProtobufAcceptStaysJson) {
+  TestServer server([](const RecordedRequest&, Conn& c) {
+    c.StartChunked(200);
+    c.Chunk(kAdded + "\n");
+    c.EndChunked();
+  });
+  ResourceClient pods(NewClient(server), kPods, true);
+  auto w = pods.Watch("ns", {}, {}, kAcceptProtobufOrJSON);
+  ASSERT_TRUE(w.ok());
+  auto first = (*w)->Next();
+  ASSERT_TRUE(first.ok()) << first.error().ToString();
+  EXPECT_FALSE((*w)->protobuf());
+  EXPECT_EQ(**first, kAdded);
+  auto plain = pods.Watch("ns", {});
+  ASSERT_TRUE(plain.ok());
+  ASSERT_TRUE((*plain)->Next().ok());
+  EXPECT_EQ(server.requests().at(1).Header("accept"), "application/json");
 }
 
 // 1.8 a stream that ends inside a frame: synthetic 500 ClientWatchDecoding.

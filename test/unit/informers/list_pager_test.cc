@@ -3,9 +3,13 @@
 // (spec 1.9) and the 410 full-list fallback.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <string>
 
+#include "pkg/api/protobuf.h"
 #include "pkg/cache/pager.h"
 #include "pkg/client/rest_client.h"
 #include "pkg/informers/resource_lister_watcher.h"
@@ -121,6 +125,49 @@ TEST(ListPagerTest, UndecodableItemFailsTheList) {
   auto list = cache::ListAllPages(*lw, {}, cache::kDefaultPageSize, {});
   ASSERT_FALSE(list.ok());
   EXPECT_EQ(list.error().reason, "DecodeError") << list.error().ToString();
+}
+
+// --kube-api-content-type=application/vnd.kubernetes.protobuf: the pod LIST asks for protobuf
+// (JSON as the fallback) and decodes what the Content-Type says the server sent.
+TEST(ListPagerTest, ProtobufContentTypeNegotiatesAndFallsBackToJson) {
+  const std::string testdata = KCM_API_TESTDATA;
+  std::ifstream in(testdata + "/podlist-protobuf.pb", std::ios::binary);
+  const std::string protobuf_list((std::istreambuf_iterator<char>(in)),
+                                  std::istreambuf_iterator<char>());
+  ASSERT_TRUE(api::HasProtobufMagic(protobuf_list));
+  std::atomic<bool> answer_protobuf{true};
+  TestServer server([&](const RecordedRequest&, Conn& c) {
+    if (answer_protobuf) {
+      c.Respond(200, protobuf_list, {{"Content-Type", "application/vnd.kubernetes.protobuf"}});
+    } else {
+      c.Respond(200, Page("9", "", "from-json"));
+    }
+  });
+  client::RestConfig config{.host = server.url(), .qps = -1};
+  config.content_type = "application/vnd.kubernetes.protobuf";
+  auto c = client::RestClient::Create(config);
+  ASSERT_TRUE(c.ok());
+  auto pods = std::make_shared<client::ResourceClient>(*c, PodsResource().gvr, true);
+  ResourceListerWatcher lw(pods, "ns", api::PodCodec());
+  auto list = lw.List({});
+  ASSERT_TRUE(list.ok()) << list.error().ToString();
+  ASSERT_EQ(list->items.size(), 1u);
+  EXPECT_EQ(list->items[0]->Meta().name, "web-7d9f8b6c5d-proto");
+  answer_protobuf = false;
+  list = lw.List({});
+  ASSERT_TRUE(list.ok()) << list.error().ToString();
+  ASSERT_EQ(list->items.size(), 1u);
+  EXPECT_EQ(list->items[0]->Meta().name, "from-json");
+  for (const auto& r : server.requests()) {
+    EXPECT_EQ(r.Header("accept"), "application/vnd.kubernetes.protobuf, application/json");
+  }
+
+  // Kinds without a protobuf decoder, and the JSON content type, ask for JSON only.
+  ResourceListerWatcher rs(
+      std::make_shared<client::ResourceClient>(*c, ReplicaSetsResource().gvr, true), "ns",
+      api::ReplicaSetCodec());
+  (void)rs.List({});
+  EXPECT_EQ(server.requests().back().Header("accept"), "application/json");
 }
 
 }  // namespace
