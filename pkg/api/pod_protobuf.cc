@@ -434,10 +434,12 @@ Result<ObjectList> DecodePodListProtobuf(std::string_view body) {
       });
     }
     if (f.number == 2) {
-      const std::string prefix = "items[" + std::to_string(index++) + "]";
-      if (Status t = ViewBytes(f, prefix, &sub); !t.ok()) return t;
-      auto pod = PodFromMessage(sub);
-      if (!pod.ok()) return PrefixPath(pod.error(), prefix);
+      // The item's path is spelled out only on failure (hot loop).
+      const size_t i = index++;
+      auto item_path = [i] { return "items[" + std::to_string(i) + "]"; };
+      if (f.type != WireType::kLengthDelimited) return WrongType(item_path());
+      auto pod = PodFromMessage(f.bytes);
+      if (!pod.ok()) return PrefixPath(pod.error(), item_path());
       list.items.push_back(std::move(pod).value());
     }
     return OkStatus();
