@@ -7,6 +7,7 @@
 //
 // Usage: pod_cache_rss --kubeconfig=FILE [--namespace=NS] [--expect=N] [--relist=0|1]
 //                      [--watch-list=0|1]
+//                      [--content-type=application/vnd.kubernetes.protobuf|application/json]
 #include <malloc.h>
 
 #include <atomic>
@@ -132,6 +133,9 @@ int main(int argc, char** argv) {
   const long expect = std::stol(Flag(argc, argv, "expect", "0"));
   const bool relist = Flag(argc, argv, "relist", "1") == "1";
   const bool watch_list = Flag(argc, argv, "watch-list", "0") == "1";
+  // As --kube-api-content-type: protobuf by default (upstream's and client-go's default for pods).
+  const std::string content_type =
+      Flag(argc, argv, "content-type", "application/vnd.kubernetes.protobuf");
 
   auto config = kcm::client::BuildConfigFromFlags("", kubeconfig);
   if (!config.ok()) {
@@ -139,6 +143,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   config->qps = -1;
+  config->content_type = content_type;
   auto rest = kcm::client::RestClient::Create(*config);
   if (!rest.ok()) {
     std::fprintf(stderr, "%s\n", rest.error().ToString().c_str());
@@ -178,9 +183,10 @@ int main(int argc, char** argv) {
   const long rss_trimmed = StatusKB("VmRSS");
   const long n = expect > 0 ? expect : static_cast<long>(cached);
   std::printf(
-      "impl=kcm pods=%zu sync_s=%.2f rss_before_kb=%ld hwm_sync_kb=%ld rss_steady_kb=%ld "
+      "impl=kcm format=%s pods=%zu sync_s=%.2f rss_before_kb=%ld hwm_sync_kb=%ld rss_steady_kb=%ld "
       "bytes_per_pod=%.0f rss_trimmed_kb=%ld bytes_per_pod_trimmed=%.0f",
-      cached, sync_s, rss_before, hwm_sync, rss_steady,
+      kcm::client::IsProtobufContentType(content_type) ? "protobuf" : "json", cached, sync_s,
+      rss_before, hwm_sync, rss_steady,
       static_cast<double>(rss_steady - rss_before) * 1024 / static_cast<double>(n > 0 ? n : 1),
       rss_trimmed,
       static_cast<double>(rss_trimmed - rss_before) * 1024 / static_cast<double>(n > 0 ? n : 1));
