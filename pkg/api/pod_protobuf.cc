@@ -404,6 +404,14 @@ Result<WatchEventType> ParseEventType(std::string_view t) {
 
 }  // namespace
 
+std::optional<Error> DecodeStatusProtobuf(std::string_view body) {
+  auto env = Unwrap(body, "");
+  if (!env.ok() || env->kind != "Status") return std::nullopt;
+  Error err;
+  if (!ReadStatus(env->raw, &err).ok()) return std::nullopt;
+  return err;
+}
+
 Result<std::shared_ptr<const Pod>> DecodePodProtobuf(std::string_view body) {
   auto env = Unwrap(body, "");
   if (!env.ok()) return env.error();

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string_view>
 
 #include "pkg/api/object.h"
@@ -24,6 +25,10 @@ inline constexpr std::string_view kProtobufMagic{"k8s\0", 4};
 inline bool HasProtobufMagic(std::string_view body) {
   return body.substr(0, kProtobufMagic.size()) == kProtobufMagic;
 }
+
+// An enveloped meta.v1.Status (an error answer to a protobuf Accept) → {code, reason, message,
+// details.causes[].reason}, as DecodeStatus reads the JSON form. nullopt when `body` is not one.
+std::optional<Error> DecodeStatusProtobuf(std::string_view body);
 
 // One enveloped Pod (a GET answer). Errors: reason "DecodeError" naming the field path.
 Result<std::shared_ptr<const Pod>> DecodePodProtobuf(std::string_view body);

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "pkg/api/protobuf.h"
 #include "pkg/client/json_padding.h"
 
 static_assert(kcm::client::kJsonPadding >= simdjson::SIMDJSON_PADDING,
@@ -95,7 +96,10 @@ std::optional<Error> DecodeStatus(std::string_view status_json) {
 }
 
 Error DecodeApiError(int code, std::string_view body) {
-  if (auto status = DecodeStatus(body)) {
+  // An error answer to a protobuf Accept is a protobuf Status (kube-apiserver negotiates error
+  // bodies like any other).
+  auto status = api::HasProtobufMagic(body) ? api::DecodeStatusProtobuf(body) : DecodeStatus(body);
+  if (status) {
     Error e = std::move(*status);
     if (e.code == 0) e.code = code;
     if (e.reason.empty()) e.reason = std::string(errors::ReasonForCode(e.code));

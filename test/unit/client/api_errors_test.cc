@@ -87,4 +87,31 @@ TEST(ApiErrorsTest, DecodeStatusRejectsNonStatus) {
 }
 
 }  // namespace
+// An error answer to a protobuf Accept: kube-apiserver v1.37.2's protobuf Status for a LIST at a
+// compacted resourceVersion (recorded with curl), read like its JSON form.
+TEST(ApiErrorsTest, ProtobufStatusBody) {
+  const std::string body(
+      "\x6b\x38\x73\x00\x0a\x0c\x0a\x02\x76\x31\x12\x06\x53\x74\x61\x74\x75\x73\x12\x54\x0a\x06\x0a"
+      "\x00"
+      "\x12\x00\x1a\x00\x12\x07\x46\x61\x69\x6c\x75\x72\x65\x1a\x35\x54\x68\x65\x20\x72\x65\x73\x6f"
+      "\x75"
+      "\x72\x63\x65\x56\x65\x72\x73\x69\x6f\x6e\x20\x66\x6f\x72\x20\x74\x68\x65\x20\x70\x72\x6f\x76"
+      "\x69"
+      "\x64\x65\x64\x20\x6c\x69\x73\x74\x20\x69\x73\x20\x74\x6f\x6f\x20\x6f\x6c\x64\x2e\x22\x07\x45"
+      "\x78"
+      "\x70\x69\x72\x65\x64\x30\x9a\x03\x1a\x00\x22\x00",
+      108);
+  Error e = DecodeApiError(410, body);
+  EXPECT_EQ(e.code, 410);
+  EXPECT_EQ(e.reason, "Expired");
+  EXPECT_TRUE(errors::IsResourceExpired(e));
+  EXPECT_NE(e.message.find("The resourceVersion for the provided list is too old"),
+            std::string::npos)
+      << e.message;
+  // Not a Status (a Pod's envelope): falls back to the HTTP code, as for a non-Status JSON body.
+  Error other = DecodeApiError(500, std::string("k8s\0\x0a\x09\x0a\x02v1\x12\x03Pod", 15));
+  EXPECT_EQ(other.code, 500);
+  EXPECT_EQ(other.reason, errors::ReasonForCode(500));
+}
+
 }  // namespace kcm::client
