@@ -1,7 +1,7 @@
 // libFuzzer target for the pkg/api decoders: every codec's object, list and watch decoder (JSON,
-// and protobuf where the codec has one), the protobuf Pod decoder, the Status decoder and the JSON
-// value parser must return a value or a DecodeError — never crash, leak or hit UB (run under
-// ASan/UBSan).
+// and protobuf where the codec has one), the protobuf Pod and Status decoders, the JSON Status
+// decoder and the JSON value parser must return a value or a DecodeError — never crash, leak or
+// hit UB (run under ASan/UBSan).
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -24,6 +24,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (codec->decode_watch_event_protobuf != nullptr) (void)codec->decode_watch_event_protobuf(in);
   }
   (void)kcm::api::DecodePodProtobuf(in);
+  (void)kcm::api::DecodeStatusProtobuf(in);
   (void)kcm::api::DecodeStatus(in);
   auto v = kcm::api::json::Parse(in);
   if (v.ok()) {
