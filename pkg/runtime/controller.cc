@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "pkg/metrics/metrics.h"
+#include "pkg/util/klog.h"
 #include "pkg/workqueue/default_rate_limiters.h"
 
 namespace kcm::runtime {
@@ -135,8 +136,8 @@ Status Controller::Start(std::stop_token stop) {
     timer.join();
   }
 
-  LOG(INFO) << "Starting workers controller=" << options_.name
-            << " worker count=" << options_.max_concurrent_reconciles;
+  KLOG_INFOS("Starting workers", "controller", options_.name, "workerCount",
+             options_.max_concurrent_reconciles);
   metrics_->max_concurrent.Set(options_.max_concurrent_reconciles);
   {
     std::vector<std::jthread> workers;
@@ -147,11 +148,11 @@ Status Controller::Start(std::stop_token stop) {
     std::condition_variable_any cv;
     std::unique_lock lock(m);
     cv.wait(lock, stop, [] { return false; });
-    LOG(INFO) << "Shutdown signal received, waiting for all workers to finish controller="
-              << options_.name;
+    KLOG_INFOS("Shutdown signal received, waiting for all workers to finish", "controller",
+               options_.name);
     queue_->ShutDown();
   }  // Workers join here: in-flight reconciles finish first.
-  LOG(INFO) << "All workers finished controller=" << options_.name;
+  KLOG_INFOS("All workers finished", "controller", options_.name);
   return OkStatus();
 }
 
@@ -173,16 +174,21 @@ void Controller::ReconcileHandler(const std::string& key, std::stop_token stop) 
   } catch (const std::exception& e) {
     if (!options_.recover_panic) throw;
     metrics_->reconcile_panics.Inc();
-    LOG(ERROR) << "Observed a panic in reconciler controller=" << options_.name << " key=" << key
-               << ": " << e.what();
+    KLOG_ERRORS(e.what(), "Observed a panic in reconciler", "controller", options_.name,
+                options_.name, klog::KRef(req.namespace_, req.name));
     outcome.emplace(Error::Local("Panic", std::string("panic: ") + e.what()));
   } catch (...) {
     if (!options_.recover_panic) throw;
     metrics_->reconcile_panics.Inc();
-    LOG(ERROR) << "Observed a panic in reconciler controller=" << options_.name << " key=" << key;
+    KLOG_ERRORS("unknown exception", "Observed a panic in reconciler", "controller", options_.name,
+                options_.name, klog::KRef(req.namespace_, req.name));
     outcome.emplace(Error::Local("Panic", "panic: unknown exception"));
   }
-  metrics_->reconcile_time.Observe(std::chrono::duration<double>(clock_.Now() - start).count());
+  const auto took = clock_.Now() - start;
+  metrics_->reconcile_time.Observe(std::chrono::duration<double>(took).count());
+  // Upstream's syncDeployment / syncReplicaSet log this at V(4).
+  KLOG_V_INFOS(4, "Finished syncing", "controller", options_.name, options_.name,
+               klog::KRef(req.namespace_, req.name), "duration", took);
   metrics_->active_workers.Dec();
 
   const Result<ReconcileResult>& r = *outcome;
@@ -191,19 +197,20 @@ void Controller::ReconcileHandler(const std::string& key, std::stop_token stop) 
     metrics_->error.Inc();
     if (r.error().reason == kTerminalReason) {
       metrics_->terminal_errors.Inc();
-      LOG(ERROR) << "Reconciler error (terminal) controller=" << options_.name << " key=" << key
-                 << ": " << r.error().ToString();
+      KLOG_ERRORS(r.error().ToString(), "Reconciler error (terminal)", "controller", options_.name,
+                  options_.name, klog::KRef(req.namespace_, req.name));
       queue_->Forget(key);
       return;
     }
     if (options_.max_retries && queue_->NumRequeues(key) >= *options_.max_retries) {
-      LOG(WARNING) << "Dropping " << key << " out of the queue of " << options_.name << " after "
-                   << *options_.max_retries << " retries: " << r.error().ToString();
+      KLOG_ERRORS(r.error().ToString(), "Dropping out of the queue", "controller", options_.name,
+                  options_.name, klog::KRef(req.namespace_, req.name), "retries",
+                  *options_.max_retries);
       queue_->Forget(key);
       return;
     }
-    LOG(ERROR) << "Reconciler error controller=" << options_.name << " key=" << key << ": "
-               << r.error().ToString();
+    KLOG_ERRORS(r.error().ToString(), "Reconciler error", "controller", options_.name,
+                options_.name, klog::KRef(req.namespace_, req.name));
     queue_->AddRateLimited(key);
     return;
   }

@@ -16,6 +16,7 @@
 #include "pkg/record/event_broadcaster.h"
 #include "pkg/server/delegating_authorizer.h"
 #include "pkg/server/secure_server.h"
+#include "pkg/util/klog.h"
 
 namespace kcm::app {
 namespace {
@@ -56,17 +57,17 @@ Status RunControllers(const Options& options, const ClientBuilder& clients,
   std::vector<NamedController> controllers;
   for (auto& [name, init] : NewControllerInitializers()) {
     if (!IsControllerEnabled(name, options.controllers)) {
-      LOG(WARNING) << "\"" << name << "\" is disabled";
+      KLOG_INFOS("Warning: controller is disabled", "controller", name);
       continue;
     }
-    LOG(INFO) << "Starting \"" << name << "\"";
+    KLOG_INFOS("Starting controller", "controller", name);
     auto c = init(ctx);
     if (!c.ok()) {
       return Error::Local("ControllerStartFailed",
                           "error starting \"" + name + "\": " + c.error().ToString());
     }
     controllers.emplace_back(name, std::move(*c));
-    LOG(INFO) << "Started \"" << name << "\"";
+    KLOG_INFOS("Started controller", "controller", name);
   }
 
   Status s = SuperviseControllers(
