@@ -50,7 +50,9 @@ TEST(ReplicaSetControllerRunTest, SyncsThroughInformersAndRuntimeQueue) {
     auto writes = rs_client->writes();
     return !writes.empty() && writes.back().status.replicas == 2;
   }));
-  EXPECT_TRUE(c.expectations().SatisfiedExpectations("ns/rs"));
+  // The informer updates its store before it calls the handlers, so a sync may count both pods
+  // (and write replicas=2) before the second pod's handler has observed its creation.
+  EXPECT_TRUE(WaitUntil([&] { return c.expectations().SatisfiedExpectations("ns/rs"); }));
   EXPECT_EQ(pod_control->CreateCallCount(), 2) << "no creates beyond the two observed";
   stop.request_stop();
   run.join();
