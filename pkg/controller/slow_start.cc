@@ -23,37 +23,40 @@ struct BatchOutcome {
 // `stop` is requested is skipped.
 BatchOutcome RunBatch(int size, const std::function<Status()>& fn, int max_concurrency,
                       std::stop_token stop) {
-  std::atomic<int> next{0};
   std::mutex mu;
   BatchOutcome out;
-  auto worker = [&] {
-    while (!stop.stop_requested() && next.fetch_add(1) < size) {
-      Status s = fn();
-      std::lock_guard lock(mu);
-      ++out.started;
-      if (!s.ok()) {
-        ++out.failures;
-        if (!out.first) out.first = s.error();
-      }
+  ParallelFor(size, max_concurrency, [&](int) {
+    if (stop.stop_requested()) return;
+    Status s = fn();
+    std::lock_guard lock(mu);
+    ++out.started;
+    if (!s.ok()) {
+      ++out.failures;
+      if (!out.first) out.first = s.error();
     }
-  };
-  const int threads = std::clamp(size, 1, std::max(max_concurrency, 1));
-  if (threads == 1) {
-    worker();
-  } else {
-    std::vector<std::jthread> pool;
-    pool.reserve(static_cast<size_t>(threads));
-    for (int i = 0; i < threads; ++i) pool.emplace_back(worker);
-  }  // jthreads join here
+  });
   return out;
 }
 
 Error Stopped(int done, int count) {
-  return Error::Local("Canceled", "slow start stopped after " + std::to_string(done) + " of " +
-                                      std::to_string(count) + " calls: stop requested");
+  return errors::Canceled("slow start stopped after " + std::to_string(done) + " of " +
+                          std::to_string(count) + " calls: stop requested");
 }
 
 }  // namespace
+
+void ParallelFor(int n, int max_concurrency, const std::function<void(int)>& fn) {
+  std::atomic<int> next{0};
+  auto worker = [&] {
+    for (int i = next.fetch_add(1); i < n; i = next.fetch_add(1)) fn(i);
+  };
+  const int threads = std::clamp(n, 1, std::max(max_concurrency, 1));
+  std::vector<std::jthread> pool;
+  pool.reserve(static_cast<size_t>(threads - 1));
+  for (int i = 1; i < threads; ++i) pool.emplace_back(worker);
+  worker();
+  // The pool's jthreads join on return.
+}
 
 SlowStartResult SlowStartBatch(int count, int initial_batch_size, const std::function<Status()>& fn,
                                int max_concurrency, std::stop_token stop) {

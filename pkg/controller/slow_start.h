@@ -1,6 +1,7 @@
-// SlowStartBatch (spec R7): run `count` calls in batches of 1, 2, 4, … (each batch concurrently),
-// stopping after the first batch with a failure, so a create that is going to fail (quota,
-// admission) fails once instead of `count` times. Blocks until its calls return; thread-safe.
+// SlowStartBatch (upstream slowStartBatch): run `count` calls in batches of 1, 2, 4, … (each batch
+// concurrently), stopping after the first batch with a failure, so a create that is going to fail
+// (quota, admission) fails once instead of `count` times. Blocks until its calls return;
+// thread-safe.
 #pragma once
 
 #include <functional>
@@ -27,5 +28,11 @@ struct SlowStartResult {
 // create calls take, whose cancellation fails the batch). Calls already running finish.
 SlowStartResult SlowStartBatch(int count, int initial_batch_size, const std::function<Status()>& fn,
                                int max_concurrency = 64, std::stop_token stop = {});
+
+// Calls fn(0) … fn(n - 1) on at most `max_concurrency` threads (the calling thread among them) and
+// returns once every call returned: the bounded-parallel loop behind a slow-start batch and behind
+// the ReplicaSet controller's pod deletions (upstream runs one goroutine per call; the API
+// client's rate limiter is the real bound). `fn` must be thread-safe and must not throw.
+void ParallelFor(int n, int max_concurrency, const std::function<void(int)>& fn);
 
 }  // namespace kcm::controller

@@ -26,8 +26,7 @@ class WriteFence {
   // "create pod in ns/x"), the reason the client's own cancellations carry.
   Status Check(std::string_view what) const {
     if (!Closed()) return OkStatus();
-    return Error::Local("Canceled",
-                        "write refused: " + std::string(what) +
+    return errors::Canceled("write refused: " + std::string(what) +
                             " asked for after the controller was stopped (leader lease lost or "
                             "shutting down)");
   }

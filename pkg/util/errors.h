@@ -190,6 +190,11 @@ inline bool IsTooLarge(const Error& e) {
 inline bool IsCanceled(const Error& e) {
   return e.code == 0 && e.reason == reason::kCanceled;
 }
+// The local error of work refused or cut short because the caller was stopped (a context's
+// cancellation upstream): what IsCanceled recognizes.
+inline Error Canceled(std::string message) {
+  return Error::Local(reason::kCanceled, std::move(message));
+}
 
 }  // namespace errors
 }  // namespace kcm
