@@ -4,6 +4,7 @@
 #include <glog/logging.h>
 
 #include "pkg/api/label_selector.h"
+#include "pkg/cache/keys.h"
 #include "pkg/client/api_errors.h"
 #include "pkg/controller/controller_ref_manager.h"
 #include "pkg/record/reference.h"
@@ -14,12 +15,14 @@ namespace kcm::deployment {
 
 namespace {
 
-std::string Key(const api::ObjectMeta& m) {
-  return m.namespace_ + "/" + m.name;
-}
-
 Result<api::labels::Selector> SelectorOf(const api::Deployment& d) {
   return api::LabelSelectorAsSelector(d.spec.selector ? &*d.spec.selector : nullptr);
+}
+
+// A step that only writes: done when it succeeded, nothing to come back for.
+Result<runtime::ReconcileResult> Done(const Status& s) {
+  if (!s.ok()) return s.error();
+  return runtime::ReconcileResult{};
 }
 
 bool SameControllerRef(const api::OwnerReference* a, const api::OwnerReference* b) {
@@ -31,107 +34,95 @@ bool SameControllerRef(const api::OwnerReference* a, const api::OwnerReference* 
 
 }  // namespace
 
-DeploymentController::DeploymentController(std::shared_ptr<DeploymentClient> client,
-                                           informers::DeploymentLister deployments,
-                                           informers::ReplicaSetLister replicasets,
-                                           informers::PodLister pods,
+DeploymentController::DeploymentController(informers::TypedInformer<api::Deployment> d_informer,
+                                           informers::TypedInformer<api::ReplicaSet> rs_informer,
+                                           informers::TypedInformer<api::Pod> pod_informer,
+                                           std::shared_ptr<DeploymentClient> client,
                                            std::shared_ptr<record::EventRecorder> recorder,
                                            DeploymentControllerOptions options)
-    : client_(std::move(client)),
-      d_lister_(std::move(deployments)),
-      rs_lister_(std::move(replicasets)),
-      pod_lister_(std::move(pods)),
+    : d_informer_(std::move(d_informer)),
+      rs_informer_(std::move(rs_informer)),
+      pod_informer_(std::move(pod_informer)),
+      client_(std::move(client)),
       recorder_(std::move(recorder)),
       options_(std::move(options)),
       clock_(options_.clock != nullptr ? *options_.clock : RealClock::Get()) {}
 
 DeploymentController::~DeploymentController() = default;
 
-Status DeploymentController::Run(std::shared_ptr<cache::SharedIndexInformer> deployment_informer,
-                                 std::shared_ptr<cache::SharedIndexInformer> replicaset_informer,
-                                 std::shared_ptr<cache::SharedIndexInformer> pod_informer,
-                                 std::stop_token stop) {
+Status DeploymentController::Run(std::stop_token stop) {
+  if (!d_informer_.informer || !rs_informer_.informer || !pod_informer_.informer) {
+    return Error::Local("InvalidArgument", "deployment controller: informers are required to run");
+  }
   runtime::ControllerOptions opts;
   opts.name = kControllerName;
   opts.max_concurrent_reconciles = options_.workers;
   opts.clock = &clock_;
   opts.max_retries = kMaxRetries;
   opts.cache_sync_timeout = options_.cache_sync_timeout;
-  auto reconciler = std::make_shared<runtime::ReconcilerFunc>(
-      [this](const runtime::Request& req, std::stop_token) -> Result<runtime::ReconcileResult> {
-        Status s = SyncDeployment(req.namespace_, req.name);
-        if (!s.ok()) {
-          VLOG(2) << "Error syncing deployment " << req.Key() << ": " << s.error().ToString();
-        }
-        return HandleErr(s);
-      });
-  runtime::Controller* controller = nullptr;
-  {
-    std::lock_guard lock(mu_);
-    controller_ = std::make_unique<runtime::Controller>(opts, reconciler);
-    controller = controller_.get();
-  }
-  auto enqueue_of = [](runtime::Queue& q) { return [&q](const std::string& key) { q.Add(key); }; };
+  // The runtime controller does not own its reconciler here: this object outlives it (Run
+  // returns only after every worker finished).
+  runtime::Controller controller(
+      opts, std::shared_ptr<runtime::Reconciler>(std::shared_ptr<void>(), this));
 
-  // D1: every Deployment add/update/delete syncs it.
+  // Every Deployment add/update/delete syncs it (upstream addDeployment, updateDeployment,
+  // deleteDeployment).
   if (Status s =
-          controller->Watch(std::make_shared<runtime::InformerSource>(deployment_informer, &clock_),
-                            runtime::EnqueueRequestForObject());
+          controller.Watch(std::make_shared<runtime::InformerSource>(d_informer_.informer, &clock_),
+                           runtime::EnqueueRequestForObject());
       !s.ok()) {
     return s;
   }
-  auto rs_handler = std::make_shared<runtime::EventHandlerFuncs>();
-  rs_handler->create = [this, enqueue_of](const runtime::CreateEvent& e, runtime::Queue& q) {
-    if (const auto* rs = dynamic_cast<const api::ReplicaSet*>(e.object.get())) {
-      OnReplicaSetAdd(*rs, enqueue_of(q));
-    }
+  runtime::TypedFuncs<api::ReplicaSet> rs_funcs;
+  rs_funcs.create = [this](const ReplicaSetPtr& rs) { return OnReplicaSetAdd(*rs); };
+  rs_funcs.update = [this](const ReplicaSetPtr& old_rs, const ReplicaSetPtr& cur_rs) {
+    return OnReplicaSetUpdate(*old_rs, *cur_rs);
   };
-  rs_handler->update = [this, enqueue_of](const runtime::UpdateEvent& e, runtime::Queue& q) {
-    const auto* old_rs = dynamic_cast<const api::ReplicaSet*>(e.old_object.get());
-    const auto* cur_rs = dynamic_cast<const api::ReplicaSet*>(e.new_object.get());
-    if (old_rs != nullptr && cur_rs != nullptr) OnReplicaSetUpdate(*old_rs, *cur_rs, enqueue_of(q));
-  };
-  rs_handler->del = [this, enqueue_of](const runtime::DeleteEvent& e, runtime::Queue& q) {
-    if (const auto* rs = dynamic_cast<const api::ReplicaSet*>(e.object.get())) {
-      OnReplicaSetDelete(*rs, enqueue_of(q));
-    }
-  };
-  if (Status s = controller->Watch(
-          std::make_shared<runtime::InformerSource>(replicaset_informer, &clock_), rs_handler);
+  rs_funcs.del = [this](const ReplicaSetPtr& rs) { return OnReplicaSetDelete(*rs); };
+  if (Status s = controller.Watch(
+          std::make_shared<runtime::InformerSource>(rs_informer_.informer, &clock_),
+          runtime::EnqueueRequestsFromTypedFuncs(std::move(rs_funcs)));
       !s.ok()) {
     return s;
   }
-  auto pod_handler = std::make_shared<runtime::EventHandlerFuncs>();
-  pod_handler->del = [this, enqueue_of](const runtime::DeleteEvent& e, runtime::Queue& q) {
-    if (const auto* pod = dynamic_cast<const api::Pod*>(e.object.get())) {
-      OnPodDelete(*pod, enqueue_of(q));
-    }
-  };
-  if (Status s = controller->Watch(std::make_shared<runtime::InformerSource>(pod_informer, &clock_),
-                                   pod_handler);
+  runtime::TypedFuncs<api::Pod> pod_funcs;
+  pod_funcs.del = [this](const PodPtr& pod) { return OnPodDelete(*pod); };
+  if (Status s = controller.Watch(
+          std::make_shared<runtime::InformerSource>(pod_informer_.informer, &clock_),
+          runtime::EnqueueRequestsFromTypedFuncs(std::move(pod_funcs)));
       !s.ok()) {
     return s;
   }
   LOG(INFO) << "Starting controller controller=\"deployment\" workers=" << options_.workers;
-  Status s = controller->Start(stop);
+  Status s = controller.Start(stop);
   LOG(INFO) << "Shutting down controller controller=\"deployment\"";
   return s;
 }
 
-Result<runtime::ReconcileResult> DeploymentController::HandleErr(const Status& sync_status) {
-  if (sync_status.ok() || errors::IsNamespaceTerminating(sync_status.error())) {
-    return runtime::ReconcileResult{};
+Result<runtime::ReconcileResult> DeploymentController::Reconcile(const runtime::Request& request,
+                                                                 std::stop_token) {
+  Result<runtime::ReconcileResult> r = SyncDeployment(request.namespace_, request.name);
+  if (!r.ok()) {
+    VLOG(2) << "Error syncing deployment " << request.Key() << ": " << r.error().ToString();
   }
-  return sync_status.error();
+  return HandleErr(std::move(r));
 }
 
-// --- handlers (D1) ----------------------------------------------------------------------------
+Result<runtime::ReconcileResult> DeploymentController::HandleErr(
+    Result<runtime::ReconcileResult> sync_result) {
+  if (!sync_result.ok() && errors::IsNamespaceTerminating(sync_result.error())) {
+    return runtime::ReconcileResult{};
+  }
+  return sync_result;
+}
+
+// --- handlers ----------------------------------------------------------------------------------
 
 DeploymentPtr DeploymentController::ResolveControllerRef(const std::string& ns,
                                                          const api::OwnerReference& ref) const {
   // A controllerRef of another kind is not ours to follow.
   if (ref.kind != "Deployment" || ref.api_version.rfind("apps/", 0) != 0) return nullptr;
-  auto d = d_lister_.ByNamespace(ns).Get(ref.name);
+  auto d = d_informer_.lister.ByNamespace(ns).Get(ref.name);
   if (!d.ok() || (*d)->metadata.uid != ref.uid) return nullptr;  // gone, or recreated
   return *d;
 }
@@ -140,114 +131,99 @@ std::vector<DeploymentPtr> DeploymentController::GetDeploymentsForReplicaSet(
     const api::ReplicaSet& rs) const {
   std::vector<DeploymentPtr> out;
   if (rs.metadata.labels.empty()) return out;
-  for (const auto& d : d_lister_.ByNamespace(rs.metadata.namespace_).List()) {
+  for (const auto& d : d_informer_.lister.ByNamespace(rs.metadata.namespace_).List()) {
     Result<api::labels::Selector> selector = SelectorOf(*d);
     // A nil or empty selector matches nothing here, never everything.
     if (!selector.ok() || selector->Empty() || selector->IsNothing()) continue;
     if (selector->Matches(rs.metadata.labels)) out.push_back(d);
   }
   if (out.size() > 1) {
-    VLOG(2) << "More than one deployment is selecting replica set " << Key(rs.metadata);
+    VLOG(2) << "More than one deployment is selecting replica set "
+            << cache::MetaNamespaceKeyFunc(rs);
   }
   return out;
 }
 
-void DeploymentController::OnReplicaSetAdd(const api::ReplicaSet& rs,
-                                           const Enqueue& enqueue) const {
+std::vector<runtime::Request> DeploymentController::OnReplicaSetAdd(
+    const api::ReplicaSet& rs) const {
   if (rs.metadata.deletion_timestamp) {
     // Seen for the first time already being deleted (e.g. after a restart).
-    OnReplicaSetDelete(rs, enqueue);
-    return;
+    return OnReplicaSetDelete(rs);
   }
   if (const api::OwnerReference* ref = rs.metadata.ControllerRef()) {
     if (DeploymentPtr d = ResolveControllerRef(rs.metadata.namespace_, *ref)) {
-      VLOG(4) << "ReplicaSet added: " << Key(rs.metadata);
-      enqueue(Key(d->metadata));
+      VLOG(4) << "ReplicaSet added: " << cache::MetaNamespaceKeyFunc(rs);
+      return {runtime::RequestFor(*d)};
     }
-    return;
+    return {};
   }
   // An orphan: every matching Deployment may want to adopt it.
-  for (const auto& d : GetDeploymentsForReplicaSet(rs)) enqueue(Key(d->metadata));
+  std::vector<runtime::Request> out;
+  for (const auto& d : GetDeploymentsForReplicaSet(rs)) out.push_back(runtime::RequestFor(*d));
+  return out;
 }
 
-void DeploymentController::OnReplicaSetUpdate(const api::ReplicaSet& old_rs,
-                                              const api::ReplicaSet& cur_rs,
-                                              const Enqueue& enqueue) const {
+std::vector<runtime::Request> DeploymentController::OnReplicaSetUpdate(
+    const api::ReplicaSet& old_rs, const api::ReplicaSet& cur_rs) const {
   // Periodic resyncs send unchanged objects; the Deployment resyncs on its own.
-  if (cur_rs.metadata.resource_version == old_rs.metadata.resource_version) return;
+  if (cur_rs.metadata.resource_version == old_rs.metadata.resource_version) return {};
+  std::vector<runtime::Request> out;
   const api::OwnerReference* cur_ref = cur_rs.metadata.ControllerRef();
   const api::OwnerReference* old_ref = old_rs.metadata.ControllerRef();
   const bool ref_changed = !SameControllerRef(cur_ref, old_ref);
   if (ref_changed && old_ref != nullptr) {
     if (DeploymentPtr d = ResolveControllerRef(old_rs.metadata.namespace_, *old_ref)) {
-      enqueue(Key(d->metadata));
+      out.push_back(runtime::RequestFor(*d));
     }
   }
   if (cur_ref != nullptr) {
     if (DeploymentPtr d = ResolveControllerRef(cur_rs.metadata.namespace_, *cur_ref)) {
-      enqueue(Key(d->metadata));
+      out.push_back(runtime::RequestFor(*d));
     }
-    return;
+    return out;
   }
   if (ref_changed || cur_rs.metadata.labels != old_rs.metadata.labels) {
-    for (const auto& d : GetDeploymentsForReplicaSet(cur_rs)) enqueue(Key(d->metadata));
+    for (const auto& d : GetDeploymentsForReplicaSet(cur_rs)) {
+      out.push_back(runtime::RequestFor(*d));
+    }
   }
+  return out;
 }
 
-void DeploymentController::OnReplicaSetDelete(const api::ReplicaSet& rs,
-                                              const Enqueue& enqueue) const {
+std::vector<runtime::Request> DeploymentController::OnReplicaSetDelete(
+    const api::ReplicaSet& rs) const {
   const api::OwnerReference* ref = rs.metadata.ControllerRef();
-  if (ref == nullptr) return;  // an orphan going away concerns nobody
+  if (ref == nullptr) return {};  // an orphan going away concerns nobody
   if (DeploymentPtr d = ResolveControllerRef(rs.metadata.namespace_, *ref)) {
-    VLOG(4) << "ReplicaSet deleted: " << Key(rs.metadata);
-    enqueue(Key(d->metadata));
+    VLOG(4) << "ReplicaSet deleted: " << cache::MetaNamespaceKeyFunc(rs);
+    return {runtime::RequestFor(*d)};
   }
+  return {};
 }
 
 DeploymentPtr DeploymentController::GetDeploymentForPod(const api::Pod& pod) const {
   const api::OwnerReference* ref = pod.metadata.ControllerRef();
   if (ref == nullptr || ref->kind != "ReplicaSet") return nullptr;
-  auto rs = rs_lister_.ByNamespace(pod.metadata.namespace_).Get(ref->name);
+  auto rs = rs_informer_.lister.ByNamespace(pod.metadata.namespace_).Get(ref->name);
   if (!rs.ok() || (*rs)->metadata.uid != ref->uid) return nullptr;
   const api::OwnerReference* rs_ref = (*rs)->metadata.ControllerRef();
   if (rs_ref == nullptr) return nullptr;
   return ResolveControllerRef((*rs)->metadata.namespace_, *rs_ref);
 }
 
-void DeploymentController::OnPodDelete(const api::Pod& pod, const Enqueue& enqueue) const {
+std::vector<runtime::Request> DeploymentController::OnPodDelete(const api::Pod& pod) const {
   DeploymentPtr d = GetDeploymentForPod(pod);
-  // Only Recreate waits for old pods to be gone (D10).
-  if (!d || d->spec.strategy.type != "Recreate") return;
+  // Only Recreate waits for old pods to be gone (upstream deletePod).
+  if (!d || d->spec.strategy.type != "Recreate") return {};
   ReplicaSets owned;
-  for (const auto& rs : rs_lister_.ByNamespace(d->metadata.namespace_).List()) {
+  for (const auto& rs : rs_informer_.lister.ByNamespace(d->metadata.namespace_).List()) {
     const api::OwnerReference* ref = rs->metadata.ControllerRef();
     if (ref != nullptr && ref->uid == d->metadata.uid) owned.push_back(rs);
   }
   size_t pods = 0;
   for (const auto& [uid, list] : GetPodMapForDeployment(*d, owned)) pods += list.size();
-  if (pods == 0) enqueue(Key(d->metadata));
-}
-
-void DeploymentController::EnqueueAfter(const Deployment& d, std::chrono::nanoseconds after) {
-  const std::string key = Key(d.metadata);
-  if (options_.enqueue_after) {
-    options_.enqueue_after(key, after);
-    return;
-  }
-  std::lock_guard lock(mu_);
-  if (controller_ && controller_->queue() != nullptr) {
-    controller_->queue()->AddAfter(key, std::chrono::duration_cast<Clock::duration>(after));
-  }
-}
-
-void DeploymentController::EnqueueRateLimited(const Deployment& d) {
-  const std::string key = Key(d.metadata);
-  if (options_.enqueue_rate_limited) {
-    options_.enqueue_rate_limited(key);
-    return;
-  }
-  std::lock_guard lock(mu_);
-  if (controller_ && controller_->queue() != nullptr) controller_->queue()->AddRateLimited(key);
+  if (pods == 0) return {runtime::RequestFor(*d)};
+  return {};
 }
 
 void DeploymentController::Eventf(const Deployment& d, std::string_view type,
@@ -255,12 +231,12 @@ void DeploymentController::Eventf(const Deployment& d, std::string_view type,
   recorder_->Event(record::GetReference(d, "Deployment", "apps/v1"), type, reason, message);
 }
 
-// --- syncDeployment (D2) ----------------------------------------------------------------------
+// --- syncDeployment ---------------------------------------------------------------------------
 
 Result<ReplicaSets> DeploymentController::GetReplicaSetsForDeployment(const Deployment& d) {
   Result<api::labels::Selector> selector = SelectorOf(d);
   if (!selector.ok()) {
-    return runtime::TerminalError("deployment " + Key(d.metadata) +
+    return runtime::TerminalError("deployment " + cache::MetaNamespaceKeyFunc(d) +
                                   " has invalid label selector: " + selector.error().message);
   }
   const std::string ns = d.metadata.namespace_;
@@ -274,7 +250,7 @@ Result<ReplicaSets> DeploymentController::GetReplicaSetsForDeployment(const Depl
       "Deployment", d.metadata.uid);
   controller::ControllerRefManager manager(d.metadata, "apps/v1", "Deployment", *selector,
                                            std::move(can_adopt));
-  auto claimed = manager.ClaimObjects(rs_lister_.ByNamespace(ns).List(),
+  auto claimed = manager.ClaimObjects(rs_informer_.lister.ByNamespace(ns).List(),
                                       controller::ReplicaSetPatcher(*client_));
   if (!claimed.status.ok()) return claimed.status.error();
   return std::move(claimed.claimed);
@@ -286,7 +262,7 @@ PodMap DeploymentController::GetPodMapForDeployment(const Deployment& d,
   for (const auto& rs : rss) map[rs->metadata.uid];
   Result<api::labels::Selector> selector = SelectorOf(d);
   if (!selector.ok()) return map;
-  for (const auto& pod : pod_lister_.ByNamespace(d.metadata.namespace_).List()) {
+  for (const auto& pod : pod_informer_.lister.ByNamespace(d.metadata.namespace_).List()) {
     if (!selector->Matches(pod->metadata.labels)) continue;
     // Pods are grouped by their controlling RS; a pod's owner may have been released since.
     const api::OwnerReference* ref = pod->metadata.ControllerRef();
@@ -297,12 +273,13 @@ PodMap DeploymentController::GetPodMapForDeployment(const Deployment& d,
   return map;
 }
 
-Status DeploymentController::SyncDeployment(const std::string& ns, const std::string& name) {
-  auto cached = d_lister_.ByNamespace(ns).Get(name);
+Result<runtime::ReconcileResult> DeploymentController::SyncDeployment(const std::string& ns,
+                                                                      const std::string& name) {
+  auto cached = d_informer_.lister.ByNamespace(ns).Get(name);
   if (!cached.ok()) {
     if (errors::IsNotFound(cached.error())) {
       VLOG(2) << "Deployment " << ns << "/" << name << " has been deleted";
-      return OkStatus();
+      return runtime::ReconcileResult{};
     }
     return cached.error();
   }
@@ -318,24 +295,24 @@ Status DeploymentController::SyncDeployment(const std::string& ns, const std::st
            "This deployment is selecting all pods. A non-empty selector is required.");
     if (d.status.observed_generation < d.metadata.generation) {
       d.status.observed_generation = d.metadata.generation;
-      return UpdateStatus(d);
+      return Done(UpdateStatus(d));
     }
-    return OkStatus();
+    return runtime::ReconcileResult{};
   }
 
   Result<ReplicaSets> rss = GetReplicaSetsForDeployment(d);
   if (!rss.ok()) return rss.error();
-  if (d.metadata.deletion_timestamp) return SyncStatusOnly(d, *rss);
+  if (d.metadata.deletion_timestamp) return Done(SyncStatusOnly(d, *rss));
 
-  if (Status s = CheckPausedConditions(d); !s.ok()) return s;
-  if (d.spec.paused) return Sync(d, *rss);
+  if (Status s = CheckPausedConditions(d); !s.ok()) return s.error();
+  if (d.spec.paused) return Done(Sync(d, *rss));
 
   // A rollback is not re-entrant: finish it (clearing the annotation) before rolling out.
-  if (util::GetRollbackTo(d)) return Rollback(d, *rss);
+  if (util::GetRollbackTo(d)) return Done(Rollback(d, *rss));
 
   Result<bool> scaling = IsScalingEvent(d, *rss);
   if (!scaling.ok()) return scaling.error();
-  if (*scaling) return Sync(d, *rss);
+  if (*scaling) return Done(Sync(d, *rss));
 
   // Only Recreate reads the pods (are old ones still running?). Upstream lists them on every
   // sync; listing every pod of the namespace per sync dominated our CPU with many Deployments

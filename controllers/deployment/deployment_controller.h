@@ -1,17 +1,18 @@
 // DeploymentController (upstream pkg/controller/deployment): rolls Deployments out through
-// ReplicaSets. One sync per Deployment key (syncDeployment) reads Deployments, ReplicaSets and pods
-// from listers, claims ReplicaSets, then scales, rolls out (RollingUpdate or Recreate), rolls back,
-// cleans up history and writes status (spec D1–D18). The method bodies are split like upstream:
-// deployment_controller.cc (handlers, syncDeployment), sync.cc, rolling.cc, recreate.cc,
-// progress.cc, rollback.cc. Thread-safe: the runtime never syncs one key on two workers at once,
-// and a sync works on its own copy of the Deployment.
+// ReplicaSets. It is a runtime::Reconciler: Reconcile (syncDeployment, then handleErr) reads
+// Deployments, ReplicaSets and pods from listers, claims ReplicaSets, then scales, rolls out
+// (RollingUpdate or Recreate), rolls back, cleans up history and writes status; a later check it
+// needs (requeueStuckDeployment's progress deadline) comes back in the ReconcileResult. The
+// handlers map informer events to the Requests to enqueue; Run wires both into a
+// runtime::Controller. The method bodies are split like upstream: deployment_controller.cc
+// (handlers, syncDeployment), sync.cc, rolling.cc, recreate.cc, progress.cc, rollback.cc.
+// Thread-safe: the runtime never reconciles one key on two workers at once, and a sync works on
+// its own copy of the Deployment.
 #pragma once
 
 #include <chrono>
-#include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <stop_token>
 #include <string>
 #include <vector>
@@ -20,9 +21,10 @@
 #include "controllers/deployment/util/deployment_util.h"
 #include "pkg/api/pod.h"
 #include "pkg/cache/shared_informer.h"
-#include "pkg/informers/listers.h"
+#include "pkg/informers/shared_informer_factory.h"
 #include "pkg/record/event_recorder.h"
 #include "pkg/runtime/controller.h"
+#include "pkg/runtime/reconciler.h"
 #include "pkg/util/clock.h"
 #include "pkg/util/result.h"
 
@@ -34,7 +36,7 @@ using PodPtr = std::shared_ptr<const api::Pod>;
 using PodMap = std::map<std::string, std::vector<PodPtr>>;
 
 inline constexpr const char* kControllerName = "deployment";
-inline constexpr int kMaxRetries = 15;  // D1: then the key is dropped
+inline constexpr int kMaxRetries = 15;  // upstream maxRetries: then the key is dropped
 
 struct DeploymentControllerOptions {
   int workers = 5;         // --concurrent-deployment-syncs
@@ -42,45 +44,47 @@ struct DeploymentControllerOptions {
   // How long Run waits for the caches before failing; zero = until stopped (upstream's
   // WaitForNamedCacheSync).
   std::chrono::nanoseconds cache_sync_timeout{0};
-  // Where delayed requeues go (the progress-deadline check, D13); null = the controller's queue.
-  std::function<void(const std::string& key, std::chrono::nanoseconds after)> enqueue_after;
-  // Where rate-limited requeues go (a progress check due now, D13); null = the controller's queue.
-  std::function<void(const std::string& key)> enqueue_rate_limited;
 };
 
-class DeploymentController {
+class DeploymentController final : public runtime::Reconciler {
  public:
-  DeploymentController(std::shared_ptr<DeploymentClient> client,
-                       informers::DeploymentLister deployments,
-                       informers::ReplicaSetLister replicasets, informers::PodLister pods,
+  // Informers may be null in unit tests that call the handlers and Reconcile directly (Run needs
+  // them). The listers are read on every sync.
+  DeploymentController(informers::TypedInformer<api::Deployment> d_informer,
+                       informers::TypedInformer<api::ReplicaSet> rs_informer,
+                       informers::TypedInformer<api::Pod> pod_informer,
+                       std::shared_ptr<DeploymentClient> client,
                        std::shared_ptr<record::EventRecorder> recorder,
                        DeploymentControllerOptions options = {});
-  ~DeploymentController();
+  ~DeploymentController() override;
   DeploymentController(const DeploymentController&) = delete;
   DeploymentController& operator=(const DeploymentController&) = delete;
 
-  // Registers the D1 handlers on the informers, then runs the workers until `stop`; returns once
-  // in-flight syncs finished. Errors: a cache that never synced.
-  Status Run(std::shared_ptr<cache::SharedIndexInformer> deployment_informer,
-             std::shared_ptr<cache::SharedIndexInformer> replicaset_informer,
-             std::shared_ptr<cache::SharedIndexInformer> pod_informer, std::stop_token stop);
+  // Registers the handlers on the informers, waits for their caches, runs the workers until
+  // `stop`, then lets in-flight syncs finish. Call once. Errors: missing informers, a cache that
+  // never synced.
+  Status Run(std::stop_token stop);
 
-  // syncDeployment for "namespace/name" (D2).
-  Status SyncDeployment(const std::string& ns, const std::string& name);
+  // syncDeployment for the request's Deployment, then handleErr. Requeue-after in the result is
+  // the progress-deadline check (requeueStuckDeployment).
+  Result<runtime::ReconcileResult> Reconcile(const runtime::Request& request,
+                                             std::stop_token stop) override;
+  // syncDeployment alone: errors are returned as they are (Reconcile applies HandleErr).
+  Result<runtime::ReconcileResult> SyncDeployment(const std::string& ns, const std::string& name);
   // What a sync's outcome means for the queue (upstream handleErr): success, and also a create
   // refused because the namespace is terminating (every later create would fail too), forget the
   // key; any other error is retried rate-limited (up to kMaxRetries, by the runtime).
-  static Result<runtime::ReconcileResult> HandleErr(const Status& sync_status);
+  static Result<runtime::ReconcileResult> HandleErr(Result<runtime::ReconcileResult> sync_result);
 
-  // Event handlers (D1); public for tests. `enqueue` receives "namespace/name" keys.
-  using Enqueue = std::function<void(const std::string&)>;
-  void OnReplicaSetAdd(const api::ReplicaSet& rs, const Enqueue& enqueue) const;
-  void OnReplicaSetUpdate(const api::ReplicaSet& old_rs, const api::ReplicaSet& cur_rs,
-                          const Enqueue& enqueue) const;
-  void OnReplicaSetDelete(const api::ReplicaSet& rs, const Enqueue& enqueue) const;
-  void OnPodDelete(const api::Pod& pod, const Enqueue& enqueue) const;
+  // Event handlers (upstream addReplicaSet, updateReplicaSet, deleteReplicaSet, deletePod): each
+  // returns the Deployments to enqueue. Public for tests.
+  std::vector<runtime::Request> OnReplicaSetAdd(const api::ReplicaSet& rs) const;
+  std::vector<runtime::Request> OnReplicaSetUpdate(const api::ReplicaSet& old_rs,
+                                                   const api::ReplicaSet& cur_rs) const;
+  std::vector<runtime::Request> OnReplicaSetDelete(const api::ReplicaSet& rs) const;
+  std::vector<runtime::Request> OnPodDelete(const api::Pod& pod) const;
 
-  // cleanupUnhealthyReplicas (D8): scales old ReplicaSets down by their unavailable pods, at most
+  // cleanupUnhealthyReplicas: scales old ReplicaSets down by their unavailable pods, at most
   // `max_cleanup_count` in all; `old_rss` is sorted oldest first and updated with what was
   // written. Public for tests: its errors never fail a sync (ReconcileOldReplicaSets).
   Result<int32_t> CleanupUnhealthyReplicas(ReplicaSets& old_rss, const api::Deployment& d,
@@ -95,8 +99,6 @@ class DeploymentController {
   DeploymentPtr GetDeploymentForPod(const api::Pod& pod) const;
   Result<ReplicaSets> GetReplicaSetsForDeployment(const Deployment& d);
   PodMap GetPodMapForDeployment(const Deployment& d, const ReplicaSets& rss) const;
-  void EnqueueAfter(const Deployment& d, std::chrono::nanoseconds after);
-  void EnqueueRateLimited(const Deployment& d);
 
   // --- sync.cc
   Status Sync(Deployment& d, const ReplicaSets& rss);
@@ -129,7 +131,7 @@ class DeploymentController {
   Status UpdateStatus(Deployment& d);
 
   // --- rolling.cc
-  Status RolloutRolling(Deployment& d, const ReplicaSets& rss);
+  Result<runtime::ReconcileResult> RolloutRolling(Deployment& d, const ReplicaSets& rss);
   Result<bool> ReconcileNewReplicaSet(const ReplicaSets& all_rss, const ReplicaSetPtr& new_rs,
                                       const Deployment& d);
   Result<bool> ReconcileOldReplicaSets(const ReplicaSets& all_rss, ReplicaSets old_rss,
@@ -138,14 +140,19 @@ class DeploymentController {
                                                           ReplicaSets old_rss, const Deployment& d);
 
   // --- recreate.cc
-  Status RolloutRecreate(Deployment& d, const ReplicaSets& rss, const PodMap& pod_map);
+  Result<runtime::ReconcileResult> RolloutRecreate(Deployment& d, const ReplicaSets& rss,
+                                                   const PodMap& pod_map);
   Result<bool> ScaleDownOldReplicaSetsForRecreate(ReplicaSets& old_rss, const Deployment& d);
 
   // --- progress.cc
-  Status SyncRolloutStatus(const ReplicaSets& all_rss, const ReplicaSetPtr& new_rs, Deployment& d);
+  // syncRolloutStatus: writes the status when it changed; when it did not, the result carries
+  // requeueStuckDeployment's next progress check.
+  Result<runtime::ReconcileResult> SyncRolloutStatus(const ReplicaSets& all_rss,
+                                                     const ReplicaSetPtr& new_rs, Deployment& d);
   std::vector<api::Condition> GetReplicaFailures(const ReplicaSets& all_rss,
                                                  const ReplicaSetPtr& new_rs) const;
-  void RequeueStuckDeployment(const Deployment& d, const api::DeploymentStatus& new_status);
+  runtime::ReconcileResult RequeueStuckDeployment(const Deployment& d,
+                                                  const api::DeploymentStatus& new_status) const;
 
   // --- rollback.cc
   Status Rollback(Deployment& d, const ReplicaSets& rss);
@@ -158,16 +165,13 @@ class DeploymentController {
               const std::string& message);
   api::Time Now() const { return clock_.WallNow(); }
 
+  informers::TypedInformer<api::Deployment> d_informer_;
+  informers::TypedInformer<api::ReplicaSet> rs_informer_;
+  informers::TypedInformer<api::Pod> pod_informer_;
   std::shared_ptr<DeploymentClient> client_;
-  informers::DeploymentLister d_lister_;
-  informers::ReplicaSetLister rs_lister_;
-  informers::PodLister pod_lister_;
   std::shared_ptr<record::EventRecorder> recorder_;
   DeploymentControllerOptions options_;
   Clock& clock_;
-
-  std::mutex mu_;
-  std::unique_ptr<runtime::Controller> controller_;  // from Run on
 };
 
 }  // namespace kcm::deployment

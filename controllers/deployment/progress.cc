@@ -1,4 +1,4 @@
-// Progress tracking (upstream progress.go, D13): the Progressing condition, ReplicaFailure copied
+// Progress tracking (upstream progress.go): the Progressing condition, ReplicaFailure copied
 // from the ReplicaSets, and a requeue just after the progress deadline.
 #include <glog/logging.h>
 
@@ -6,8 +6,8 @@
 
 namespace kcm::deployment {
 
-Status DeploymentController::SyncRolloutStatus(const ReplicaSets& all_rss,
-                                               const ReplicaSetPtr& new_rs, Deployment& d) {
+Result<runtime::ReconcileResult> DeploymentController::SyncRolloutStatus(
+    const ReplicaSets& all_rss, const ReplicaSetPtr& new_rs, Deployment& d) {
   api::DeploymentStatus status = CalculateStatus(all_rss, new_rs, d);
   if (!util::HasProgressDeadline(d)) {
     util::RemoveDeploymentCondition(status, util::kConditionProgressing);
@@ -55,12 +55,10 @@ Status DeploymentController::SyncRolloutStatus(const ReplicaSets& all_rss,
     util::RemoveDeploymentCondition(status, util::kConditionReplicaFailure);
   }
 
-  if (status == d.status) {
-    RequeueStuckDeployment(d, status);
-    return OkStatus();
-  }
+  if (status == d.status) return RequeueStuckDeployment(d, status);
   d.status = std::move(status);
-  return UpdateStatus(d);
+  if (Status s = UpdateStatus(d); !s.ok()) return s.error();
+  return runtime::ReconcileResult{};
 }
 
 // ReplicaFailure conditions of the new RS, else of the old ones.
@@ -86,29 +84,32 @@ std::vector<api::Condition> DeploymentController::GetReplicaFailures(
   return out;
 }
 
-// D13: without new progress, come back when the deadline passes so it is reported on time.
-void DeploymentController::RequeueStuckDeployment(const Deployment& d,
-                                                  const api::DeploymentStatus& new_status) {
+// requeueStuckDeployment: without new progress, come back when the deadline passes so it is
+// reported on time. Upstream calls enqueueAfter (or AddRateLimited) from inside the sync; here the
+// delay is the sync's ReconcileResult, which the runtime turns into the same queue call.
+runtime::ReconcileResult DeploymentController::RequeueStuckDeployment(
+    const Deployment& d, const api::DeploymentStatus& new_status) const {
   const api::Condition* current =
       util::GetDeploymentCondition(d.status, util::kConditionProgressing);
-  if (!util::HasProgressDeadline(d) || current == nullptr || !current->last_update_time) return;
-  if (util::DeploymentComplete(d, new_status) || current->reason == util::kTimedOutReason) return;
+  if (!util::HasProgressDeadline(d) || current == nullptr || !current->last_update_time) return {};
+  if (util::DeploymentComplete(d, new_status) || current->reason == util::kTimedOutReason) {
+    return {};
+  }
   const auto deadline =
       *current->last_update_time + std::chrono::seconds(*d.spec.progress_deadline_seconds);
   const auto after = std::chrono::duration_cast<std::chrono::nanoseconds>(deadline - Now());
   // Less than a second left: check again now, rate-limited so a deadline that keeps being "now"
-  // backs off; the Deployment will turn Complete or TimedOut (upstream requeueStuckDeployment).
+  // backs off; the Deployment will turn Complete or TimedOut.
   if (after < std::chrono::seconds(1)) {
     VLOG(4) << "Queueing up deployment " << d.metadata.namespace_ << "/" << d.metadata.name
             << " for a progress check now";
-    EnqueueRateLimited(d);
-    return;
+    return {.requeue = true};
   }
   VLOG(4) << "Queueing up deployment " << d.metadata.namespace_ << "/" << d.metadata.name
           << " for a progress check after " << after.count() / 1000000000 << "s";
   // One more second so the check does not land a few milliseconds before the deadline (upstream
   // issue 39785).
-  EnqueueAfter(d, after + std::chrono::seconds(1));
+  return {.requeue_after = after + std::chrono::seconds(1)};
 }
 
 }  // namespace kcm::deployment

@@ -1,4 +1,4 @@
-// Recreate (upstream recreate.go, D10): old RSs to zero, wait until no old pod runs, then the new
+// Recreate (upstream recreate.go): old RSs to zero, wait until no old pod runs, then the new
 // RS to full size.
 #include <glog/logging.h>
 
@@ -26,8 +26,9 @@ bool OldPodsRunning(const ReplicaSetPtr& new_rs, const ReplicaSets& old_rss,
 
 }  // namespace
 
-Status DeploymentController::RolloutRecreate(Deployment& d, const ReplicaSets& rss,
-                                             const PodMap& pod_map) {
+Result<runtime::ReconcileResult> DeploymentController::RolloutRecreate(Deployment& d,
+                                                                       const ReplicaSets& rss,
+                                                                       const PodMap& pod_map) {
   // The new RS is not created until the old pods are gone.
   Result<AllReplicaSets> all = GetAllReplicaSetsAndSyncRevision(d, rss, false);
   if (!all.ok()) return all.error();
@@ -56,7 +57,7 @@ Status DeploymentController::RolloutRecreate(Deployment& d, const ReplicaSets& r
     if (!r.ok()) return r.error();
   }
   if (util::DeploymentComplete(d, d.status)) {
-    if (Status s = CleanupDeployment(old_rss, d); !s.ok()) return s;
+    if (Status s = CleanupDeployment(old_rss, d); !s.ok()) return s.error();
   }
   return SyncRolloutStatus(all_rss, new_rs, d);
 }

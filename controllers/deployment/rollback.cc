@@ -1,4 +1,4 @@
-// Rollback through the deprecated.deployment.rollback.to annotation (upstream rollback.go, D12).
+// Rollback through the deprecated.deployment.rollback.to annotation (upstream rollback.go).
 // `kubectl rollout undo` does not use it (it patches the template client-side).
 #include <glog/logging.h>
 

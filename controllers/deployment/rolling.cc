@@ -1,5 +1,5 @@
-// RollingUpdate (upstream rolling.go): grow the new RS within maxSurge (D7), shrink old RSs within
-// maxUnavailable, unhealthy replicas first (D8).
+// RollingUpdate (upstream rolling.go): grow the new RS within maxSurge, shrink old RSs within
+// maxUnavailable, unhealthy replicas first.
 #include <glog/logging.h>
 
 #include <algorithm>
@@ -9,7 +9,8 @@
 
 namespace kcm::deployment {
 
-Status DeploymentController::RolloutRolling(Deployment& d, const ReplicaSets& rss) {
+Result<runtime::ReconcileResult> DeploymentController::RolloutRolling(Deployment& d,
+                                                                      const ReplicaSets& rss) {
   Result<AllReplicaSets> all = GetAllReplicaSetsAndSyncRevision(d, rss, true);
   if (!all.ok()) return all.error();
   ReplicaSetPtr new_rs = all->new_rs;
@@ -28,12 +29,12 @@ Status DeploymentController::RolloutRolling(Deployment& d, const ReplicaSets& rs
   if (*scaled_down) return SyncRolloutStatus(all_rss, new_rs, d);
 
   if (util::DeploymentComplete(d, d.status)) {
-    if (Status s = CleanupDeployment(all->old_rss, d); !s.ok()) return s;
+    if (Status s = CleanupDeployment(all->old_rss, d); !s.ok()) return s.error();
   }
   return SyncRolloutStatus(all_rss, new_rs, d);
 }
 
-// D7.
+// upstream reconcileNewReplicaSet.
 Result<bool> DeploymentController::ReconcileNewReplicaSet(const ReplicaSets& all_rss,
                                                           const ReplicaSetPtr& new_rs,
                                                           const Deployment& d) {
@@ -51,7 +52,7 @@ Result<bool> DeploymentController::ReconcileNewReplicaSet(const ReplicaSets& all
   return r->scaled;
 }
 
-// D8.
+// upstream reconcileOldReplicaSets.
 Result<bool> DeploymentController::ReconcileOldReplicaSets(const ReplicaSets& all_rss,
                                                            ReplicaSets old_rss,
                                                            const ReplicaSetPtr& new_rs,

@@ -1,5 +1,5 @@
-// Shared sync steps (upstream sync.go): the new/old ReplicaSets and revisions (D3–D5), scaling
-// and proportional scaling (D9), pause (D11), history cleanup (D16) and status (D15).
+// Shared sync steps (upstream sync.go): the new/old ReplicaSets and revisions, scaling and
+// proportional scaling, pause, history cleanup and status.
 #include <glog/logging.h>
 
 #include <algorithm>
@@ -8,6 +8,7 @@
 #include "pkg/api/hash.h"
 #include "pkg/api/object_builders.h"
 #include "pkg/api/pod_template.h"
+#include "pkg/cache/keys.h"
 #include "pkg/client/api_errors.h"
 #include "pkg/controller/replicaset_sorting.h"
 #include "pkg/controller/write_fence.h"
@@ -33,10 +34,6 @@ Status SetAnnotations(Value& obj, const std::map<std::string, std::string>& anno
   return api::json::SetPath(obj, {"metadata", "annotations"}, StringMap(annotations));
 }
 
-std::string NsName(const api::ObjectMeta& m) {
-  return m.namespace_ + "/" + m.name;
-}
-
 }  // namespace
 
 Status DeploymentController::UpdateStatus(Deployment& d) {
@@ -54,7 +51,8 @@ Status DeploymentController::UpdateStatus(Deployment& d) {
   return OkStatus();
 }
 
-// D11: Progressing=Unknown DeploymentPaused / DeploymentResumed when pausing or resuming.
+// upstream checkPausedConditions: Progressing=Unknown DeploymentPaused / DeploymentResumed when
+// pausing or resuming.
 Status DeploymentController::CheckPausedConditions(Deployment& d) {
   if (!util::HasProgressDeadline(d)) return OkStatus();
   const api::Condition* cond = util::GetDeploymentCondition(d.status, util::kConditionProgressing);
@@ -99,7 +97,8 @@ Result<DeploymentController::AllReplicaSets> DeploymentController::GetAllReplica
   return AllReplicaSets{*new_rs, std::move(old_rss)};
 }
 
-// D3–D5: finds the new RS and brings its revision annotations up to date, or creates it.
+// upstream getNewReplicaSet: finds the new RS and brings its revision annotations up to date, or
+// creates it.
 Result<ReplicaSetPtr> DeploymentController::GetNewReplicaSet(Deployment& d, const ReplicaSets& rss,
                                                              const ReplicaSets& old_rss,
                                                              bool create_if_not_existed) {
@@ -147,7 +146,7 @@ Result<ReplicaSetPtr> DeploymentController::GetNewReplicaSet(Deployment& d, cons
 
   if (!create_if_not_existed) return ReplicaSetPtr();
 
-  // D4: the new RS, named after the template hash (+ collisionCount).
+  // The new RS, named after the template hash (+ collisionCount).
   Result<Value> tmpl = d.spec.pod_template.ToJson();
   if (!tmpl.ok()) return tmpl.error();
   const std::string hash = api::ComputePodTemplateHash(*tmpl, d.status.collision_count);
@@ -176,18 +175,18 @@ Result<ReplicaSetPtr> DeploymentController::GetNewReplicaSet(Deployment& d, cons
   } else if (errors::IsAlreadyExists(create.error())) {
     already_exists = true;
     // Ours already (an earlier sync created it and the cache has not seen it), or a collision.
-    auto rs = rs_lister_.ByNamespace(d.metadata.namespace_).Get(rs_name);
+    auto rs = rs_informer_.lister.ByNamespace(d.metadata.namespace_).Get(rs_name);
     if (!rs.ok()) return rs.error();
     const api::OwnerReference* ref = (*rs)->metadata.ControllerRef();
     Result<bool> equal = api::EqualIgnoreHash(d.spec.pod_template, (*rs)->spec.pod_template);
     if (ref != nullptr && ref->uid == d.metadata.uid && equal.ok() && *equal) {
       created = *rs;
     } else {
-      // D4: a different RS holds the name. Bump collisionCount so the next hash differs.
+      // A different RS holds the name. Bump collisionCount so the next hash differs.
       const int32_t before = d.status.collision_count.value_or(0);
       d.status.collision_count = before + 1;
       if (UpdateStatus(d).ok()) {
-        LOG(INFO) << "Found a hash collision for deployment " << NsName(d.metadata)
+        LOG(INFO) << "Found a hash collision for deployment " << cache::MetaNamespaceKeyFunc(d)
                   << " - bumping collisionCount (" << before << "->" << before + 1
                   << ") to resolve it";
       }
@@ -230,7 +229,7 @@ Result<ReplicaSetPtr> DeploymentController::GetNewReplicaSet(Deployment& d, cons
   return created;
 }
 
-// D9 and scale-only syncs.
+// upstream scale: proportional scaling and scale-only syncs.
 Status DeploymentController::Scale(Deployment& d, const ReplicaSetPtr& new_rs,
                                    const ReplicaSets& old_rss) {
   // One active RS (or none: the newest) takes the whole size.
@@ -332,7 +331,8 @@ Result<bool> DeploymentController::IsScalingEvent(Deployment& d, const ReplicaSe
   return false;
 }
 
-// D16: delete the lowest-revision old RSs beyond revisionHistoryLimit that are fully scaled down.
+// upstream cleanupDeployment: delete the lowest-revision old RSs beyond revisionHistoryLimit that
+// are fully scaled down.
 Status DeploymentController::CleanupDeployment(const ReplicaSets& old_rss, const Deployment& d) {
   if (!util::HasRevisionHistoryLimit(d)) return OkStatus();
   ReplicaSets cleanable;
@@ -342,7 +342,8 @@ Status DeploymentController::CleanupDeployment(const ReplicaSets& old_rss, const
   const int64_t diff = static_cast<int64_t>(cleanable.size()) - *d.spec.revision_history_limit;
   if (diff <= 0) return OkStatus();
   std::stable_sort(cleanable.begin(), cleanable.end(), controller::ReplicaSetsByRevision{});
-  VLOG(4) << "Looking to cleanup old replica sets for deployment " << NsName(d.metadata);
+  VLOG(4) << "Looking to cleanup old replica sets for deployment "
+          << cache::MetaNamespaceKeyFunc(d);
   for (int64_t i = 0; i < diff; ++i) {
     const auto& rs = cleanable[i];
     // Only RSs with nothing left and whose status has caught up with their spec.
@@ -350,7 +351,7 @@ Status DeploymentController::CleanupDeployment(const ReplicaSets& old_rss, const
         rs->metadata.generation > rs->status.observed_generation) {
       continue;
     }
-    VLOG(4) << "Trying to cleanup replica set " << NsName(rs->metadata);
+    VLOG(4) << "Trying to cleanup replica set " << cache::MetaNamespaceKeyFunc(*rs);
     Status s =
         client_->DeleteReplicaSet(rs->metadata.namespace_, rs->metadata.name, rs->metadata.uid);
     if (!s.ok() && !errors::IsNotFound(s.error())) return s;
@@ -374,7 +375,7 @@ Status DeploymentController::SyncStatusOnly(Deployment& d, const ReplicaSets& rs
   return SyncDeploymentStatus(all_rss, all->new_rs, d);
 }
 
-// D14, D15.
+// upstream calculateStatus.
 api::DeploymentStatus DeploymentController::CalculateStatus(const ReplicaSets& all_rss,
                                                             const ReplicaSetPtr& new_rs,
                                                             const Deployment& d) const {

@@ -3,6 +3,7 @@
 #include <glog/logging.h>
 
 #include <algorithm>
+#include <functional>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -10,11 +11,13 @@
 #include "controllers/replicaset/replica_set_utils.h"
 #include "pkg/api/label_selector.h"
 #include "pkg/api/object_builders.h"
+#include "pkg/cache/keys.h"
 #include "pkg/client/api_errors.h"
 #include "pkg/controller/controller_ref_manager.h"
 #include "pkg/controller/pods_to_delete.h"
 #include "pkg/controller/slow_start.h"
 #include "pkg/metrics/metrics.h"
+#include "pkg/runtime/handler.h"
 #include "pkg/runtime/informer_source.h"
 
 namespace kcm::replicaset {
@@ -38,10 +41,6 @@ constexpr const char* kControllerKind = "ReplicaSet";
 // Pods in one slow-start batch and deletions run at most this many at once (the client's rate
 // limiter is the real bound).
 constexpr int kMaxConcurrentWrites = 64;
-
-std::string KeyOf(const api::ObjectMeta& meta) {
-  return meta.namespace_ + "/" + meta.name;
-}
 
 bool IsReplicaSetRef(const api::OwnerReference& ref) {
   return ref.kind == kControllerKind && ref.api_version.rfind("apps/", 0) == 0;
@@ -154,54 +153,40 @@ Status ReplicaSetController::Run(std::stop_token stop) {
   co.max_concurrent_reconciles = options_.workers;
   co.clock = &clock_;
   co.rate_limiter = options_.rate_limiter;
-  co.max_retries = std::nullopt;  // R1: no retry cap
+  co.max_retries = std::nullopt;  // upstream handleErr: no retry cap
   co.cache_sync_timeout = options_.cache_sync_timeout;
-  runtime_ = std::make_unique<runtime::Controller>(
-      co, std::make_shared<runtime::ReconcilerFunc>(
-              [this](const runtime::Request& req, std::stop_token stop) {
-                return SyncReplicaSet(req.Key(), stop);
-              }));
+  // The runtime controller does not own its reconciler here: this object outlives it (Run
+  // returns only after every worker finished).
+  runtime::Controller controller(
+      co, std::shared_ptr<runtime::Reconciler>(std::shared_ptr<void>(), this));
 
-  auto rs_handler = std::make_shared<runtime::EventHandlerFuncs>();
-  rs_handler->create = [this](const runtime::CreateEvent& e, Queue& q) {
-    AddReplicaSet(std::static_pointer_cast<const api::ReplicaSet>(e.object), q);
-  };
-  rs_handler->update = [this](const runtime::UpdateEvent& e, Queue& q) {
-    UpdateReplicaSet(std::static_pointer_cast<const api::ReplicaSet>(e.old_object),
-                     std::static_pointer_cast<const api::ReplicaSet>(e.new_object), q);
-  };
-  rs_handler->del = [this](const runtime::DeleteEvent& e, Queue& q) {
-    DeleteReplicaSet(std::static_pointer_cast<const api::ReplicaSet>(e.object), q);
-  };
-  auto pod_handler = std::make_shared<runtime::EventHandlerFuncs>();
-  pod_handler->create = [this](const runtime::CreateEvent& e, Queue& q) {
-    AddPod(std::static_pointer_cast<const api::Pod>(e.object), q);
-  };
-  pod_handler->update = [this](const runtime::UpdateEvent& e, Queue& q) {
-    UpdatePod(std::static_pointer_cast<const api::Pod>(e.old_object),
-              std::static_pointer_cast<const api::Pod>(e.new_object), q);
-  };
-  pod_handler->del = [this](const runtime::DeleteEvent& e, Queue& q) {
-    DeletePod(std::static_pointer_cast<const api::Pod>(e.object), q);
-  };
-
-  if (Status s = runtime_->Watch(
-          std::make_shared<runtime::InformerSource>(rs_informer_.informer, &clock_), rs_handler);
+  runtime::TypedFuncs<api::ReplicaSet, std::vector<runtime::Enqueue>> rs_funcs;
+  rs_funcs.create = std::bind_front(&ReplicaSetController::AddReplicaSet, this);
+  rs_funcs.update = std::bind_front(&ReplicaSetController::UpdateReplicaSet, this);
+  rs_funcs.del = std::bind_front(&ReplicaSetController::DeleteReplicaSet, this);
+  runtime::TypedFuncs<api::Pod, std::vector<runtime::Enqueue>> pod_funcs;
+  pod_funcs.create = std::bind_front(&ReplicaSetController::AddPod, this);
+  pod_funcs.update = std::bind_front(&ReplicaSetController::UpdatePod, this);
+  pod_funcs.del = std::bind_front(&ReplicaSetController::DeletePod, this);
+  if (Status s = controller.Watch(
+          std::make_shared<runtime::InformerSource>(rs_informer_.informer, &clock_),
+          runtime::EnqueueRequestsFromTypedFuncs(std::move(rs_funcs)));
       !s.ok()) {
     return s;
   }
-  if (Status s = runtime_->Watch(
-          std::make_shared<runtime::InformerSource>(pod_informer_.informer, &clock_), pod_handler);
+  if (Status s = controller.Watch(
+          std::make_shared<runtime::InformerSource>(pod_informer_.informer, &clock_),
+          runtime::EnqueueRequestsFromTypedFuncs(std::move(pod_funcs)));
       !s.ok()) {
     return s;
   }
   LOG(INFO) << "Starting replicaset controller";
-  Status s = runtime_->Start(stop);
+  Status s = controller.Start(stop);
   LOG(INFO) << "Shutting down replicaset controller";
   return s;
 }
 
-// --- handlers (R3, R4) ---
+// --- handlers (upstream addRS, updateRS, deleteRS, addPod, updatePod, deletePod) ---
 
 ReplicaSetPtr ReplicaSetController::ResolveControllerRef(const std::string& ns,
                                                          const api::OwnerReference& ref) const {
@@ -223,35 +208,33 @@ std::vector<ReplicaSetPtr> ReplicaSetController::GetPodReplicaSets(const api::Po
   }
   if (out.size() > 1) {
     // The ReplicaSets' selectors overlap; the user must fix them, we just report it.
-    VLOG(2) << "user error: more than one ReplicaSet selects pod " << KeyOf(pod.metadata)
-            << " with labels; " << out.size() << " ReplicaSets match";
+    VLOG(2) << "user error: more than one ReplicaSet selects pod "
+            << cache::MetaNamespaceKeyFunc(pod) << " with labels; " << out.size()
+            << " ReplicaSets match";
   }
   return out;
 }
 
-void ReplicaSetController::EnqueueAfter(const api::ReplicaSet& rs, Clock::duration delay,
-                                        Queue& q) const {
-  q.AddAfter(KeyOf(rs.metadata), delay);
+std::vector<runtime::Enqueue> ReplicaSetController::AddReplicaSet(const ReplicaSetPtr& rs) {
+  VLOG(4) << "Adding ReplicaSet " << cache::MetaNamespaceKeyFunc(*rs);
+  return {runtime::RequestFor(*rs)};
 }
 
-void ReplicaSetController::AddReplicaSet(const ReplicaSetPtr& rs, Queue& q) {
-  VLOG(4) << "Adding ReplicaSet " << KeyOf(rs->metadata);
-  q.Add(KeyOf(rs->metadata));
-}
-
-void ReplicaSetController::UpdateReplicaSet(const ReplicaSetPtr& old_rs,
-                                            const ReplicaSetPtr& cur_rs, Queue& q) {
+std::vector<runtime::Enqueue> ReplicaSetController::UpdateReplicaSet(const ReplicaSetPtr& old_rs,
+                                                                     const ReplicaSetPtr& cur_rs) {
+  std::vector<runtime::Enqueue> out;
   if (old_rs && old_rs->metadata.uid != cur_rs->metadata.uid) {
     // Deleted and recreated under the same name between two events: the old one's expectations
     // must go (upstream treats this as a delete of the old object).
-    DeleteReplicaSet(old_rs, q);
+    out = DeleteReplicaSet(old_rs);
   }
   if (old_rs && old_rs->spec.replicas != cur_rs->spec.replicas) {
-    VLOG(4) << "ReplicaSet " << KeyOf(cur_rs->metadata) << " updated: replicas "
+    VLOG(4) << "ReplicaSet " << cache::MetaNamespaceKeyFunc(*cur_rs) << " updated: replicas "
             << old_rs->spec.replicas << "->" << cur_rs->spec.replicas;
   }
-  // R4: always, so a resync re-syncs every ReplicaSet.
-  q.Add(KeyOf(cur_rs->metadata));
+  // Always, so a resync re-syncs every ReplicaSet (upstream updateRS).
+  out.push_back(runtime::RequestFor(*cur_rs));
+  return out;
 }
 
 void ReplicaSetController::RecordPodWrite(std::string_view ns, const api::OwnerReference& owner,
@@ -261,43 +244,48 @@ void ReplicaSetController::RecordPodWrite(std::string_view ns, const api::OwnerR
                         resource_version);
 }
 
-void ReplicaSetController::DeleteReplicaSet(const ReplicaSetPtr& rs, Queue& q) {
-  const std::string key = KeyOf(rs->metadata);
+std::vector<runtime::Enqueue> ReplicaSetController::DeleteReplicaSet(const ReplicaSetPtr& rs) {
+  const std::string key = cache::MetaNamespaceKeyFunc(*rs);
   VLOG(4) << "Deleting ReplicaSet " << key;
   if (consistency_) consistency_->Clear(key, rs->metadata.uid);
   expectations_.DeleteExpectations(key);
-  q.Add(key);
+  return {runtime::RequestFor(*rs)};
 }
 
-void ReplicaSetController::AddPod(const PodPtr& pod, Queue& q) {
+std::vector<runtime::Enqueue> ReplicaSetController::AddPod(const PodPtr& pod) {
   if (pod->metadata.deletion_timestamp) {
-    // R3: on a restart the pod may be seen already terminating; it counts as a deletion.
-    DeletePod(pod, q);
-    return;
+    // On a restart the pod may be seen already terminating; it counts as a deletion (upstream
+    // addPod).
+    return DeletePod(pod);
   }
   if (const api::OwnerReference* ref = pod->metadata.ControllerRef()) {
     ReplicaSetPtr rs = ResolveControllerRef(pod->metadata.namespace_, *ref);
-    if (!rs) return;
-    const std::string key = KeyOf(rs->metadata);
-    VLOG(4) << "Pod " << KeyOf(pod->metadata) << " created for ReplicaSet " << key;
+    if (!rs) return {};
+    const std::string key = cache::MetaNamespaceKeyFunc(*rs);
+    VLOG(4) << "Pod " << cache::MetaNamespaceKeyFunc(*pod) << " created for ReplicaSet " << key;
     expectations_.CreationObserved(key);
-    q.Add(key);
-    return;
+    return {runtime::RequestFor(*rs)};
   }
   // An orphan: wake every ReplicaSet that might adopt it.
-  for (const auto& rs : GetPodReplicaSets(*pod)) q.Add(KeyOf(rs->metadata));
+  std::vector<runtime::Enqueue> out;
+  for (const auto& rs : GetPodReplicaSets(*pod)) out.emplace_back(runtime::RequestFor(*rs));
+  return out;
 }
 
-void ReplicaSetController::UpdatePod(const PodPtr& old_pod, const PodPtr& cur_pod, Queue& q) {
-  // R3: periodic resyncs send updates of an unchanged pod; nothing to do.
-  if (cur_pod->metadata.resource_version == old_pod->metadata.resource_version) return;
+std::vector<runtime::Enqueue> ReplicaSetController::UpdatePod(const PodPtr& old_pod,
+                                                              const PodPtr& cur_pod) {
+  // Periodic resyncs send updates of an unchanged pod; nothing to do.
+  if (cur_pod->metadata.resource_version == old_pod->metadata.resource_version) return {};
   const bool labels_changed = cur_pod->metadata.labels != old_pod->metadata.labels;
+  std::vector<runtime::Enqueue> out;
   if (cur_pod->metadata.deletion_timestamp) {
     // Graceful deletion started: the kubelet will delete the pod later, but the ReplicaSet
     // should replace it now, so the deletion counts as observed at once.
-    DeletePod(cur_pod, q);
-    if (labels_changed) DeletePod(old_pod, q);
-    return;
+    out = DeletePod(cur_pod);
+    if (labels_changed) {
+      for (auto& e : DeletePod(old_pod)) out.push_back(std::move(e));
+    }
+    return out;
   }
   const api::OwnerReference* cur_ref = cur_pod->metadata.ControllerRef();
   const api::OwnerReference* old_ref = old_pod->metadata.ControllerRef();
@@ -309,37 +297,39 @@ void ReplicaSetController::UpdatePod(const PodPtr& old_pod, const PodPtr& cur_po
   if (ref_changed && old_ref != nullptr) {
     // The old owner must notice the pod is gone from it.
     if (ReplicaSetPtr rs = ResolveControllerRef(old_pod->metadata.namespace_, *old_ref)) {
-      q.Add(KeyOf(rs->metadata));
+      out.emplace_back(runtime::RequestFor(*rs));
     }
   }
   if (cur_ref != nullptr) {
     ReplicaSetPtr rs = ResolveControllerRef(cur_pod->metadata.namespace_, *cur_ref);
-    if (!rs) return;
-    q.Add(KeyOf(rs->metadata));
+    if (!rs) return out;
+    out.emplace_back(runtime::RequestFor(*rs));
     // A pod that just became Ready becomes available after minReadySeconds; sync then (one more
     // second against clock skew between us and the queue, as upstream).
     if (!controller::IsPodReady(*old_pod) && controller::IsPodReady(*cur_pod) &&
         rs->spec.min_ready_seconds > 0) {
-      EnqueueAfter(*rs, std::chrono::seconds(rs->spec.min_ready_seconds) + std::chrono::seconds(1),
-                   q);
+      out.emplace_back(runtime::RequestFor(*rs),
+                       std::chrono::seconds(rs->spec.min_ready_seconds) + std::chrono::seconds(1));
     }
-    return;
+    return out;
   }
   if (labels_changed || ref_changed) {
-    for (const auto& rs : GetPodReplicaSets(*cur_pod)) q.Add(KeyOf(rs->metadata));
+    for (const auto& rs : GetPodReplicaSets(*cur_pod)) out.emplace_back(runtime::RequestFor(*rs));
   }
+  return out;
 }
 
-void ReplicaSetController::DeletePod(const PodPtr& pod, Queue& q) {
+std::vector<runtime::Enqueue> ReplicaSetController::DeletePod(const PodPtr& pod) {
   const api::OwnerReference* ref = pod->metadata.ControllerRef();
   // An orphan's deletion concerns no ReplicaSet: none was counting on it.
-  if (ref == nullptr) return;
+  if (ref == nullptr) return {};
   ReplicaSetPtr rs = ResolveControllerRef(pod->metadata.namespace_, *ref);
-  if (!rs) return;
-  const std::string key = KeyOf(rs->metadata);
-  VLOG(4) << "Pod " << KeyOf(pod->metadata) << " deleted (ReplicaSet " << key << ")";
-  expectations_.DeletionObserved(key, KeyOf(pod->metadata));
-  q.Add(key);
+  if (!rs) return {};
+  const std::string key = cache::MetaNamespaceKeyFunc(*rs);
+  const std::string pod_key = cache::MetaNamespaceKeyFunc(*pod);
+  VLOG(4) << "Pod " << pod_key << " deleted (ReplicaSet " << key << ")";
+  expectations_.DeletionObserved(key, pod_key);
+  return {runtime::RequestFor(*rs)};
 }
 
 // --- sync ---
@@ -347,7 +337,7 @@ void ReplicaSetController::DeletePod(const PodPtr& pod, Queue& q) {
 Result<std::vector<PodPtr>> ReplicaSetController::ClaimPods(const api::ReplicaSet& rs,
                                                             const api::labels::Selector& selector,
                                                             const std::vector<PodPtr>& pods) {
-  // R13: before the first adoption, check with an uncached GET that the ReplicaSet is still the
+  // Before the first adoption, check with an uncached GET that the ReplicaSet is still the
   // same object and not being deleted.
   auto can_adopt = controller::RecheckDeletionTimestamp(
       [this, ns = rs.metadata.namespace_, name = rs.metadata.name]() -> Result<api::ObjectMeta> {
@@ -387,11 +377,11 @@ std::vector<PodPtr> ReplicaSetController::GetIndirectlyRelatedPods(
 
 Status ReplicaSetController::ManageReplicas(const std::vector<PodPtr>& filtered_pods,
                                             const api::ReplicaSet& rs, std::stop_token stop) {
-  const std::string key = KeyOf(rs.metadata);
+  const std::string key = cache::MetaNamespaceKeyFunc(rs);
   int64_t diff = static_cast<int64_t>(filtered_pods.size()) - rs.spec.replicas;
   if (diff < 0) {
     const int count = static_cast<int>(std::min<int64_t>(-diff, options_.burst_replicas));
-    // R7: expect every create before the first one, so that its watch event, which may arrive
+    // Expect every create before the first one, so that its watch event, which may arrive
     // before CreatePods returns, is counted.
     expectations_.ExpectCreations(key, count);
     VLOG(2) << "Too few replicas for ReplicaSet " << key << ", need " << rs.spec.replicas
@@ -433,52 +423,43 @@ Status ReplicaSetController::ManageReplicas(const std::vector<PodPtr>& filtered_
         controller::GetPodsToDelete(filtered_pods, related, count, clock_.WallNow());
     std::vector<std::string> pod_keys;
     pod_keys.reserve(to_delete.size());
-    for (const auto& pod : to_delete) pod_keys.push_back(KeyOf(pod->metadata));
-    // R8: the set of pod keys, so only the deletions we asked for lower the count.
+    for (const auto& pod : to_delete) pod_keys.push_back(cache::MetaNamespaceKeyFunc(*pod));
+    // The set of pod keys (upstream getPodKeys), so only the deletions we asked for lower the
+    // count.
     expectations_.ExpectDeletions(key, pod_keys);
 
     std::mutex mu;
     Status first_error;
-    std::atomic<size_t> next{0};
-    auto worker = [&] {
-      for (size_t i = next++; i < to_delete.size(); i = next++) {
-        const api::Pod& pod = *to_delete[i];
-        if (stop.stop_requested()) {
-          // Not asked for: its deletion will never be observed.
-          expectations_.DeletionObserved(key, pod_keys[i]);
-          std::lock_guard lock(mu);
-          if (first_error.ok()) {
-            first_error =
-                Error::Local("Canceled", "pod deletes of " + key + " stopped: stop requested");
-          }
-          continue;
-        }
-        Status s = pod_control_->DeletePod(rs.metadata.namespace_, pod.metadata.name, rs);
-        if (s.ok()) continue;
-        // The deletion will not be observed (or already was, for NotFound): don't wait for it.
-        VLOG(2) << "Failed to delete " << pod_keys[i] << ", decremented expectations for "
-                << "ReplicaSet " << key;
+    controller::ParallelFor(static_cast<int>(to_delete.size()), kMaxConcurrentWrites, [&](int i) {
+      const api::Pod& pod = *to_delete[i];
+      if (stop.stop_requested()) {
+        // Not asked for: its deletion will never be observed.
         expectations_.DeletionObserved(key, pod_keys[i]);
-        if (errors::IsNotFound(s.error())) continue;
         std::lock_guard lock(mu);
-        if (first_error.ok()) first_error = s;
+        if (first_error.ok()) {
+          first_error = errors::Canceled("pod deletes of " + key + " stopped: stop requested");
+        }
+        return;
       }
-    };
-    {
-      std::vector<std::jthread> threads;
-      const size_t n = std::min<size_t>(to_delete.size(), kMaxConcurrentWrites);
-      for (size_t i = 1; i < n; ++i) threads.emplace_back(worker);
-      worker();
-    }
+      Status s = pod_control_->DeletePod(rs.metadata.namespace_, pod.metadata.name, rs);
+      if (s.ok()) return;
+      // The deletion will not be observed (or already was, for NotFound): don't wait for it.
+      VLOG(2) << "Failed to delete " << pod_keys[i] << ", decremented expectations for "
+              << "ReplicaSet " << key;
+      expectations_.DeletionObserved(key, pod_keys[i]);
+      if (errors::IsNotFound(s.error())) return;
+      std::lock_guard lock(mu);
+      if (first_error.ok()) first_error = s;
+    });
     return first_error;
   }
   return OkStatus();
 }
 
-Result<runtime::ReconcileResult> ReplicaSetController::SyncReplicaSet(const std::string& key,
-                                                                      std::stop_token stop) {
+Result<runtime::ReconcileResult> ReplicaSetController::Reconcile(const runtime::Request& req,
+                                                                 std::stop_token stop) {
   const auto start = clock_.Now();
-  const runtime::Request req = runtime::Request::FromKey(key);
+  const std::string key = req.Key();
   // Read-your-own-writes (upstream syncReplicaSet under StaleControllerConsistencyReplicaSet):
   // until the informers have applied what the previous sync wrote, the cache would show the
   // ReplicaSet or its pods as they were before it, and this sync would act on that (create pods
@@ -516,7 +497,7 @@ Result<runtime::ReconcileResult> ReplicaSetController::SyncReplicaSet(const std:
   // (to adopt them): pods controlled by anyone else are never claimed.
   std::vector<PodPtr> all_pods = PodsControlledBy(req.namespace_, rs->metadata.uid);
   for (auto& pod : PodsControlledBy(req.namespace_, "")) all_pods.push_back(std::move(pod));
-  // R10: only active pods count (and are adopted).
+  // Only active pods count (and are adopted): upstream FilterActivePods.
   const std::vector<PodPtr> active = controller::FilterActivePods(all_pods);
   Result<std::vector<PodPtr>> claimed = ClaimPods(*rs, *selector, active);
   if (!claimed.ok()) return claimed.error();
@@ -541,8 +522,7 @@ Result<runtime::ReconcileResult> ReplicaSetController::SyncReplicaSet(const std:
   }
   if (stop.stop_requested()) {
     // No status write after the stop: another leader may be writing it already.
-    return Error::Local("Canceled",
-                        "sync of ReplicaSet " + key + " stopped before its status write");
+    return errors::Canceled("sync of ReplicaSet " + key + " stopped before its status write");
   }
 
   const api::Time now = clock_.WallNow();
@@ -570,7 +550,7 @@ Result<runtime::ReconcileResult> ReplicaSetController::SyncReplicaSet(const std:
           << std::chrono::duration<double, std::milli>(clock_.Now() - start).count() << " ms)";
   if (!manage_status.ok()) return manage_status.error();
 
-  // R15: come back when the next Ready pod has been Ready for minReadySeconds.
+  // Come back when the next Ready pod has been Ready for minReadySeconds.
   runtime::ReconcileResult result;
   if (std::optional<Clock::duration> next =
           NextAvailabilityCheck(filtered_pods, (*updated)->spec.min_ready_seconds, now)) {

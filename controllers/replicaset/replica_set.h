@@ -1,9 +1,11 @@
 // ReplicaSetController (upstream pkg/controller/replicaset): keeps spec.replicas active pods for
 // every ReplicaSet, claiming matching orphans and releasing pods that stopped matching, and writes
-// the ReplicaSet's status (spec R1–R15). Built on pkg/runtime: one queue "replicaset", informer
-// sources for ReplicaSets and pods with the upstream handlers (expectations bookkeeping lives in
-// the pod handlers), and N workers calling SyncReplicaSet. Thread-safe: handlers run on informer
-// threads, syncs on worker threads (never two for the same key).
+// the ReplicaSet's status. It is a runtime::Reconciler: Reconcile is syncReplicaSet, and the
+// availability check it needs later (minReadySeconds) comes back in the ReconcileResult. The
+// handlers map informer events to the Requests to enqueue (the expectations bookkeeping lives in
+// the pod handlers, as upstream); Run wires both into a runtime::Controller named "replicaset".
+// Thread-safe: handlers run on informer threads, reconciles on worker threads (never two for the
+// same key).
 #pragma once
 
 #include <atomic>
@@ -23,16 +25,17 @@
 #include "pkg/controller/pod_control.h"
 #include "pkg/informers/shared_informer_factory.h"
 #include "pkg/runtime/controller.h"
+#include "pkg/runtime/handler.h"
+#include "pkg/runtime/reconciler.h"
 #include "pkg/util/clock.h"
 
 namespace kcm::replicaset {
 
 using controller::PodPtr;
-using Queue = runtime::Queue;
 
-// At most this many pods are created or deleted by one sync (R6, upstream BurstReplicas).
+// At most this many pods are created or deleted by one sync (upstream BurstReplicas).
 inline constexpr int kBurstReplicas = 500;
-// The queue and controller name (R1, M1).
+// The queue and controller name (upstream's workqueue name).
 inline constexpr const char* kControllerName = "replicaset";
 
 struct ReplicaSetControllerOptions {
@@ -60,16 +63,16 @@ struct ReplicaSetControllerOptions {
 inline constexpr const char* kReplicaSetsGroupResource = "replicasets.apps";
 inline constexpr const char* kPodsGroupResource = "pods";
 
-class ReplicaSetController {
+class ReplicaSetController final : public runtime::Reconciler {
  public:
-  // Informers may be null in unit tests that call the handlers and SyncReplicaSet directly (Run
-  // needs them). The listers are read on every sync.
+  // Informers may be null in unit tests that call the handlers and Reconcile directly (Run needs
+  // them). The listers are read on every sync.
   ReplicaSetController(informers::TypedInformer<api::ReplicaSet> rs_informer,
                        informers::TypedInformer<api::Pod> pod_informer,
                        std::shared_ptr<ReplicaSetClient> rs_client,
                        std::shared_ptr<controller::PodControlInterface> pod_control,
                        ReplicaSetControllerOptions options = {});
-  ~ReplicaSetController();
+  ~ReplicaSetController() override;
   ReplicaSetController(const ReplicaSetController&) = delete;
   ReplicaSetController& operator=(const ReplicaSetController&) = delete;
 
@@ -77,19 +80,23 @@ class ReplicaSetController {
   // `stop`, then lets in-flight syncs finish. Call once.
   Status Run(std::stop_token stop);
 
-  // syncReplicaSet for "namespace/name" (R4, R5, R14, R15). An error requeues rate-limited.
-  // Once `stop` is requested (the worker's token: leadership lost or shutting down) no further
-  // pod create, delete or status write is started; the sync returns "Canceled".
-  Result<runtime::ReconcileResult> SyncReplicaSet(const std::string& key,
-                                                  std::stop_token stop = {});
+  // syncReplicaSet for the request's ReplicaSet. An error requeues rate-limited; requeue_after is
+  // the next availability check (minReadySeconds). Once `stop` is requested (the worker's token:
+  // leadership lost or shutting down) no further pod create, delete or status write is started;
+  // the sync returns "Canceled".
+  Result<runtime::ReconcileResult> Reconcile(const runtime::Request& request,
+                                             std::stop_token stop) override;
 
-  // The informer handlers (R3, R4), public for tests.
-  void AddPod(const PodPtr& pod, Queue& q);
-  void UpdatePod(const PodPtr& old_pod, const PodPtr& cur_pod, Queue& q);
-  void DeletePod(const PodPtr& pod, Queue& q);
-  void AddReplicaSet(const ReplicaSetPtr& rs, Queue& q);
-  void UpdateReplicaSet(const ReplicaSetPtr& old_rs, const ReplicaSetPtr& cur_rs, Queue& q);
-  void DeleteReplicaSet(const ReplicaSetPtr& rs, Queue& q);
+  // The informer handlers (upstream addPod, updatePod, deletePod, addRS, updateRS, deleteRS):
+  // each records what the expectations must learn and returns the ReplicaSets to enqueue. Public
+  // for tests.
+  std::vector<runtime::Enqueue> AddPod(const PodPtr& pod);
+  std::vector<runtime::Enqueue> UpdatePod(const PodPtr& old_pod, const PodPtr& cur_pod);
+  std::vector<runtime::Enqueue> DeletePod(const PodPtr& pod);
+  std::vector<runtime::Enqueue> AddReplicaSet(const ReplicaSetPtr& rs);
+  std::vector<runtime::Enqueue> UpdateReplicaSet(const ReplicaSetPtr& old_rs,
+                                                 const ReplicaSetPtr& cur_rs);
+  std::vector<runtime::Enqueue> DeleteReplicaSet(const ReplicaSetPtr& rs);
 
   // A pod write for `owner` returned `resource_version` (RealPodControl::SetOnWrite): the next
   // sync of that ReplicaSet waits until the pod informer has applied it. Thread-safe.
@@ -99,15 +106,13 @@ class ReplicaSetController {
   controller::UIDTrackingControllerExpectations& expectations() { return expectations_; }
   // Null when the consistency check is off.
   controller::ConsistencyStore* consistency_store() { return consistency_.get(); }
-  // The runtime controller (null before Run).
-  runtime::Controller* runtime_controller() { return runtime_.get(); }
 
  private:
-  // manageReplicas (R6–R8, R11): create or delete pods so that `filtered_pods` (active, claimed)
+  // manageReplicas: create or delete pods so that `filtered_pods` (active, claimed)
   // reaches spec.replicas.
   Status ManageReplicas(const std::vector<PodPtr>& filtered_pods, const api::ReplicaSet& rs,
                         std::stop_token stop);
-  // claimPods (R13).
+  // claimPods.
   Result<std::vector<PodPtr>> ClaimPods(const api::ReplicaSet& rs,
                                         const api::labels::Selector& selector,
                                         const std::vector<PodPtr>& pods);
@@ -115,14 +120,14 @@ class ReplicaSetController {
   ReplicaSetPtr ResolveControllerRef(const std::string& ns, const api::OwnerReference& ref) const;
   // The ReplicaSets whose selector matches an orphan pod.
   std::vector<ReplicaSetPtr> GetPodReplicaSets(const api::Pod& pod) const;
-  // Pods of every ReplicaSet controlled by the same owner as `rs` (R9 ranks).
+  // Pods of every ReplicaSet controlled by the same owner as `rs` (upstream
+  // getIndirectlyRelatedPods: the ranks of pods to delete).
   std::vector<PodPtr> GetIndirectlyRelatedPods(const api::ReplicaSet& rs) const;
   // The pods of `ns` whose controllerRef has `uid` ("" = orphans), from the pod index by
   // controller UID when the informer has it, else by scanning the namespace.
   std::vector<PodPtr> PodsControlledBy(const std::string& ns, const std::string& uid) const;
   // The ReplicaSet is still in the cache with the same UID and not being deleted.
   bool StillInCache(const api::ReplicaSet& rs) const;
-  void EnqueueAfter(const api::ReplicaSet& rs, Clock::duration delay, Queue& q) const;
 
   informers::TypedInformer<api::ReplicaSet> rs_informer_;
   informers::TypedInformer<api::Pod> pod_informer_;
@@ -134,7 +139,6 @@ class ReplicaSetController {
   controller::UIDTrackingControllerExpectations expectations_;
   std::atomic<bool> track_terminating_;
   std::unique_ptr<controller::ConsistencyStore> consistency_;
-  std::unique_ptr<runtime::Controller> runtime_;
 };
 
 }  // namespace kcm::replicaset

@@ -79,6 +79,20 @@ Request Request::FromKey(const std::string& key) {
   return Request{key.substr(0, slash), key.substr(slash + 1)};
 }
 
+void AddAll(Queue& q, const std::vector<Request>& requests) {
+  for (const auto& r : requests) q.Add(r.Key());
+}
+
+void AddAll(Queue& q, const std::vector<Enqueue>& requests) {
+  for (const auto& e : requests) {
+    if (e.after > std::chrono::nanoseconds::zero()) {
+      q.AddAfter(e.request.Key(), std::chrono::duration_cast<Clock::duration>(e.after));
+    } else {
+      q.Add(e.request.Key());
+    }
+  }
+}
+
 std::shared_ptr<EventHandler> EnqueueRequestForObject() {
   return std::make_shared<ForObject>();
 }

@@ -67,6 +67,22 @@ class RunnableController {
   virtual Status Run(std::stop_token stop) = 0;
 };
 
+// The one RunnableController: a controller built by its InitFunc (the Deployment and ReplicaSet
+// controllers alike: constructed from the context's informers and clients, then `Status
+// Run(std::stop_token)`), plus what its writers reference but do not own (an event recorder).
+template <typename C>
+class ControllerRunnable final : public RunnableController {
+ public:
+  explicit ControllerRunnable(std::unique_ptr<C> controller,
+                              std::vector<std::shared_ptr<const void>> keep_alive = {})
+      : keep_alive_(std::move(keep_alive)), controller_(std::move(controller)) {}
+  Status Run(std::stop_token stop) override { return controller_->Run(stop); }
+
+ private:
+  std::vector<std::shared_ptr<const void>> keep_alive_;  // destroyed after the controller
+  std::unique_ptr<C> controller_;
+};
+
 using NamedController = std::pair<std::string, std::unique_ptr<RunnableController>>;
 
 // What /readyz reports about the controllers. Thread-safe.

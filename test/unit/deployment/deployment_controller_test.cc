@@ -14,10 +14,10 @@ using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 using ::testing::UnorderedElementsAre;
 
-std::vector<std::string> Collect(
-    const std::function<void(const DeploymentController::Enqueue&)>& f) {
+// The keys of what a handler asks to enqueue, in order.
+std::vector<std::string> Keys(const std::vector<runtime::Request>& requests) {
   std::vector<std::string> keys;
-  f([&](const std::string& k) { keys.push_back(k); });
+  for (const auto& r : requests) keys.push_back(r.Key());
   return keys;
 }
 
@@ -37,26 +37,22 @@ TEST_F(DeploymentControllerTest, D1_ReplicaSetEventsEnqueueOwnerOrMatchingDeploy
   auto orphan = MakeRS(*foo, {.name = "orphan", .owned = false});
   auto foreign = MakeRS(*foo, {.name = "foreign", .owner_uid = "someone-else"});
 
-  EXPECT_THAT(Collect([&](auto e) { controller_->OnReplicaSetAdd(*owned, e); }),
-              ElementsAre("default/foo"));
+  EXPECT_THAT(Keys(controller_->OnReplicaSetAdd(*owned)), ElementsAre("default/foo"));
   // An orphan goes to every Deployment whose selector matches it (only foo).
-  EXPECT_THAT(Collect([&](auto e) { controller_->OnReplicaSetAdd(*orphan, e); }),
-              ElementsAre("default/foo"));
+  EXPECT_THAT(Keys(controller_->OnReplicaSetAdd(*orphan)), ElementsAre("default/foo"));
   // A controllerRef whose UID is not the cached Deployment's is not followed.
-  EXPECT_THAT(Collect([&](auto e) { controller_->OnReplicaSetAdd(*foreign, e); }), IsEmpty());
+  EXPECT_THAT(Keys(controller_->OnReplicaSetAdd(*foreign)), IsEmpty());
   // Update with an unchanged resourceVersion (a resync) is ignored.
-  EXPECT_THAT(Collect([&](auto e) { controller_->OnReplicaSetUpdate(*owned, *owned, e); }),
-              IsEmpty());
+  EXPECT_THAT(Keys(controller_->OnReplicaSetUpdate(*owned, *owned)), IsEmpty());
   // Owner changed: the old and the new owner both sync.
   api::ReplicaSet moved = *owned;
   moved.metadata.resource_version = "11";
   moved.metadata.owner_references[0].name = "bar";
   moved.metadata.owner_references[0].uid = "bar-uid";
-  EXPECT_THAT(Collect([&](auto e) { controller_->OnReplicaSetUpdate(*owned, moved, e); }),
+  EXPECT_THAT(Keys(controller_->OnReplicaSetUpdate(*owned, moved)),
               ElementsAre("default/foo", "default/bar"));
-  EXPECT_THAT(Collect([&](auto e) { controller_->OnReplicaSetDelete(*owned, e); }),
-              ElementsAre("default/foo"));
-  EXPECT_THAT(Collect([&](auto e) { controller_->OnReplicaSetDelete(*orphan, e); }), IsEmpty());
+  EXPECT_THAT(Keys(controller_->OnReplicaSetDelete(*owned)), ElementsAre("default/foo"));
+  EXPECT_THAT(Keys(controller_->OnReplicaSetDelete(*orphan)), IsEmpty());
   EXPECT_STREQ(kControllerName, "deployment");
   EXPECT_EQ(kMaxRetries, 15);
 }
@@ -69,17 +65,15 @@ TEST_F(DeploymentControllerTest, D1_PodDeleteSyncsRecreateDeploymentOnceNoPodsRe
   auto gone = MakePod("p1", *rs);
   auto remaining = MakePod("p2", *rs);
   Add(remaining);
-  EXPECT_THAT(Collect([&](auto e) { controller_->OnPodDelete(*gone, e); }), IsEmpty());
+  EXPECT_THAT(Keys(controller_->OnPodDelete(*gone)), IsEmpty());
   ASSERT_TRUE(pod_index_->Delete(remaining).ok());
-  EXPECT_THAT(Collect([&](auto e) { controller_->OnPodDelete(*gone, e); }),
-              ElementsAre("default/foo"));
+  EXPECT_THAT(Keys(controller_->OnPodDelete(*gone)), ElementsAre("default/foo"));
   // A RollingUpdate Deployment does not care about pod deletions.
   auto rolling = MakeDeployment({.name = "roll", .uid = "roll-uid"});
   Add(rolling);
   auto rolling_rs = MakeRS(*rolling, {.name = "roll-rs"});
   Add(rolling_rs);
-  EXPECT_THAT(Collect([&](auto e) { controller_->OnPodDelete(*MakePod("p3", *rolling_rs), e); }),
-              IsEmpty());
+  EXPECT_THAT(Keys(controller_->OnPodDelete(*MakePod("p3", *rolling_rs))), IsEmpty());
 }
 
 // --- D2 sync order ----------------------------------------------------------------------------
@@ -195,12 +189,21 @@ TEST_F(DeploymentControllerTest, D4_CreateInTerminatingNamespaceIsForgotten) {
   Status s = Sync();
   ASSERT_FALSE(s.ok());
   EXPECT_TRUE(recorder_->Events().empty());
-  Result<runtime::ReconcileResult> handled = DeploymentController::HandleErr(s);
+  Result<runtime::ReconcileResult> handled = DeploymentController::HandleErr(s.error());
   ASSERT_TRUE(handled.ok());
   EXPECT_FALSE(handled->requeue);
+  EXPECT_EQ(handled->requeue_after, std::chrono::nanoseconds::zero());
+  // Reconcile applies it: the runtime forgets the key.
+  Result<runtime::ReconcileResult> reconciled = Reconcile();
+  ASSERT_TRUE(reconciled.ok());
+  EXPECT_FALSE(reconciled->requeue);
   // Any other error is still retried.
   EXPECT_FALSE(DeploymentController::HandleErr(Error{403, "Forbidden", "quota", {}}).ok());
-  EXPECT_TRUE(DeploymentController::HandleErr(OkStatus()).ok());
+  // A successful sync's result passes through unchanged.
+  Result<runtime::ReconcileResult> passed = DeploymentController::HandleErr(
+      runtime::ReconcileResult{.requeue_after = std::chrono::seconds(7)});
+  ASSERT_TRUE(passed.ok());
+  EXPECT_EQ(passed->requeue_after, std::chrono::seconds(7));
 }
 
 // --- D7, D8: rolling update arithmetic ----------------------------------------------------------
@@ -529,12 +532,12 @@ TEST_F(DeploymentControllerTest, D13_NoProgressRequeuesJustAfterTheDeadline) {
   auto rs = MakeRS(*base, {.replicas = 3, .available = 0});
   Add(StuckDeployment(100, rs->metadata.name));
   Add(rs);
-  ASSERT_TRUE(Sync().ok());
+  Result<runtime::ReconcileResult> r = Reconcile();
+  ASSERT_TRUE(r.ok()) << r.error().ToString();
   EXPECT_THAT(client_->actions, IsEmpty());  // nothing changed, nothing written
-  ASSERT_EQ(enqueued_after_.size(), 1u);
-  EXPECT_EQ(enqueued_after_[0].first, "default/foo");
-  EXPECT_EQ(enqueued_after_[0].second, std::chrono::seconds(501));
-  EXPECT_THAT(enqueued_rate_limited_, IsEmpty());
+  // The progress check comes back in the result, not through the queue.
+  EXPECT_EQ(r->requeue_after, std::chrono::seconds(501));
+  EXPECT_FALSE(r->requeue);
 }
 
 TEST_F(DeploymentControllerTest, D13_LessThanASecondLeftRequeuesRateLimitedNow) {
@@ -542,9 +545,10 @@ TEST_F(DeploymentControllerTest, D13_LessThanASecondLeftRequeuesRateLimitedNow) 
   auto rs = MakeRS(*base, {.replicas = 3, .available = 0});
   Add(StuckDeployment(600, rs->metadata.name));  // the deadline is now
   Add(rs);
-  ASSERT_TRUE(Sync().ok());
-  EXPECT_THAT(enqueued_after_, IsEmpty());
-  EXPECT_THAT(enqueued_rate_limited_, ::testing::ElementsAre("default/foo"));
+  Result<runtime::ReconcileResult> r = Reconcile();
+  ASSERT_TRUE(r.ok()) << r.error().ToString();
+  EXPECT_TRUE(r->requeue);
+  EXPECT_EQ(r->requeue_after, std::chrono::nanoseconds::zero());
 }
 
 TEST_F(DeploymentControllerTest, D13_DeadlineExceeded) {

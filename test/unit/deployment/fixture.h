@@ -299,15 +299,12 @@ class DeploymentControllerTest : public ::testing::Test {
     recorder_ = std::make_shared<record::FakeRecorder>();
     DeploymentControllerOptions opts;
     opts.clock = &clock_;
-    opts.enqueue_after = [this](const std::string& key, std::chrono::nanoseconds after) {
-      enqueued_after_.emplace_back(key, after);
-    };
-    opts.enqueue_rate_limited = [this](const std::string& key) {
-      enqueued_rate_limited_.push_back(key);
-    };
+    // No informers: the tests fill the listers' indexers and call the handlers and syncs.
     controller_ = std::make_unique<DeploymentController>(
-        client_, informers::DeploymentLister(d_index_), informers::ReplicaSetLister(rs_index_),
-        informers::PodLister(pod_index_), recorder_, opts);
+        informers::TypedInformer<api::Deployment>{nullptr, informers::DeploymentLister(d_index_)},
+        informers::TypedInformer<api::ReplicaSet>{nullptr, informers::ReplicaSetLister(rs_index_)},
+        informers::TypedInformer<api::Pod>{nullptr, informers::PodLister(pod_index_)}, client_,
+        recorder_, opts);
   }
 
   static std::shared_ptr<cache::Indexer> NewIndex() {
@@ -325,8 +322,15 @@ class DeploymentControllerTest : public ::testing::Test {
     ASSERT_TRUE(index->Replace(std::move(items), "").ok());
   }
 
+  // syncDeployment's outcome, for tests of what it wrote or failed with.
   Status Sync(const std::string& name = "foo") {
-    return controller_->SyncDeployment("default", name);
+    Result<runtime::ReconcileResult> r = controller_->SyncDeployment("default", name);
+    if (!r.ok()) return r.error();
+    return OkStatus();
+  }
+  // What the runtime gets for the key: syncDeployment, then handleErr.
+  Result<runtime::ReconcileResult> Reconcile(const std::string& name = "foo") {
+    return controller_->Reconcile({"default", name}, {});
   }
 
   // Spec sizes the update actions gave each RS, by name (last write wins).
@@ -340,8 +344,6 @@ class DeploymentControllerTest : public ::testing::Test {
   std::shared_ptr<cache::Indexer> d_index_, rs_index_, pod_index_;
   std::shared_ptr<FakeDeploymentClient> client_;
   std::shared_ptr<record::FakeRecorder> recorder_;
-  std::vector<std::pair<std::string, std::chrono::nanoseconds>> enqueued_after_;
-  std::vector<std::string> enqueued_rate_limited_;
   std::unique_ptr<DeploymentController> controller_;
 };
 

@@ -185,8 +185,10 @@ class ControllerTest : public ::testing::Test {
     for (int i = 0; i < n; ++i) AddPod(rs + "-" + std::to_string(i), {.owner = rs, .app = rs});
   }
   Result<runtime::ReconcileResult> Sync(const std::string& name) {
-    return controller_->SyncReplicaSet("ns/" + name);
+    return controller_->Reconcile({"ns", name}, {});
   }
+  // Enqueues what a handler returned, as the runtime's handler adapter does.
+  void Enq(const std::vector<runtime::Enqueue>& requests) { runtime::AddAll(queue_, requests); }
   std::vector<std::string> QueueKeys() {
     std::vector<std::string> keys;
     while (queue_.Len() > 0) {

@@ -42,12 +42,11 @@ TEST_F(ControllerTest, ExpectationsHoldManageUntilCreationsObserved) {
   ASSERT_TRUE(Sync("rs").ok());
   EXPECT_EQ(pod_control_->CreateCallCount(), 3) << "no new creates while expectations pending";
   for (int i = 0; i < 2; ++i) {
-    controller_->AddPod(NewPod("p" + std::to_string(i), {.owner = "rs", .app = "rs"}, Now()),
-                        queue_);
+    Enq(controller_->AddPod(NewPod("p" + std::to_string(i), {.owner = "rs", .app = "rs"}, Now())));
   }
   ASSERT_TRUE(Sync("rs").ok());
   EXPECT_EQ(pod_control_->CreateCallCount(), 3) << "one creation still unobserved";
-  controller_->AddPod(NewPod("p2", {.owner = "rs", .app = "rs"}, Now()), queue_);
+  Enq(controller_->AddPod(NewPod("p2", {.owner = "rs", .app = "rs"}, Now())));
   EXPECT_TRUE(controller_->expectations().SatisfiedExpectations("ns/rs"));
   ASSERT_TRUE(Sync("rs").ok());
   EXPECT_EQ(pod_control_->CreateCallCount(), 6) << "satisfied, and the cache still shows 0 pods";
@@ -67,7 +66,7 @@ TEST_F(ControllerTest, ExpectationsExpireAfterFiveMinutes) {
 TEST_F(ControllerTest, AddPodObservesCreationAndEnqueuesOwner) {
   AddRS(NewReplicaSet("rs", 1));
   controller_->expectations().ExpectCreations("ns/rs", 1);
-  controller_->AddPod(NewPod("p", {.owner = "rs", .app = "rs"}, Now()), queue_);
+  Enq(controller_->AddPod(NewPod("p", {.owner = "rs", .app = "rs"}, Now())));
   EXPECT_TRUE(controller_->expectations().SatisfiedExpectations("ns/rs"));
   EXPECT_THAT(QueueKeys(), ElementsAre("ns/rs"));
 }
@@ -78,7 +77,7 @@ TEST_F(ControllerTest, AddPodOfRecreatedOwnerIsIgnored) {
   rs->metadata.uid = "new-uid";
   AddRS(rs);
   controller_->expectations().ExpectCreations("ns/rs", 1);
-  controller_->AddPod(NewPod("p", {.owner = "rs", .app = "rs"}, Now()), queue_);
+  Enq(controller_->AddPod(NewPod("p", {.owner = "rs", .app = "rs"}, Now())));
   EXPECT_FALSE(controller_->expectations().SatisfiedExpectations("ns/rs"));
   EXPECT_TRUE(QueueKeys().empty());
 }
@@ -87,7 +86,7 @@ TEST_F(ControllerTest, AddPodOfRecreatedOwnerIsIgnored) {
 TEST_F(ControllerTest, AddTerminatingPodCountsAsDeletion) {
   AddRS(NewReplicaSet("rs", 0));
   controller_->expectations().ExpectDeletions("ns/rs", {"ns/p"});
-  controller_->AddPod(NewPod("p", {.owner = "rs", .app = "rs", .deleting = true}, Now()), queue_);
+  Enq(controller_->AddPod(NewPod("p", {.owner = "rs", .app = "rs", .deleting = true}, Now())));
   EXPECT_TRUE(controller_->expectations().SatisfiedExpectations("ns/rs"));
   EXPECT_THAT(QueueKeys(), ElementsAre("ns/rs"));
 }
@@ -100,11 +99,11 @@ TEST_F(ControllerTest, UpdateSettingDeletionTimestampObservesDeletionOnce) {
   auto old_pod = NewPod("p", {.owner = "rs", .app = "rs"}, Now());
   auto cur_pod =
       NewPod("p", {.owner = "rs", .app = "rs", .deleting = true, .resource_version = "2"}, Now());
-  controller_->UpdatePod(old_pod, cur_pod, queue_);
+  Enq(controller_->UpdatePod(old_pod, cur_pod));
   EXPECT_EQ(controller_->expectations().GetExpectations("ns/rs")->del, 1);
-  controller_->DeletePod(cur_pod, queue_);
+  Enq(controller_->DeletePod(cur_pod));
   EXPECT_EQ(controller_->expectations().GetExpectations("ns/rs")->del, 1);
-  controller_->DeletePod(NewPod("q", {.owner = "rs", .app = "rs"}, Now()), queue_);
+  Enq(controller_->DeletePod(NewPod("q", {.owner = "rs", .app = "rs"}, Now())));
   EXPECT_TRUE(controller_->expectations().SatisfiedExpectations("ns/rs"));
   EXPECT_THAT(QueueKeys(), ElementsAre("ns/rs"));
 }
@@ -113,7 +112,7 @@ TEST_F(ControllerTest, UpdateSettingDeletionTimestampObservesDeletionOnce) {
 TEST_F(ControllerTest, UpdateWithSameResourceVersionIgnored) {
   AddRS(NewReplicaSet("rs", 1));
   auto pod = NewPod("p", {.owner = "rs", .app = "rs"}, Now());
-  controller_->UpdatePod(pod, pod, queue_);
+  Enq(controller_->UpdatePod(pod, pod));
   EXPECT_TRUE(QueueKeys().empty());
 }
 
@@ -125,12 +124,12 @@ TEST_F(ControllerTest, OrphanPodEnqueuesEveryMatchingReplicaSet) {
   b->spec.selector = api::LabelSelector{{{"app", "a"}}, {}};  // overlaps a
   AddRS(b);
   AddRS(NewReplicaSet("c", 1));
-  controller_->AddPod(NewPod("p", {.app = "a"}, Now()), queue_);
+  Enq(controller_->AddPod(NewPod("p", {.app = "a"}, Now())));
   EXPECT_THAT(QueueKeys(), UnorderedElementsAre("ns/a", "ns/b"));
 
   auto old_pod = NewPod("q", {.app = "x"}, Now());
   auto cur_pod = NewPod("q", {.app = "c", .resource_version = "2"}, Now());
-  controller_->UpdatePod(old_pod, cur_pod, queue_);
+  Enq(controller_->UpdatePod(old_pod, cur_pod));
   EXPECT_THAT(QueueKeys(), ElementsAre("ns/c"));
 }
 
@@ -140,7 +139,7 @@ TEST_F(ControllerTest, ControllerRefChangeEnqueuesOldAndNewOwner) {
   AddRS(NewReplicaSet("b", 1));
   auto old_pod = NewPod("p", {.owner = "a", .app = "a"}, Now());
   auto cur_pod = NewPod("p", {.owner = "b", .app = "a", .resource_version = "2"}, Now());
-  controller_->UpdatePod(old_pod, cur_pod, queue_);
+  Enq(controller_->UpdatePod(old_pod, cur_pod));
   EXPECT_THAT(QueueKeys(), UnorderedElementsAre("ns/a", "ns/b"));
 }
 
@@ -148,7 +147,7 @@ TEST_F(ControllerTest, ControllerRefChangeEnqueuesOldAndNewOwner) {
 TEST_F(ControllerTest, DeletePodObservesDeletion) {
   AddRS(NewReplicaSet("rs", 0));
   controller_->expectations().ExpectDeletions("ns/rs", {"ns/p"});
-  controller_->DeletePod(NewPod("p", {.owner = "rs", .app = "rs"}, Now()), queue_);
+  Enq(controller_->DeletePod(NewPod("p", {.owner = "rs", .app = "rs"}, Now())));
   EXPECT_TRUE(controller_->expectations().SatisfiedExpectations("ns/rs"));
   EXPECT_THAT(QueueKeys(), ElementsAre("ns/rs"));
 }
@@ -157,10 +156,10 @@ TEST_F(ControllerTest, DeletePodObservesDeletion) {
 TEST_F(ControllerTest, ReplicaSetUpdateAlwaysEnqueuesAndDeleteDropsExpectations) {
   auto rs = NewReplicaSet("rs", 1);
   AddRS(rs);
-  controller_->UpdateReplicaSet(rs, rs, queue_);
+  Enq(controller_->UpdateReplicaSet(rs, rs));
   EXPECT_THAT(QueueKeys(), ElementsAre("ns/rs"));
   controller_->expectations().ExpectCreations("ns/rs", 3);
-  controller_->DeleteReplicaSet(rs, queue_);
+  Enq(controller_->DeleteReplicaSet(rs));
   EXPECT_FALSE(controller_->expectations().GetExpectations("ns/rs").has_value());
   EXPECT_THAT(QueueKeys(), ElementsAre("ns/rs"));
 }
@@ -251,7 +250,7 @@ TEST_F(ControllerTest, StopDuringSlowStartStopsCreatesAndStatusWrite) {
     if (++calls == 3) leading.request_stop();  // the last call of batch 2
     return OkStatus();
   });
-  auto r = controller_->SyncReplicaSet("ns/rs", leading.get_token());
+  auto r = controller_->Reconcile({"ns", "rs"}, leading.get_token());
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().reason, "Canceled");
   EXPECT_EQ(pod_control_->CreateCallCount(), 3) << "batches 1 and 2 only";
@@ -265,7 +264,7 @@ TEST_F(ControllerTest, StoppedSyncDeletesNothing) {
   AddOwnedPods("rs", 4);
   std::stop_source leading;
   leading.request_stop();
-  auto r = controller_->SyncReplicaSet("ns/rs", leading.get_token());
+  auto r = controller_->Reconcile({"ns", "rs"}, leading.get_token());
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().reason, "Canceled");
   EXPECT_TRUE(pod_control_->DeletePodNames().empty());
@@ -391,7 +390,7 @@ TEST_F(ControllerTest, TemplateWithoutLabelsRefused) {
       informers::TypedInformer<api::ReplicaSet>{nullptr, informers::ReplicaSetLister(rs_index_)},
       informers::TypedInformer<api::Pod>{nullptr, informers::PodLister(pod_index_)}, rs_client_,
       control, {.clock = &clock_});
-  auto r = c.SyncReplicaSet("ns/rs");
+  auto r = c.Reconcile({"ns", "rs"}, {});
   ASSERT_FALSE(r.ok());
   EXPECT_TRUE(server.requests().empty());
 }
@@ -427,14 +426,14 @@ TEST_F(ControllerTest, EventsForCreatesAndDeletes) {
       control, {.clock = &clock_});
 
   AddRS(NewReplicaSet("rs", 2));
-  ASSERT_FALSE(c.SyncReplicaSet("ns/rs").ok());  // batch 1 ok, batch 2 (1 pod) refused
+  ASSERT_FALSE(c.Reconcile({"ns", "rs"}, {}).ok());  // batch 1 ok, batch 2 (1 pod) refused
   EXPECT_THAT(recorder.TakeEvents(),
               ElementsAre("Normal SuccessfulCreate Created pod: rs-abcde",
                           "Warning FailedCreate Error creating: exceeded quota: q"));
 
   AddRS(NewReplicaSet("small", 0));
   AddPod("small-1", {.owner = "small", .app = "small"});
-  ASSERT_TRUE(c.SyncReplicaSet("ns/small").ok());
+  ASSERT_TRUE(c.Reconcile({"ns", "small"}, {}).ok());
   EXPECT_THAT(recorder.TakeEvents(), ElementsAre("Normal SuccessfulDelete Deleted pod: small-1"));
 }
 
@@ -626,14 +625,18 @@ TEST_F(ControllerTest, RequeueAtNextAvailability) {
   EXPECT_EQ(r->requeue_after, 0s);
 }
 
-// R15: a pod turning Ready enqueues its RS after minReadySeconds (+1 s, as upstream).
+// upstream updatePod: a pod turning Ready enqueues its RS after minReadySeconds (+1 s, as
+// upstream).
 TEST_F(ControllerTest, PodBecomingReadyEnqueuesAfterMinReadySeconds) {
   auto rs = NewReplicaSet("rs", 1);
   rs->spec.min_ready_seconds = 10;
   AddRS(rs);
   auto old_pod = NewPod("p", {.owner = "rs", .app = "rs", .ready = false}, Now());
   auto cur_pod = NewPod("p", {.owner = "rs", .app = "rs", .resource_version = "2"}, Now());
-  controller_->UpdatePod(old_pod, cur_pod, queue_);
+  const std::vector<runtime::Enqueue> enqueued = controller_->UpdatePod(old_pod, cur_pod);
+  EXPECT_THAT(enqueued,
+              ElementsAre(runtime::Enqueue({"ns", "rs"}), runtime::Enqueue({"ns", "rs"}, 11s)));
+  Enq(enqueued);
   EXPECT_THAT(QueueKeys(), ElementsAre("ns/rs"));
   clock_.Step(11s);
   // The delayed add lands once the clock passed 11 s.

@@ -1,9 +1,12 @@
-// Handlers and predicates of the controller runtime (issue 8).
+// Handlers and predicates of the controller runtime.
 #include "pkg/runtime/handler.h"
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+
 #include "pkg/runtime/predicate.h"
+#include "pkg/util/clock.h"
 
 namespace kcm::runtime {
 namespace {
@@ -83,6 +86,60 @@ TEST(HandlerTest, EnqueueRequestsFromMapFunc) {
   });
   h->Generic({Obj("ns", "a")}, q);
   EXPECT_EQ(Drain(q), (std::vector<std::string>{"global", "other/a-x"}));
+}
+
+// Another object type, which a typed handler for FakeObject must ignore.
+class OtherObject final : public api::Object {
+ public:
+  std::string_view Kind() const override { return "Other"; }
+  const api::ObjectMeta& Meta() const override { return meta; }
+  api::ObjectMeta meta;
+};
+
+// A controller's typed handlers return what to enqueue; the adapter enqueues it, a delayed request
+// with AddAfter, and ignores objects of another type and unset functions.
+TEST(HandlerTest, EnqueueRequestsFromTypedFuncsEnqueuesWhatTheFunctionsReturn) {
+  using namespace std::chrono_literals;
+  FakeClock clock;
+  Queue q{workqueue::RateLimitingQueueConfig{.clock = &clock}};
+  TypedFuncs<FakeObject, std::vector<Enqueue>> funcs;
+  std::vector<std::string> seen;
+  funcs.create = [&](const std::shared_ptr<const FakeObject>& o) {
+    seen.push_back("create " + o->meta.name);
+    return std::vector<Enqueue>{RequestFor(*o), Request{"ns", "owner"}};
+  };
+  funcs.update = [&](const std::shared_ptr<const FakeObject>& old_obj,
+                     const std::shared_ptr<const FakeObject>& new_obj) {
+    seen.push_back("update " + old_obj->meta.name + "->" + new_obj->meta.name);
+    return std::vector<Enqueue>{Enqueue(RequestFor(*new_obj), 10s)};
+  };
+  auto h = EnqueueRequestsFromTypedFuncs(std::move(funcs));
+
+  h->Create({Obj("ns", "a")}, q);
+  EXPECT_EQ(Drain(q), (std::vector<std::string>{"ns/a", "ns/owner"}));
+
+  h->Update({Obj("ns", "b"), Obj("ns", "b")}, q);
+  EXPECT_EQ(q.Len(), 0) << "a delayed request waits for its delay";
+  clock.Step(10s);
+  auto key = q.Get();  // blocks until the delaying queue hands it over
+  ASSERT_TRUE(key.has_value());
+  EXPECT_EQ(*key, "ns/b");
+  q.Done(*key);
+
+  // Unset function (delete) and an object of another type: nothing enqueued, nothing called.
+  h->Delete({Obj("ns", "c")}, q);
+  auto other = std::make_shared<OtherObject>();
+  other->meta.namespace_ = "ns";
+  other->meta.name = "other";
+  h->Create({other}, q);
+  EXPECT_EQ(q.Len(), 0);
+  EXPECT_EQ(seen, (std::vector<std::string>{"create a", "update b->b"}));
+}
+
+TEST(HandlerTest, AddAllAddsPlainRequestsAtOnce) {
+  Queue q;
+  AddAll(q, std::vector<Request>{{"ns", "a"}, {"ns", "a"}, {"", "b"}});
+  EXPECT_EQ(Drain(q), (std::vector<std::string>{"b", "ns/a"}));
 }
 
 TEST(PredicateTest, GenerationChangedOnlyPassesSpecChanges) {
