@@ -292,6 +292,17 @@ class FakeDeploymentClient final : public DeploymentClient {
   int rv_ = 1000;
 };
 
+// The keys of what a handler asks to enqueue, in order.
+inline std::vector<std::string> Keys(const std::vector<runtime::Request>& requests) {
+  std::vector<std::string> keys;
+  for (const auto& r : requests) keys.push_back(r.Key());
+  return keys;
+}
+
+inline const api::Condition* Cond(const api::Deployment& d, std::string_view type) {
+  return util::GetDeploymentCondition(d.status, type);
+}
+
 class DeploymentControllerTest : public ::testing::Test {
  protected:
   DeploymentControllerTest() : d_index_(NewIndex()), rs_index_(NewIndex()), pod_index_(NewIndex()) {

@@ -1,0 +1,329 @@
+// Unit tests of the Deployment controller's the shared sync steps (upstream sync.go): the new
+// ReplicaSet, proportional scaling, pause, status, history cleanup, events and lossless writes. The
+// fixture (test/unit/deployment/fixture.h) wires a recording fake client, listers over indexers
+// filled directly, a FakeRecorder and a FakeClock.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "test/unit/deployment/fixture.h"
+
+namespace kcm::deployment::testing {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+using ::testing::UnorderedElementsAre;
+
+// --- getNewReplicaSet: creating the new RS -------------------------------------------------------
+TEST_F(DeploymentControllerTest, NewReplicaSetNameLabelsRevisionAndEvent) {
+  auto d = MakeDeployment({.image = "img:2", .annotations = {{"kubernetes.io/change-cause", "x"}}});
+  Add(d);
+  Add(MakeRS(*d, {.image = "img:1", .replicas = 0, .revision = 1, .created_minute = 1}));
+  Add(MakeRS(*d, {.image = "img:0", .replicas = 0, .revision = 2, .created_minute = 0}));
+  ASSERT_TRUE(Sync().ok());
+  auto created = client_->WrittenRS("create");
+  ASSERT_EQ(created.size(), 1u);
+  const auto& rs = *created[0];
+  const std::string hash = api::ComputePodTemplateHash(Template("img:2"), std::nullopt);
+  EXPECT_EQ(rs.metadata.name, "foo-" + hash);
+  EXPECT_EQ(rs.metadata.labels.at("pod-template-hash"), hash);
+  EXPECT_EQ(rs.spec.selector->match_labels.at("pod-template-hash"), hash);
+  EXPECT_EQ(rs.spec.pod_template.labels.at("pod-template-hash"), hash);
+  EXPECT_EQ(rs.metadata.ControllerRef()->uid, "d-uid");
+  EXPECT_EQ(rs.spec.replicas, 3);  // no old replicas: straight to size
+  EXPECT_EQ(rs.metadata.annotations.at("deployment.kubernetes.io/revision"), "3");
+  EXPECT_EQ(rs.metadata.annotations.at("deployment.kubernetes.io/desired-replicas"), "3");
+  EXPECT_EQ(rs.metadata.annotations.at("deployment.kubernetes.io/max-replicas"), "4");
+  EXPECT_EQ(rs.metadata.annotations.at("kubernetes.io/change-cause"), "x");
+  EXPECT_THAT(
+      recorder_->Events(),
+      ElementsAre("Normal ScalingReplicaSet Scaled up replica set foo-" + hash + " from 0 to 3"));
+  auto status = client_->LastStatus();
+  EXPECT_EQ(status->metadata.annotations.at("deployment.kubernetes.io/revision"), "3");
+  // The first condition of a rollout (Progressing, NewReplicaSetCreated).
+  const api::Condition* progressing = Cond(*status, "Progressing");
+  ASSERT_NE(progressing, nullptr);
+  EXPECT_EQ(progressing->reason, "NewReplicaSetCreated");
+  EXPECT_EQ(progressing->message, "Created new replica set \"foo-" + hash + "\"");
+}
+
+TEST_F(DeploymentControllerTest, HashCollisionBumpsCollisionCount) {
+  auto d = MakeDeployment({.image = "img:2"});
+  Add(d);
+  const std::string hash = api::ComputePodTemplateHash(Template("img:2"), std::nullopt);
+  // Another RS (different template) already holds the name the new RS would get.
+  Add(MakeRS(*d, {.name = "foo-" + hash, .image = "img:1", .replicas = 1}));
+  client_->fail["create replicasets"] = Error{409, "AlreadyExists", "exists", {}};
+  EXPECT_FALSE(Sync().ok());
+  auto status = client_->LastStatus();
+  ASSERT_NE(status, nullptr);
+  EXPECT_EQ(status->status.collision_count, 1);
+  // With collisionCount 1 the next hash (and name) differ.
+  EXPECT_NE(api::ComputePodTemplateHash(Template("img:2"), 1), hash);
+}
+
+TEST_F(DeploymentControllerTest, CreateFailureSetsReplicaSetCreateError) {
+  Add(MakeDeployment({.image = "img:2"}));
+  client_->fail["create replicasets"] = Error{403, "Forbidden", "quota exceeded", {}};
+  EXPECT_FALSE(Sync().ok());
+  auto last_c = client_->LastStatus();
+  ASSERT_NE(last_c, nullptr);
+  const api::Condition* c = Cond(*last_c, "Progressing");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->status, "False");
+  EXPECT_EQ(c->reason, "ReplicaSetCreateError");
+  ASSERT_EQ(recorder_->Events().size(), 1u);
+  EXPECT_THAT(recorder_->Events()[0], ::testing::StartsWith("Warning ReplicaSetCreateError"));
+}
+
+// Upstream getNewReplicaSet returns the NamespaceTerminating create error without a condition or
+// event, and handleErr forgets the key for it: no retries against a namespace that is going away.
+TEST_F(DeploymentControllerTest, CreateInTerminatingNamespaceIsForgotten) {
+  Add(MakeDeployment({.image = "img:2"}));
+  Error terminating{403, "Forbidden", "namespace is being terminated", {"NamespaceTerminating"}};
+  client_->fail["create replicasets"] = terminating;
+  Status s = Sync();
+  ASSERT_FALSE(s.ok());
+  EXPECT_TRUE(recorder_->Events().empty());
+  Result<runtime::ReconcileResult> handled = DeploymentController::HandleErr(s.error());
+  ASSERT_TRUE(handled.ok());
+  EXPECT_FALSE(handled->requeue);
+  EXPECT_EQ(handled->requeue_after, std::chrono::nanoseconds::zero());
+  // Reconcile applies it: the runtime forgets the key.
+  Result<runtime::ReconcileResult> reconciled = Reconcile();
+  ASSERT_TRUE(reconciled.ok());
+  EXPECT_FALSE(reconciled->requeue);
+  // Any other error is still retried.
+  EXPECT_FALSE(DeploymentController::HandleErr(Error{403, "Forbidden", "quota", {}}).ok());
+  // A successful sync's result passes through unchanged.
+  Result<runtime::ReconcileResult> passed = DeploymentController::HandleErr(
+      runtime::ReconcileResult{.requeue_after = std::chrono::seconds(7)});
+  ASSERT_TRUE(passed.ok());
+  EXPECT_EQ(passed->requeue_after, std::chrono::seconds(7));
+}
+
+// --- scale: proportional scaling -----------------------------------------------------------------
+TEST_F(DeploymentControllerTest, ProportionalScalingTable) {
+  struct RS {
+    std::string image;
+    int32_t spec;
+  };
+  struct Case {
+    std::string name;
+    int32_t replicas;
+    std::string surge;
+    std::vector<RS> rss;  // oldest first; the last one has the Deployment's template
+    int32_t annotated_desired, annotated_max;
+    std::map<std::string, int32_t> want;
+  };
+  const std::vector<Case> cases = {
+      {"scale up 10 → 20 mid-rollout",
+       20,
+       "3",
+       {{"img:1", 8}, {"img:2", 5}},
+       10,
+       13,
+       {{"img:1", 14}, {"img:2", 9}}},
+      {"scale down 10 → 5 mid-rollout",
+       5,
+       "3",
+       {{"img:1", 8}, {"img:2", 5}},
+       10,
+       13,
+       {{"img:1", 5}, {"img:2", 3}}},
+      {"leftover to the newest of equal sizes when scaling up",
+       4,
+       "0",
+       {{"img:0", 1}, {"img:1", 1}, {"img:2", 1}},
+       3,
+       3,
+       {{"img:0", 1}, {"img:1", 1}, {"img:2", 2}}},
+      {"equal sizes: oldest shrinks first when scaling down",
+       4,
+       "0",
+       {{"img:0", 2}, {"img:1", 2}, {"img:2", 2}},
+       6,
+       6,
+       {{"img:0", 1}, {"img:1", 1}, {"img:2", 2}}},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    client_->actions.clear();
+    Reset(d_index_);
+    Reset(rs_index_);
+    auto d = MakeDeployment({.replicas = c.replicas,
+                             .image = c.rss.back().image,
+                             .max_surge = c.surge,
+                             .max_unavailable = "1"});
+    Add(d);
+    int minute = 0;
+    for (const auto& r : c.rss) {
+      Add(MakeRS(
+          *d,
+          {.image = r.image,
+           .replicas = r.spec,
+           .available = 0,
+           .revision = 1 + minute,
+           .created_minute = minute,
+           .annotations = {
+               {"deployment.kubernetes.io/desired-replicas", std::to_string(c.annotated_desired)},
+               {"deployment.kubernetes.io/max-replicas", std::to_string(c.annotated_max)}}}));
+      ++minute;
+    }
+    ASSERT_TRUE(Sync().ok());
+    std::map<std::string, int32_t> got;
+    for (const auto& rs : client_->WrittenRS("update")) {
+      auto tmpl = rs->spec.pod_template.ToJson();
+      got[(*tmpl).Find("spec")->Find("containers")->as_array()[0].Find("image")->as_string()] =
+          rs->spec.replicas;
+      EXPECT_EQ(rs->metadata.annotations.at("deployment.kubernetes.io/desired-replicas"),
+                std::to_string(c.replicas));
+    }
+    EXPECT_EQ(got, c.want);
+    EXPECT_THAT(client_->Of("create", "replicasets"), IsEmpty());
+  }
+}
+
+// --- pause (checkPausedConditions, sync) ---------------------------------------------------------
+TEST_F(DeploymentControllerTest, PausedDoesNotRollOutAndReportsPaused) {
+  auto d = MakeDeployment({.image = "img:2", .paused = true});
+  Add(d);
+  Add(MakeRS(*d, {.image = "img:1", .replicas = 3}));
+  ASSERT_TRUE(Sync().ok());
+  EXPECT_THAT(client_->Of("create", "replicasets"), IsEmpty());
+  auto last_c = client_->LastStatus();
+  ASSERT_NE(last_c, nullptr);
+  const api::Condition* c = Cond(*last_c, "Progressing");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->status, "Unknown");
+  EXPECT_EQ(c->reason, "DeploymentPaused");
+  EXPECT_EQ(c->message, "Deployment is paused");
+}
+
+TEST_F(DeploymentControllerTest, PausedStillScalesAndResumeIsReported) {
+  auto d = MakeDeployment({.replicas = 5, .paused = true});
+  Add(d);
+  auto rs = MakeRS(*d, {.replicas = 3});
+  Add(rs);
+  ASSERT_TRUE(Sync().ok());
+  EXPECT_EQ(ScaledTo(), (std::map<std::string, int32_t>{{rs->metadata.name, 5}}));
+
+  client_->actions.clear();
+  Reset(
+      d_index_,
+      {MakeDeployment({.replicas = 5,
+                       .status = R"({"conditions":[{"type":"Progressing","status":"Unknown",)"
+                                 R"("reason":"DeploymentPaused","message":"Deployment is paused",)"
+                                 R"("lastUpdateTime":"2023-11-14T22:00:00Z",)"
+                                 R"("lastTransitionTime":"2023-11-14T22:00:00Z"}]})"})});
+  ASSERT_TRUE(Sync().ok());
+  auto writes = client_->Of("update-status", "deployments");
+  ASSERT_FALSE(writes.empty());
+  auto first = DecodeD(writes.front().body);
+  const api::Condition* c = Cond(*first, "Progressing");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->reason, "DeploymentResumed");
+  EXPECT_EQ(c->message, "Deployment is resumed");
+}
+
+// --- status (calculateStatus, syncDeploymentStatus) ----------------------------------------------
+TEST_F(DeploymentControllerTest, StatusCountsAndNoWriteWhenUnchanged) {
+  auto d =
+      MakeDeployment({.generation = 2, .image = "img:2", .max_surge = "1", .max_unavailable = "0"});
+  Add(d);
+  Add(MakeRS(*d, {.image = "img:1", .replicas = 2, .available = 2, .revision = 1}));
+  Add(MakeRS(*d, {.image = "img:2", .replicas = 2, .available = 1, .revision = 2}));
+  ASSERT_TRUE(Sync().ok());
+  auto status = client_->LastStatus();
+  EXPECT_EQ(status->status.observed_generation, 2);
+  EXPECT_EQ(status->status.replicas, 4);
+  EXPECT_EQ(status->status.updated_replicas, 2);
+  EXPECT_EQ(status->status.ready_replicas, 3);
+  EXPECT_EQ(status->status.available_replicas, 3);
+  EXPECT_EQ(status->status.unavailable_replicas, 1);
+  EXPECT_THAT(client_->Of("update", "replicasets"), IsEmpty());
+
+  // Fed back, the same world produces no write.
+  client_->actions.clear();
+  Reset(d_index_, {status});
+  ASSERT_TRUE(Sync().ok());
+  EXPECT_THAT(client_->Of("update-status", "deployments"), IsEmpty());
+}
+
+// --- cleanupDeployment ---------------------------------------------------------------------------
+TEST_F(DeploymentControllerTest, CleanupDeletesOnlyEligibleOldestBeyondLimit) {
+  auto d = MakeDeployment({.image = "img:9",
+                           .revision_history_limit = 1,
+                           .status = R"({"observedGeneration":1,"replicas":3,"updatedReplicas":3,)"
+                                     R"("availableReplicas":3})"});
+  Add(d);
+  Add(MakeRS(*d, {.image = "img:9", .replicas = 3, .revision = 5}));
+  auto r1 = MakeRS(*d, {.image = "img:1", .replicas = 0, .revision = 1});
+  auto r2 = MakeRS(*d, {.image = "img:2", .replicas = 0, .status_replicas = 1, .revision = 2});
+  auto r3 = MakeRS(*d, {.image = "img:3", .replicas = 0, .revision = 3});
+  auto r4 = MakeRS(
+      *d,
+      {.image = "img:4", .replicas = 0, .revision = 4, .generation = 3, .observed_generation = 2});
+  for (const auto& rs : {r1, r2, r3, r4}) Add(rs);
+  ASSERT_TRUE(Sync().ok());
+  // 4 old, limit 1: the 3 lowest revisions are candidates; r2 still has a pod.
+  std::vector<std::string> deleted;
+  for (const auto& a : client_->Of("delete", "replicasets")) deleted.push_back(a.name);
+  EXPECT_THAT(deleted, UnorderedElementsAre(r1->metadata.name, r3->metadata.name));
+}
+
+// --- scaleReplicaSetAndRecordEvent ---------------------------------------------------------------
+TEST_F(DeploymentControllerTest, ScaleDownEvent) {
+  auto d =
+      MakeDeployment({.replicas = 10, .image = "img:2", .max_surge = "0", .max_unavailable = "2"});
+  Add(d);
+  auto old = MakeRS(*d, {.image = "img:1", .replicas = 10, .revision = 1});
+  Add(old);
+  Add(MakeRS(*d, {.image = "img:2", .replicas = 0, .revision = 2}));
+  ASSERT_TRUE(Sync().ok());
+  EXPECT_THAT(recorder_->Events(), ElementsAre("Normal ScalingReplicaSet Scaled down replica set " +
+                                               old->metadata.name + " from 10 to 8"));
+}
+
+// --- writes add no defaults and keep unknown fields ----------------------------------------------
+TEST_F(DeploymentControllerTest, WritesNeverAddDefaultsToTheDeployment) {
+  DeploymentSpec spec{.max_surge = std::nullopt,
+                      .max_unavailable = std::nullopt,
+                      .progress_deadline = std::nullopt,
+                      .revision_history_limit = std::nullopt};
+  auto d = MakeDeployment(spec);
+  Add(d);
+  ASSERT_TRUE(Sync().ok());
+  EXPECT_THAT(client_->Of("update", "deployments"), IsEmpty());
+  auto writes = client_->Of("update-status", "deployments");
+  ASSERT_FALSE(writes.empty());
+  auto orig_spec = *Parse(d->raw_json).Find("spec");
+  for (const auto& w : writes) {
+    EXPECT_EQ(*Parse(w.body).Find("spec"), orig_spec);
+  }
+  // Without a progress deadline there is no Progressing condition.
+  auto last = client_->LastStatus();
+  EXPECT_EQ(Cond(*last, "Progressing"), nullptr);
+  // The absent rollingUpdate block reads as 25%/25% (3 → surge 1): max-replicas 4.
+  EXPECT_EQ(client_->WrittenRS("create")[0]->metadata.annotations.at(
+                "deployment.kubernetes.io/max-replicas"),
+            "4");
+}
+
+// Unknown fields survive every write (decision 1).
+TEST_F(DeploymentControllerTest, UnknownFieldsSurviveWrites) {
+  auto base = MakeDeployment({.replicas = 5});
+  auto rs = MakeRS(*base, {.replicas = 3});
+  Add(base);
+  auto with_extra = DecodeRS(*api::MutateRawJson(rs->raw_json, [](Value& v) {
+    return api::json::SetPath(v, {"spec", "futureField"}, Value::String("keep"));
+  }));
+  Add(with_extra);
+  ASSERT_TRUE(Sync().ok());
+  auto updates = client_->Of("update", "replicasets");
+  ASSERT_EQ(updates.size(), 1u);
+  EXPECT_THAT(updates[0].body, ::testing::HasSubstr("\"futureField\":\"keep\""));
+}
+
+}  // namespace
+}  // namespace kcm::deployment::testing
