@@ -17,23 +17,11 @@
 #include "pkg/api/object.h"
 #include "pkg/cache/listwatch.h"
 #include "pkg/cache/store.h"
+#include "test/mocks/fake_object.h"
 
 namespace kcm::cache::testing {
 
-// A typed object with only metadata and one payload field, enough to tell versions apart.
-class FakeObject final : public api::Object {
- public:
-  explicit FakeObject(api::ObjectMeta meta, std::string payload = "", std::string kind = "Fake")
-      : meta_(std::move(meta)), payload_(std::move(payload)), kind_(std::move(kind)) {}
-  std::string_view Kind() const override { return kind_; }
-  const api::ObjectMeta& Meta() const override { return meta_; }
-  const std::string& payload() const { return payload_; }
-
- private:
-  api::ObjectMeta meta_;
-  std::string payload_;
-  std::string kind_;
-};
+using mocks::FakeObject;
 
 inline api::ObjectPtr MakeObj(std::string ns, std::string name, std::string rv = "1",
                               std::string payload = "") {
@@ -45,7 +33,7 @@ inline api::ObjectPtr MakeObj(std::string ns, std::string name, std::string rv =
 }
 
 inline const std::string& Payload(const api::ObjectPtr& obj) {
-  return static_cast<const FakeObject&>(*obj).payload();
+  return static_cast<const FakeObject&>(*obj).payload;
 }
 
 }  // namespace kcm::cache::testing

@@ -386,7 +386,7 @@ TEST(GenericListerTest, ListByNamespaceAndGet) {
   ASSERT_TRUE(indexer->Add(MakeObj("", "node", "1", "keep")).ok());
   GenericLister lister(indexer);
   auto keep = [](const api::Object& o) {
-    return static_cast<const testing::FakeObject&>(o).payload() == "keep";
+    return static_cast<const testing::FakeObject&>(o).payload == "keep";
   };
   EXPECT_EQ(lister.List().size(), 4u);
   EXPECT_EQ(lister.List(keep).size(), 3u);

@@ -9,22 +9,14 @@
 
 #include "pkg/metrics/metrics.h"
 #include "pkg/runtime/channel_source.h"
+#include "test/mocks/fake_object.h"
 
 namespace kcm::runtime {
 namespace {
 
 using namespace std::chrono_literals;
 
-class FakeObject final : public api::Object {
- public:
-  FakeObject(std::string ns, std::string name) {
-    meta_.namespace_ = std::move(ns);
-    meta_.name = std::move(name);
-  }
-  std::string_view Kind() const override { return "Fake"; }
-  const api::ObjectMeta& Meta() const override { return meta_; }
-  api::ObjectMeta meta_;
-};
+using mocks::FakeObject;
 
 api::ObjectPtr Obj(const std::string& ns, const std::string& name) {
   return std::make_shared<FakeObject>(ns, name);

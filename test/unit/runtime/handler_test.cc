@@ -7,16 +7,12 @@
 
 #include "pkg/runtime/predicate.h"
 #include "pkg/util/clock.h"
+#include "test/mocks/fake_object.h"
 
 namespace kcm::runtime {
 namespace {
 
-class FakeObject final : public api::Object {
- public:
-  std::string_view Kind() const override { return "Fake"; }
-  const api::ObjectMeta& Meta() const override { return meta; }
-  api::ObjectMeta meta;
-};
+using mocks::FakeObject;
 
 std::shared_ptr<FakeObject> Obj(const std::string& ns, const std::string& name) {
   auto o = std::make_shared<FakeObject>();
