@@ -61,8 +61,9 @@ class RecordingHandler final : public ResourceEventHandler {
   bool Saw(const std::string& event) const { return Count(event) > 0; }
 
  private:
-  // The cache must already hold what a handler is told about (spec 4.1). Only meaningful when the
-  // test lets no later event for the object in before the handler runs.
+  // The cache must already hold what a handler is told about (upstream's
+  // processDeltas updates the indexer before it distributes the notification). Only meaningful when
+  // the test lets no later event for the object in before the handler runs.
   std::string InCache(const api::ObjectPtr& obj) const {
     if (!cache_) return "";
     return cache_->Get(*obj) == obj ? "" : " NOT-IN-CACHE";

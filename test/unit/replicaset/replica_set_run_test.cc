@@ -1,5 +1,5 @@
 // ReplicaSetController::Run end to end over pkg/runtime with scripted ListerWatchers behind a real
-// SharedInformerFactory (spec R1, R3, M1): workers start once both caches synced, the queue is
+// SharedInformerFactory: workers start once both caches synced, the queue is
 // named "replicaset", pod ADDED events arriving by WATCH satisfy the creation expectations.
 #include <gtest/gtest.h>
 
@@ -15,7 +15,6 @@ namespace {
 using cache::testing::FakeListerWatcher;
 using cache::testing::WaitUntil;
 
-// R1, R3, M1.
 TEST(ReplicaSetControllerRunTest, SyncsThroughInformersAndRuntimeQueue) {
   const api::Time now = std::chrono::system_clock::now();
   auto rs_lw = std::make_shared<FakeListerWatcher>();

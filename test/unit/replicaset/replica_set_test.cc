@@ -1,4 +1,4 @@
-// Unit tests of the ReplicaSet controller (spec R1–R15 in shared/spec/controllers.md): handlers,
+// Unit tests of the ReplicaSet controller (upstream replica_set_test.go's ground): handlers,
 // syncReplicaSet, manageReplicas and the status write, against listers over indexers the test
 // fills, FakePodControl, a fake ReplicaSetClient and a FakeClock.
 #include <gmock/gmock.h>
@@ -20,7 +20,7 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::UnorderedElementsAre;
 
-// R1: a failed sync is an error (the runtime requeues it rate-limited); no retry cap is set, so
+// A failed sync is an error (the runtime requeues it rate-limited); no retry cap is set, so
 // the key comes back after any number of failures.
 TEST_F(ControllerTest, FailedSyncReturnsErrorForRateLimitedRequeue) {
   AddRS(NewReplicaSet("rs", 1));
@@ -34,7 +34,7 @@ TEST_F(ControllerTest, FailedSyncReturnsErrorForRateLimitedRequeue) {
   EXPECT_EQ(pod_control_->CreateCallCount(), 20);
 }
 
-// R2: after asking for 3 pods the ReplicaSet waits until the 3 creations are observed.
+// After asking for 3 pods the ReplicaSet waits until the 3 creations are observed.
 TEST_F(ControllerTest, ExpectationsHoldManageUntilCreationsObserved) {
   AddRS(NewReplicaSet("rs", 3));
   ASSERT_TRUE(Sync("rs").ok());
@@ -52,7 +52,7 @@ TEST_F(ControllerTest, ExpectationsHoldManageUntilCreationsObserved) {
   EXPECT_EQ(pod_control_->CreateCallCount(), 6) << "satisfied, and the cache still shows 0 pods";
 }
 
-// R2: expectations expire after 5 minutes so a missed watch event cannot wedge the ReplicaSet.
+// Expectations expire after 5 minutes so a missed watch event cannot wedge the ReplicaSet.
 TEST_F(ControllerTest, ExpectationsExpireAfterFiveMinutes) {
   AddRS(NewReplicaSet("rs", 2));
   ASSERT_TRUE(Sync("rs").ok());
@@ -62,7 +62,7 @@ TEST_F(ControllerTest, ExpectationsExpireAfterFiveMinutes) {
   EXPECT_EQ(pod_control_->CreateCallCount(), 4);
 }
 
-// R3: an added pod with a controllerRef counts as an observed creation and enqueues its owner.
+// An added pod with a controllerRef counts as an observed creation and enqueues its owner.
 TEST_F(ControllerTest, AddPodObservesCreationAndEnqueuesOwner) {
   AddRS(NewReplicaSet("rs", 1));
   controller_->expectations().ExpectCreations("ns/rs", 1);
@@ -71,7 +71,7 @@ TEST_F(ControllerTest, AddPodObservesCreationAndEnqueuesOwner) {
   EXPECT_THAT(QueueKeys(), ElementsAre("ns/rs"));
 }
 
-// R3: a controllerRef naming a ReplicaSet with another UID (recreated) resolves to nothing.
+// A controllerRef naming a ReplicaSet with another UID (recreated) resolves to nothing.
 TEST_F(ControllerTest, AddPodOfRecreatedOwnerIsIgnored) {
   auto rs = NewReplicaSet("rs", 1);
   rs->metadata.uid = "new-uid";
@@ -82,7 +82,7 @@ TEST_F(ControllerTest, AddPodOfRecreatedOwnerIsIgnored) {
   EXPECT_TRUE(QueueKeys().empty());
 }
 
-// R3: a pod added already terminating counts as a deletion.
+// A pod added already terminating counts as a deletion.
 TEST_F(ControllerTest, AddTerminatingPodCountsAsDeletion) {
   AddRS(NewReplicaSet("rs", 0));
   controller_->expectations().ExpectDeletions("ns/rs", {"ns/p"});
@@ -91,7 +91,7 @@ TEST_F(ControllerTest, AddTerminatingPodCountsAsDeletion) {
   EXPECT_THAT(QueueKeys(), ElementsAre("ns/rs"));
 }
 
-// R3: an update that sets deletionTimestamp counts the deletion at once; the final delete
+// An update that sets deletionTimestamp counts the deletion at once; the final delete
 // (or its tombstone) does not count twice.
 TEST_F(ControllerTest, UpdateSettingDeletionTimestampObservesDeletionOnce) {
   AddRS(NewReplicaSet("rs", 0));
@@ -108,7 +108,7 @@ TEST_F(ControllerTest, UpdateSettingDeletionTimestampObservesDeletionOnce) {
   EXPECT_THAT(QueueKeys(), ElementsAre("ns/rs"));
 }
 
-// R3: updates with an unchanged resourceVersion (resyncs) are ignored.
+// Updates with an unchanged resourceVersion (resyncs) are ignored.
 TEST_F(ControllerTest, UpdateWithSameResourceVersionIgnored) {
   AddRS(NewReplicaSet("rs", 1));
   auto pod = NewPod("p", {.owner = "rs", .app = "rs"}, Now());
@@ -116,7 +116,7 @@ TEST_F(ControllerTest, UpdateWithSameResourceVersionIgnored) {
   EXPECT_TRUE(QueueKeys().empty());
 }
 
-// R3: an orphan pod (added, or its labels changed) enqueues every ReplicaSet whose selector
+// An orphan pod (added, or its labels changed) enqueues every ReplicaSet whose selector
 // matches it, and no other.
 TEST_F(ControllerTest, OrphanPodEnqueuesEveryMatchingReplicaSet) {
   AddRS(NewReplicaSet("a", 1));
@@ -133,7 +133,7 @@ TEST_F(ControllerTest, OrphanPodEnqueuesEveryMatchingReplicaSet) {
   EXPECT_THAT(QueueKeys(), ElementsAre("ns/c"));
 }
 
-// R3: a controllerRef change enqueues both the old and the new owner.
+// A controllerRef change enqueues both the old and the new owner.
 TEST_F(ControllerTest, ControllerRefChangeEnqueuesOldAndNewOwner) {
   AddRS(NewReplicaSet("a", 1));
   AddRS(NewReplicaSet("b", 1));
@@ -143,7 +143,7 @@ TEST_F(ControllerTest, ControllerRefChangeEnqueuesOldAndNewOwner) {
   EXPECT_THAT(QueueKeys(), UnorderedElementsAre("ns/a", "ns/b"));
 }
 
-// R3: pod deletion (including from a tombstone, which the runtime unwraps) → DeletionObserved.
+// Pod deletion (including from a tombstone, which the runtime unwraps) → DeletionObserved.
 TEST_F(ControllerTest, DeletePodObservesDeletion) {
   AddRS(NewReplicaSet("rs", 0));
   controller_->expectations().ExpectDeletions("ns/rs", {"ns/p"});
@@ -152,7 +152,7 @@ TEST_F(ControllerTest, DeletePodObservesDeletion) {
   EXPECT_THAT(QueueKeys(), ElementsAre("ns/rs"));
 }
 
-// R4: an RS update always enqueues (even unchanged: resync); delete drops its expectations.
+// An RS update always enqueues (even unchanged: resync); delete drops its expectations.
 TEST_F(ControllerTest, ReplicaSetUpdateAlwaysEnqueuesAndDeleteDropsExpectations) {
   auto rs = NewReplicaSet("rs", 1);
   AddRS(rs);
@@ -164,7 +164,7 @@ TEST_F(ControllerTest, ReplicaSetUpdateAlwaysEnqueuesAndDeleteDropsExpectations)
   EXPECT_THAT(QueueKeys(), ElementsAre("ns/rs"));
 }
 
-// R4: NotFound on sync deletes the expectations and is not an error.
+// NotFound on sync deletes the expectations and is not an error.
 TEST_F(ControllerTest, SyncOfMissingReplicaSetDeletesExpectations) {
   controller_->expectations().ExpectCreations("ns/gone", 3);
   auto r = Sync("gone");
@@ -173,7 +173,7 @@ TEST_F(ControllerTest, SyncOfMissingReplicaSetDeletesExpectations) {
   EXPECT_EQ(pod_control_->CreateCallCount(), 0);
 }
 
-// R5: a ReplicaSet being deleted gets no creates, but its status is still written.
+// A ReplicaSet being deleted gets no creates, but its status is still written.
 TEST_F(ControllerTest, DeletingReplicaSetIsNotManagedButStatusWritten) {
   auto rs = NewReplicaSet("rs", 3);
   rs->metadata.deletion_timestamp = Now();
@@ -186,7 +186,7 @@ TEST_F(ControllerTest, DeletingReplicaSetIsNotManagedButStatusWritten) {
   EXPECT_EQ(rs_client_->writes()[0].status.replicas, 1);
 }
 
-// R5: unsatisfied expectations skip manageReplicas; status still computed.
+// Unsatisfied expectations skip manageReplicas; status still computed.
 TEST_F(ControllerTest, UnsatisfiedExpectationsSkipManage) {
   auto rs = NewReplicaSet("rs", 0);
   AddRS(rs);
@@ -198,7 +198,7 @@ TEST_F(ControllerTest, UnsatisfiedExpectationsSkipManage) {
   EXPECT_EQ(rs_client_->writes()[0].status.replicas, 2);
 }
 
-// R6: at most 500 creates in one sync, and at most 500 deletes.
+// At most 500 creates in one sync, and at most 500 deletes.
 TEST_F(ControllerTest, BurstCapsCreatesAndDeletes) {
   AddRS(NewReplicaSet("up", 600));
   ASSERT_TRUE(Sync("up").ok());
@@ -211,7 +211,7 @@ TEST_F(ControllerTest, BurstCapsCreatesAndDeletes) {
   EXPECT_EQ(pod_control_->DeletePodNames().size(), 500u);
 }
 
-// R7: creates go in batches 1, 2, 4, …; the first batch with a failure is the last; creations
+// Creates go in batches 1, 2, 4, …; the first batch with a failure is the last; creations
 // that failed or were skipped are marked observed; the first error is returned.
 TEST_F(ControllerTest, SlowStartStopsAfterFailingBatch) {
   AddRS(NewReplicaSet("rs", 10));
@@ -225,8 +225,8 @@ TEST_F(ControllerTest, SlowStartStopsAfterFailingBatch) {
   EXPECT_EQ(exp->add, 3) << "only the 3 successful creates are still expected";
 }
 
-// R7 (scenario "RS deleted mid-scale-up"): once the ReplicaSet leaves the cache, the remaining
-// slow-start batches create nothing and their expectations are dropped.
+// Once the ReplicaSet leaves the cache (deleted mid-scale-up), the remaining slow-start batches
+// create nothing and their expectations are dropped.
 TEST_F(ControllerTest, DeletedDuringSlowStartStopsCreating) {
   auto rs = NewReplicaSet("rs", 10);
   AddRS(rs);
@@ -272,7 +272,7 @@ TEST_F(ControllerTest, StoppedSyncDeletesNothing) {
   EXPECT_TRUE(controller_->expectations().SatisfiedExpectations("ns/rs"));
 }
 
-// R7: a create refused because the namespace is terminating counts as success.
+// A create refused because the namespace is terminating counts as success.
 TEST_F(ControllerTest, NamespaceTerminatingCountsAsSuccess) {
   AddRS(NewReplicaSet("rs", 3));
   Error terminating{403, "Forbidden", "namespace ns is being terminated", {"NamespaceTerminating"}};
@@ -284,7 +284,7 @@ TEST_F(ControllerTest, NamespaceTerminatingCountsAsSuccess) {
   EXPECT_TRUE(rs_client_->writes()[0].status.conditions.empty());
 }
 
-// R8: surplus pods are deleted; a failed delete is marked observed and returned, a NotFound is
+// Surplus pods are deleted; a failed delete is marked observed and returned, a NotFound is
 // swallowed.
 TEST_F(ControllerTest, DeletesSurplusAndObservesFailedDeletes) {
   AddRS(NewReplicaSet("rs", 1));
@@ -309,7 +309,7 @@ TEST_F(ControllerTest, DeletesSurplusAndObservesFailedDeletes) {
   EXPECT_TRUE(controller_->expectations().SatisfiedExpectations("ns/rs"));
 }
 
-// R9: unscheduled, then not-ready, then lower deletion cost go first.
+// Unscheduled, then not-ready, then lower deletion cost go first.
 TEST_F(ControllerTest, DeletionOrderPrefersUnscheduledUnreadyAndLowCost) {
   AddRS(NewReplicaSet("rs", 2));
   AddPod("ready-a", {.owner = "rs", .app = "rs"});
@@ -324,7 +324,7 @@ TEST_F(ControllerTest, DeletionOrderPrefersUnscheduledUnreadyAndLowCost) {
               UnorderedElementsAre("unscheduled", "unready", "cheap"));
 }
 
-// R9: pods of sibling ReplicaSets (same controller owner) on the same node raise a pod's rank.
+// Pods of sibling ReplicaSets (same controller owner) on the same node raise a pod's rank.
 TEST_F(ControllerTest, DeletionRanksByRelatedPodsOnSameNode) {
   auto rs = NewReplicaSet("rs", 1);
   rs->metadata.owner_references.push_back({"apps/v1", "Deployment", "d", "uid-d", true, true});
@@ -339,7 +339,7 @@ TEST_F(ControllerTest, DeletionRanksByRelatedPodsOnSameNode) {
   EXPECT_THAT(pod_control_->DeletePodNames(), ElementsAre("crowded"));
 }
 
-// R10: Succeeded, Failed and terminating pods do not count; replacements are created.
+// Succeeded, Failed and terminating pods do not count; replacements are created.
 TEST_F(ControllerTest, InactivePodsAreNotCounted) {
   AddRS(NewReplicaSet("rs", 3));
   AddPod("ok", {.owner = "rs", .app = "rs"});
@@ -353,7 +353,7 @@ TEST_F(ControllerTest, InactivePodsAreNotCounted) {
   EXPECT_EQ(rs_client_->writes()[0].status.terminating_replicas, 1);
 }
 
-// R11: pods are created from the RS template with one controller ownerReference.
+// Pods are created from the RS template with one controller ownerReference.
 TEST_F(ControllerTest, CreatesFromTemplateWithControllerRef) {
   auto rs = NewReplicaSet("rs", 1);
   AddRS(rs);
@@ -370,7 +370,7 @@ TEST_F(ControllerTest, CreatesFromTemplateWithControllerRef) {
   EXPECT_TRUE(ref.block_owner_deletion);
 }
 
-// R11: a template without labels is refused (no pod sent), reported as the sync's error.
+// A template without labels is refused (no pod sent), reported as the sync's error.
 TEST_F(ControllerTest, TemplateWithoutLabelsRefused) {
   auto rs = NewReplicaSet("rs", 1);
   rs->spec.pod_template.labels.clear();
@@ -395,7 +395,7 @@ TEST_F(ControllerTest, TemplateWithoutLabelsRefused) {
   EXPECT_TRUE(server.requests().empty());
 }
 
-// R12: events on the RS through RealPodControl: SuccessfulCreate "Created pod: X",
+// Events on the RS through RealPodControl: SuccessfulCreate "Created pod: X",
 // SuccessfulDelete "Deleted pod: X", Warning FailedCreate "Error creating: E".
 TEST_F(ControllerTest, EventsForCreatesAndDeletes) {
   std::atomic<int> n{0};
@@ -437,7 +437,7 @@ TEST_F(ControllerTest, EventsForCreatesAndDeletes) {
   EXPECT_THAT(recorder.TakeEvents(), ElementsAre("Normal SuccessfulDelete Deleted pod: small-1"));
 }
 
-// R13: an orphan that matches is adopted (after one uncached GET of the RS); a pod owned by
+// An orphan that matches is adopted (after one uncached GET of the RS); a pod owned by
 // another controller is ignored; an owned pod that no longer matches is released.
 TEST_F(ControllerTest, ClaimAdoptsOrphansReleasesNonMatchingIgnoresOthers) {
   AddRS(NewReplicaSet("rs", 3));
@@ -466,7 +466,7 @@ TEST_F(ControllerTest, ClaimAdoptsOrphansReleasesNonMatchingIgnoresOthers) {
   EXPECT_EQ(rs_client_->writes()[0].status.replicas, 3);
 }
 
-// R13: a ReplicaSet being deleted keeps its matching pods, adopts nothing and releases nothing.
+// A ReplicaSet being deleted keeps its matching pods, adopts nothing and releases nothing.
 TEST_F(ControllerTest, DeletingReplicaSetNeitherAdoptsNorReleases) {
   auto rs = NewReplicaSet("rs", 3);
   rs->metadata.deletion_timestamp = Now();
@@ -479,7 +479,7 @@ TEST_F(ControllerTest, DeletingReplicaSetNeitherAdoptsNorReleases) {
   EXPECT_EQ(rs_client_->writes()[0].status.replicas, 1);
 }
 
-// R13: when the uncached GET shows another UID (deleted and recreated), nothing is adopted and
+// When the uncached GET shows another UID (deleted and recreated), nothing is adopted and
 // the sync fails (to retry with the fresh cache).
 TEST_F(ControllerTest, CanAdoptFailsOnRecreatedReplicaSet) {
   AddRS(NewReplicaSet("rs", 1));
@@ -493,7 +493,7 @@ TEST_F(ControllerTest, CanAdoptFailsOnRecreatedReplicaSet) {
   EXPECT_EQ(pod_control_->CreateCallCount(), 0);
 }
 
-// R14: replicas, fullyLabeledReplicas, readyReplicas, availableReplicas (minReadySeconds),
+// Replicas, fullyLabeledReplicas, readyReplicas, availableReplicas (minReadySeconds),
 // observedGeneration written in one PUT based on the cached object.
 TEST_F(ControllerTest, StatusCountsWritten) {
   auto rs = NewReplicaSet("rs", 4);
@@ -519,7 +519,7 @@ TEST_F(ControllerTest, StatusCountsWritten) {
   EXPECT_EQ(w.status.terminating_replicas, 0);
 }
 
-// R14: nothing changed → no write.
+// Nothing changed → no write.
 TEST_F(ControllerTest, UnchangedStatusNotWritten) {
   auto rs = NewReplicaSet("rs", 2);
   rs->status.replicas = 2;
@@ -533,7 +533,7 @@ TEST_F(ControllerTest, UnchangedStatusNotWritten) {
   EXPECT_TRUE(rs_client_->writes().empty());
 }
 
-// R14: a failed write is retried once after a fresh GET; a second failure is returned.
+// A failed write is retried once after a fresh GET; a second failure is returned.
 TEST_F(ControllerTest, StatusWriteRetriedOnceAfterGet) {
   AddRS(NewReplicaSet("rs", 0));
   auto fresh = NewReplicaSet("rs", 0);
@@ -556,7 +556,7 @@ TEST_F(ControllerTest, StatusWriteRetriedOnceAfterGet) {
   EXPECT_EQ(rs_client_->writes().size(), 4u);
 }
 
-// R14: a failing create adds ReplicaFailure (FailedCreate, the error as message); a successful
+// A failing create adds ReplicaFailure (FailedCreate, the error as message); a successful
 // manage removes it.
 TEST_F(ControllerTest, ReplicaFailureConditionAddedAndRemoved) {
   AddRS(NewReplicaSet("rs", 1));
@@ -582,7 +582,7 @@ TEST_F(ControllerTest, ReplicaFailureConditionAddedAndRemoved) {
   EXPECT_TRUE(rs_client_->writes()[1].status.conditions.empty());
 }
 
-// R14: a failing delete gives reason FailedDelete.
+// A failing delete gives reason FailedDelete.
 TEST_F(ControllerTest, ReplicaFailureOnDeleteHasFailedDeleteReason) {
   AddRS(NewReplicaSet("rs", 0));
   AddOwnedPods("rs", 1);
@@ -592,7 +592,7 @@ TEST_F(ControllerTest, ReplicaFailureOnDeleteHasFailedDeleteReason) {
   EXPECT_EQ(rs_client_->writes()[0].status.conditions[0].reason, "FailedDelete");
 }
 
-// R14: when the API server drops terminatingReplicas, the controller stops writing it.
+// When the API server drops terminatingReplicas, the controller stops writing it.
 TEST_F(ControllerTest, TerminatingReplicasDroppedByServerStopsBeingTracked) {
   rs_client_->DropTerminating();
   AddRS(NewReplicaSet("rs", 0));
@@ -606,7 +606,7 @@ TEST_F(ControllerTest, TerminatingReplicasDroppedByServerStopsBeingTracked) {
   EXPECT_EQ(rs_client_->writes().size(), 1u) << "no write loop over a field the server drops";
 }
 
-// R15: requeue when the next Ready pod reaches minReadySeconds.
+// Requeue when the next Ready pod reaches minReadySeconds.
 TEST_F(ControllerTest, RequeueAtNextAvailability) {
   auto rs = NewReplicaSet("rs", 2);
   rs->spec.min_ready_seconds = 30;

@@ -1,4 +1,4 @@
-// Controller runtime: requeue paths, dedup, exclusivity, recovery, shutdown (issue 8).
+// Controller runtime: requeue paths, dedup, exclusivity, recovery, shutdown.
 #include "pkg/runtime/controller.h"
 
 #include <gtest/gtest.h>
