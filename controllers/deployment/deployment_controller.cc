@@ -8,6 +8,7 @@
 #include "pkg/client/api_errors.h"
 #include "pkg/controller/controller_ref_manager.h"
 #include "pkg/record/reference.h"
+#include "pkg/runtime/controller.h"
 #include "pkg/runtime/handler.h"
 #include "pkg/runtime/informer_source.h"
 

@@ -23,7 +23,6 @@
 #include "pkg/cache/shared_informer.h"
 #include "pkg/informers/shared_informer_factory.h"
 #include "pkg/record/event_recorder.h"
-#include "pkg/runtime/controller.h"
 #include "pkg/runtime/reconciler.h"
 #include "pkg/util/clock.h"
 #include "pkg/util/result.h"
@@ -66,7 +65,8 @@ class DeploymentController final : public runtime::Reconciler {
   Status Run(std::stop_token stop);
 
   // syncDeployment for the request's Deployment, then handleErr. Requeue-after in the result is
-  // the progress-deadline check (requeueStuckDeployment).
+  // the progress-deadline check (requeueStuckDeployment). `stop` is not read here: the daemon's
+  // DeploymentClient is fenced with the same leader token, so no write starts after it.
   Result<runtime::ReconcileResult> Reconcile(const runtime::Request& request,
                                              std::stop_token stop) override;
   // syncDeployment alone: errors are returned as they are (Reconcile applies HandleErr).

@@ -98,8 +98,11 @@ runtime::ReconcileResult DeploymentController::RequeueStuckDeployment(
   const auto deadline =
       *current->last_update_time + std::chrono::seconds(*d.spec.progress_deadline_seconds);
   const auto after = std::chrono::duration_cast<std::chrono::nanoseconds>(deadline - Now());
-  // Less than a second left: check again now, rate-limited so a deadline that keeps being "now"
-  // backs off; the Deployment will turn Complete or TimedOut.
+  // Less than a second left: check again now, rate-limited; the Deployment will turn Complete or
+  // TimedOut. The runtime answers requeue with AddRateLimited and no Forget, so checks that keep
+  // finding the deadline "now" back off (5 ms, 10 ms, ...). Upstream calls AddRateLimited and then
+  // handleErr forgets the key after the successful sync, so its checks repeat at the limiter's
+  // base delay until the deadline passes.
   if (after < std::chrono::seconds(1)) {
     VLOG(4) << "Queueing up deployment " << d.metadata.namespace_ << "/" << d.metadata.name
             << " for a progress check now";

@@ -240,8 +240,8 @@ std::vector<runtime::Enqueue> ReplicaSetController::UpdateReplicaSet(const Repli
 void ReplicaSetController::RecordPodWrite(std::string_view ns, const api::OwnerReference& owner,
                                           const std::string& resource_version) {
   if (!consistency_ || !IsReplicaSetRef(owner)) return;
-  consistency_->WroteAt(std::string(ns) + "/" + owner.name, owner.uid, kPodsGroupResource,
-                        resource_version);
+  consistency_->WroteAt(runtime::Request{std::string(ns), owner.name}.Key(), owner.uid,
+                        kPodsGroupResource, resource_version);
 }
 
 std::vector<runtime::Enqueue> ReplicaSetController::DeleteReplicaSet(const ReplicaSetPtr& rs) {

@@ -21,10 +21,4 @@ class Object {
 
 using ObjectPtr = std::shared_ptr<const Object>;
 
-// The cache key: "namespace/name", or "name" for cluster-scoped objects.
-std::string MetaNamespaceKey(const ObjectMeta& meta);
-inline std::string MetaNamespaceKey(const Object& obj) {
-  return MetaNamespaceKey(obj.Meta());
-}
-
 }  // namespace kcm::api

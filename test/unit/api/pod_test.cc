@@ -28,7 +28,6 @@ TEST(PodTest, DecodesTheSharedPodIntoThePrunedRecord) {
   ASSERT_NE(p.metadata.ControllerRef(), nullptr);
   EXPECT_EQ(p.metadata.ControllerRef()->name, "web-7d9f8b6c5d");
   EXPECT_TRUE(p.metadata.ControllerRef()->block_owner_deletion);
-  EXPECT_EQ(MetaNamespaceKey(p), "prod/web-7d9f8b6c5d-x2k4q");
   EXPECT_FALSE(p.node_name.empty());
   EXPECT_EQ(p.phase, PodPhase::kRunning);
   EXPECT_TRUE(p.IsReady());
