@@ -10,10 +10,6 @@
 namespace kcm::deployment::testing {
 namespace {
 
-using ::testing::ElementsAre;
-using ::testing::IsEmpty;
-using ::testing::UnorderedElementsAre;
-
 // --- handlers (addReplicaSet, updateReplicaSet, deleteReplicaSet, deletePod) ---------------------
 TEST_F(DeploymentControllerTest, ReplicaSetEventsEnqueueOwnerOrMatchingDeployments) {
   auto foo = MakeDeployment();

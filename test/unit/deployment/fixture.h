@@ -4,6 +4,7 @@
 // FakeClock. Test-only; not thread-safe.
 #pragma once
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <map>
@@ -29,6 +30,9 @@
 namespace kcm::deployment::testing {
 
 using api::json::Value;
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+using ::testing::UnorderedElementsAre;
 
 inline void SetP(Value& root, api::json::Path path, Value v) {
   EXPECT_TRUE(api::json::SetPath(root, path, std::move(v)).ok());

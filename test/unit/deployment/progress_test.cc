@@ -10,10 +10,6 @@
 namespace kcm::deployment::testing {
 namespace {
 
-using ::testing::ElementsAre;
-using ::testing::IsEmpty;
-using ::testing::UnorderedElementsAre;
-
 // --- syncRolloutStatus, requeueStuckDeployment ---------------------------------------------------
 // A rollout stuck with the new RS unavailable; `since` = seconds since the last progress.
 std::shared_ptr<const api::Deployment> StuckDeployment(int since, const std::string& rs_name) {

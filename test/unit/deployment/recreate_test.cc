@@ -10,10 +10,6 @@
 namespace kcm::deployment::testing {
 namespace {
 
-using ::testing::ElementsAre;
-using ::testing::IsEmpty;
-using ::testing::UnorderedElementsAre;
-
 // --- rolloutRecreate -----------------------------------------------------------------------------
 TEST_F(DeploymentControllerTest, RecreateScalesOldToZeroBeforeCreatingNew) {
   auto d = MakeDeployment({.image = "img:2", .strategy = "Recreate"});

@@ -9,10 +9,6 @@
 namespace kcm::deployment::testing {
 namespace {
 
-using ::testing::ElementsAre;
-using ::testing::IsEmpty;
-using ::testing::UnorderedElementsAre;
-
 // --- rollback ------------------------------------------------------------------------------------
 TEST_F(DeploymentControllerTest, RollbackAnnotationCopiesTemplateAndIsCleared) {
   auto d = MakeDeployment({.image = "img:2",

@@ -10,10 +10,6 @@
 namespace kcm::deployment::testing {
 namespace {
 
-using ::testing::ElementsAre;
-using ::testing::IsEmpty;
-using ::testing::UnorderedElementsAre;
-
 // --- rolling update arithmetic -------------------------------------------------------------------
 TEST_F(DeploymentControllerTest, RollingUpdateTable) {
   struct OldRS {

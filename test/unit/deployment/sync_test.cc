@@ -10,10 +10,6 @@
 namespace kcm::deployment::testing {
 namespace {
 
-using ::testing::ElementsAre;
-using ::testing::IsEmpty;
-using ::testing::UnorderedElementsAre;
-
 // --- getNewReplicaSet: creating the new RS -------------------------------------------------------
 TEST_F(DeploymentControllerTest, NewReplicaSetNameLabelsRevisionAndEvent) {
   auto d = MakeDeployment({.image = "img:2", .annotations = {{"kubernetes.io/change-cause", "x"}}});

@@ -71,7 +71,7 @@ class FakeLock final : public ResourceLock {
       std::unique_lock l(m);
       cv.wait_for(l, stop, std::chrono::seconds(30), [] { return false; });
       ++hung_updates_ended;
-      return Error::Local("Canceled", "request canceled");
+      return errors::Canceled("request canceled");
     }
     if (before_update) before_update();
     std::lock_guard lock(store_->mu_);
