@@ -19,28 +19,29 @@
 # (test/e2e/upstream/suite/apps_e2e_test.go), which imports only k8s.io/kubernetes/test/e2e/apps
 # and the e2e framework, into apps.test there. A complete entry is reused as is.
 #
-# Cases skipped, and why (everything else matching `[sig-apps] Deployment|ReplicaSet` runs):
-#   - "should serve a basic image on each replica with a public image" (ReplicaSet) and
-#     "should serve a basic image on each replica with a private image" (ReplicaSet): they proxy
-#     HTTP requests through the API server to each pod (e2epod.ProxyResponseChecker); KWOK pods
-#     have no container and no network behind their fake IPs. The private-image one is also
-#     [Feature:...]-gated on GCE.
-#   - "should not disrupt a cloud load-balancer's connectivity during rollout" (Deployment): needs
-#     a LoadBalancer Service and a cloud provider ([Feature:...], skipped outside GCE/AWS anyway).
-#   - "Deployment should have a working scale subresource" etc. are NOT skipped: they only talk
-#     to the API server.
-# Pods whose image is meant to fail (webserver:404, the "bad image" of the proportional-scaling
-# and rollover cases) must never become Ready: the test bed runs KWOK with
-# test/e2e/upstream/kwok-stages.yaml (KCM_TESTBED_KWOK_STAGES), whose pod-ready stage skips pods
-# with such an image.
+# Cases skipped, and why (the other 17 matching `[sig-apps] (Deployment|ReplicaSet) ` run; they
+# only need the API server and the controllers):
+#   - ReplicaSet "should serve a basic image on each replica with a public image" and "... with a
+#     private image" [Provider:gce]: they send HTTP requests to each pod through the API server's
+#     pod proxy (e2epod.ProxyResponseChecker); KWOK pods have no container and no network behind
+#     their fake IPs. The private one also needs GCE's registry.
+#   - Deployment "should not disrupt a cloud load-balancer's connectivity during rollout"
+#     [Provider:aws,azure,gce]: needs a cloud LoadBalancer Service and real pod networking.
+# Pods whose image the cases expect to fail to pull (webserver:404 in "proportional scaling",
+# gcr.io/google_samples/gb-redisslave:nonexistent in "rollover") must never become Ready, or
+# "proportional scaling" fails even under upstream's controllers: the test bed gets
+# KCM_TESTBED_KWOK_UNREADY_IMAGES, which keeps them out of KWOK's pod-ready stage (hack/testbed).
 #
 # Environment:
 #   KCM_TESTBED_DIR      test bed state dir (default /tmp/kcm-testbed-e2e-upstream)
+#   KCM_E2E_OUR_KCM      our daemon (default build/cmd/kube-controller-manager/kube-controller-manager,
+#                        built with hack/build.sh if missing)
 #   KCM_E2E_JOBS         go test -c -p (default 2); the build runs under nice -n 19
 #   KCM_E2E_FOCUS        ginkgo focus (default: `\[sig-apps\] (Deployment|ReplicaSet) `)
 #   KCM_E2E_SKIP         extra ginkgo skip regex, OR-ed with the built-in skips
 #   KCM_E2E_TIMEOUT      ginkgo suite timeout (default 90m)
-#   KCM_E2E_REPORT_DIR   where the JUnit report and logs are kept (default <testbed>/e2e)
+#   KCM_E2E_REPORT_DIR   ginkgo JSON report and e2e.log (default ${KCM_TESTBED_DIR}-report)
+# Results and timings: docs/conformance.md.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -58,7 +59,7 @@ while [ $# -gt 0 ]; do
     --controller-manager=ours) mode=ours ;;
     --controller-manager=upstream) mode=upstream ;;
     --build-only) build_only=1 ;;
-    -h|--help) sed -n '2,46p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,44p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument '$1' (try --help)" ;;
   esac
   shift
