@@ -159,6 +159,14 @@ if [ "$mode" = ours ] && [ ! -x "$our_kcm" ]; then
     die "building kube-controller-manager failed"
 fi
 
+# Only a report dir this script made (marker file) is wiped; anything else non-empty is refused.
+if [ -d "$report_dir" ] && [ -n "$(ls -A "$report_dir")" ]; then
+  [ -f "$report_dir/.kcm-e2e-report" ] || die "$report_dir is not empty and not a report dir of this script; refusing to wipe it"
+  rm -rf "$report_dir"
+fi
+mkdir -p "$report_dir"
+touch "$report_dir/.kcm-e2e-report"
+
 t_start=$(date +%s)
 "$testbed" down >/dev/null 2>&1 || true
 trap '"$testbed" down >/dev/null 2>&1 || true' EXIT
@@ -169,7 +177,8 @@ eval "$("$testbed" env)"
 if [ "$mode" = ours ]; then
   port=""
   for _ in $(seq 1 200); do
-    p=$(( 32000 + RANDOM % 8000 ))
+    # Below Linux's ephemeral range, like hack/testbed's ports.
+    p=$(( 20000 + RANDOM % 12000 ))
     if ! ss -Htln "sport = :$p" | grep -q .; then port=$p; break; fi
   done
   [ -n "$port" ] || die "no free port for our controller manager"
@@ -193,8 +202,6 @@ focus=${KCM_E2E_FOCUS:-'\[sig-apps\] (Deployment|ReplicaSet) '}
 # and cases for a cloud provider's load balancer or private registry.
 skip='should serve a basic image on each replica|\[Provider:|\[Feature:|\[Flaky\]'
 [ -n "${KCM_E2E_SKIP:-}" ] && skip="$skip|$KCM_E2E_SKIP"
-rm -rf "$report_dir"
-mkdir -p "$report_dir"
 log "running upstream's cases (focus: $focus; log: $report_dir/e2e.log)"
 t_run=$(date +%s)
 rc=0
