@@ -11,6 +11,7 @@
 #include "pkg/runtime/controller.h"
 #include "pkg/runtime/handler.h"
 #include "pkg/runtime/informer_source.h"
+#include "pkg/util/klog.h"
 
 namespace kcm::deployment {
 
@@ -94,9 +95,9 @@ Status DeploymentController::Run(std::stop_token stop) {
       !s.ok()) {
     return s;
   }
-  LOG(INFO) << "Starting controller controller=\"deployment\" workers=" << options_.workers;
+  KLOG_INFOS("Starting controller", "controller", "deployment", "workers", options_.workers);
   Status s = controller.Start(stop);
-  LOG(INFO) << "Shutting down controller controller=\"deployment\"";
+  KLOG_INFOS("Shutting down controller", "controller", "deployment");
   return s;
 }
 
@@ -104,7 +105,8 @@ Result<runtime::ReconcileResult> DeploymentController::Reconcile(const runtime::
                                                                  std::stop_token) {
   Result<runtime::ReconcileResult> r = SyncDeployment(request.namespace_, request.name);
   if (!r.ok()) {
-    VLOG(2) << "Error syncing deployment " << request.Key() << ": " << r.error().ToString();
+    KLOG_V_INFOS(2, "Error syncing deployment", "deployment",
+                 klog::KRef(request.namespace_, request.name), "err", r.error().ToString());
   }
   return HandleErr(std::move(r));
 }
@@ -139,8 +141,8 @@ std::vector<DeploymentPtr> DeploymentController::GetDeploymentsForReplicaSet(
     if (selector->Matches(rs.metadata.labels)) out.push_back(d);
   }
   if (out.size() > 1) {
-    VLOG(2) << "More than one deployment is selecting replica set "
-            << cache::MetaNamespaceKeyFunc(rs);
+    KLOG_V_INFOS(2, "More than one deployment is selecting replica set", "replicaSet",
+                 klog::KRef(rs.metadata.namespace_, rs.metadata.name));
   }
   return out;
 }
@@ -279,7 +281,7 @@ Result<runtime::ReconcileResult> DeploymentController::SyncDeployment(const std:
   auto cached = d_informer_.lister.ByNamespace(ns).Get(name);
   if (!cached.ok()) {
     if (errors::IsNotFound(cached.error())) {
-      VLOG(2) << "Deployment " << ns << "/" << name << " has been deleted";
+      KLOG_V_INFOS(2, "Deployment has been deleted", "deployment", klog::KRef(ns, name));
       return runtime::ReconcileResult{};
     }
     return cached.error();
@@ -288,7 +290,7 @@ Result<runtime::ReconcileResult> DeploymentController::SyncDeployment(const std:
   Deployment d = **cached;
 
   if (!d.spec.selector) {
-    LOG(WARNING) << "Deployment " << ns << "/" << name << " has no selector; skipping";
+    KLOG_INFOS("Deployment has no selector; skipping", "deployment", klog::KRef(ns, name));
     return runtime::TerminalError("deployment " + ns + "/" + name + " has no selector");
   }
   if (d.spec.selector->match_labels.empty() && d.spec.selector->match_expressions.empty()) {
@@ -322,8 +324,8 @@ Result<runtime::ReconcileResult> DeploymentController::SyncDeployment(const std:
     return RolloutRecreate(d, *rss, GetPodMapForDeployment(d, *rss));
   }
   if (d.spec.strategy.type == "RollingUpdate") return RolloutRolling(d, *rss);
-  LOG(WARNING) << "Deployment " << ns << "/" << name << " has unexpected strategy type "
-               << d.spec.strategy.type;
+  KLOG_INFOS("Deployment has an unexpected strategy type", "deployment", klog::KRef(ns, name),
+             "type", d.spec.strategy.type);
   return runtime::TerminalError("unexpected deployment strategy type: " + d.spec.strategy.type);
 }
 

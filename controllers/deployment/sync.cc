@@ -12,6 +12,7 @@
 #include "pkg/client/api_errors.h"
 #include "pkg/controller/replicaset_sorting.h"
 #include "pkg/controller/write_fence.h"
+#include "pkg/util/klog.h"
 
 namespace kcm::deployment {
 
@@ -186,9 +187,9 @@ Result<ReplicaSetPtr> DeploymentController::GetNewReplicaSet(Deployment& d, cons
       const int32_t before = d.status.collision_count.value_or(0);
       d.status.collision_count = before + 1;
       if (UpdateStatus(d).ok()) {
-        LOG(INFO) << "Found a hash collision for deployment " << cache::MetaNamespaceKeyFunc(d)
-                  << " - bumping collisionCount (" << before << "->" << before + 1
-                  << ") to resolve it";
+        KLOG_INFOS("Found a hash collision for deployment - bumping collisionCount to resolve it",
+                   "deployment", klog::KRef(d.metadata.namespace_, d.metadata.name),
+                   "oldCollisionCount", before, "newCollisionCount", before + 1);
       }
       return create.error();
     }

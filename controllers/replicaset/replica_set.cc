@@ -19,6 +19,7 @@
 #include "pkg/metrics/metrics.h"
 #include "pkg/runtime/handler.h"
 #include "pkg/runtime/informer_source.h"
+#include "pkg/util/klog.h"
 
 namespace kcm::replicaset {
 namespace {
@@ -180,9 +181,9 @@ Status ReplicaSetController::Run(std::stop_token stop) {
       !s.ok()) {
     return s;
   }
-  LOG(INFO) << "Starting replicaset controller";
+  KLOG_INFOS("Starting controller", "controller", "replicaset", "workers", options_.workers);
   Status s = controller.Start(stop);
-  LOG(INFO) << "Shutting down replicaset controller";
+  KLOG_INFOS("Shutting down controller", "controller", "replicaset");
   return s;
 }
 
@@ -208,9 +209,8 @@ std::vector<ReplicaSetPtr> ReplicaSetController::GetPodReplicaSets(const api::Po
   }
   if (out.size() > 1) {
     // The ReplicaSets' selectors overlap; the user must fix them, we just report it.
-    VLOG(2) << "user error: more than one ReplicaSet selects pod "
-            << cache::MetaNamespaceKeyFunc(pod) << " with labels; " << out.size()
-            << " ReplicaSets match";
+    KLOG_V_INFOS(2, "user error! more than one ReplicaSet is selecting pods with labels", "pod",
+                 klog::KRef(pod.metadata.namespace_, pod.metadata.name), "replicaSets", out.size());
   }
   return out;
 }
@@ -384,8 +384,9 @@ Status ReplicaSetController::ManageReplicas(const std::vector<PodPtr>& filtered_
     // Expect every create before the first one, so that its watch event, which may arrive
     // before CreatePods returns, is counted.
     expectations_.ExpectCreations(key, count);
-    VLOG(2) << "Too few replicas for ReplicaSet " << key << ", need " << rs.spec.replicas
-            << ", creating " << count;
+    KLOG_V_INFOS(2, "Too few replicas", "replicaSet",
+                 klog::KRef(rs.metadata.namespace_, rs.metadata.name), "need", rs.spec.replicas,
+                 "creating", count);
     const api::OwnerReference controller_ref =
         api::ControllerOwnerReference(kControllerApiVersion, kControllerKind, rs.metadata);
     controller::SlowStartResult result = controller::SlowStartBatch(
@@ -404,20 +405,23 @@ Status ReplicaSetController::ManageReplicas(const std::vector<PodPtr>& filtered_
     // Creations that failed or were never attempted will never be observed: stop waiting for
     // them, or the ReplicaSet would be stuck until the expectations expire.
     if (const int skipped = count - result.successes; skipped > 0) {
-      VLOG(2) << "Slow-start failure. Skipping creation of " << skipped
-              << " pods, decrementing expectations for ReplicaSet " << key;
+      KLOG_V_INFOS(2, "Slow-start failure. Skipping creation of pods, decrementing expectations",
+                   "podsSkipped", skipped, "kind", "ReplicaSet", "replicaSet",
+                   klog::KRef(rs.metadata.namespace_, rs.metadata.name));
       expectations_.LowerExpectations(key, skipped, 0);
     }
     if (!result.first_error.ok() && result.first_error.error().reason == kReplicaSetGoneReason) {
-      LOG(INFO) << "ReplicaSet " << key << " was deleted during scale-up; stopped creating pods";
+      KLOG_INFOS("ReplicaSet was deleted during scale-up; stopped creating pods", "replicaSet",
+                 klog::KRef(rs.metadata.namespace_, rs.metadata.name));
       return OkStatus();
     }
     return result.first_error;
   }
   if (diff > 0) {
     const int count = static_cast<int>(std::min<int64_t>(diff, options_.burst_replicas));
-    VLOG(2) << "Too many replicas for ReplicaSet " << key << ", need " << rs.spec.replicas
-            << ", deleting " << count;
+    KLOG_V_INFOS(2, "Too many replicas", "replicaSet",
+                 klog::KRef(rs.metadata.namespace_, rs.metadata.name), "need", rs.spec.replicas,
+                 "deleting", count);
     const std::vector<PodPtr> related = GetIndirectlyRelatedPods(rs);
     const std::vector<PodPtr> to_delete =
         controller::GetPodsToDelete(filtered_pods, related, count, clock_.WallNow());
@@ -444,8 +448,9 @@ Status ReplicaSetController::ManageReplicas(const std::vector<PodPtr>& filtered_
       Status s = pod_control_->DeletePod(rs.metadata.namespace_, pod.metadata.name, rs);
       if (s.ok()) return;
       // The deletion will not be observed (or already was, for NotFound): don't wait for it.
-      VLOG(2) << "Failed to delete " << pod_keys[i] << ", decremented expectations for "
-              << "ReplicaSet " << key;
+      KLOG_V_INFOS(2, "Failed to delete pod, decremented expectations", "pod", pod_keys[i], "kind",
+                   "ReplicaSet", "replicaSet",
+                   klog::KRef(rs.metadata.namespace_, rs.metadata.name));
       expectations_.DeletionObserved(key, pod_keys[i]);
       if (errors::IsNotFound(s.error())) return;
       std::lock_guard lock(mu);
@@ -468,14 +473,16 @@ Result<runtime::ReconcileResult> ReplicaSetController::Reconcile(const runtime::
   if (consistency_) {
     if (std::optional<controller::ConsistencyError> stale = consistency_->EnsureReady(key)) {
       StaleSyncSkips(stale->group_resource).Inc();
-      LOG(INFO) << "Requeueing ReplicaSet " << key << ": " << stale->Message();
+      KLOG_INFOS("Requeueing: the informer has not caught up with our writes", "replicaSet",
+                 klog::KRef(req.namespace_, req.name), "reason", stale->Message());
       return runtime::ReconcileResult{.requeue = true};
     }
   }
   Result<ReplicaSetPtr> got = rs_informer_.lister.ByNamespace(req.namespace_).Get(req.name);
   if (!got.ok()) {
     if (errors::IsNotFound(got.error())) {
-      VLOG(4) << "ReplicaSet " << key << " has been deleted";
+      KLOG_V_INFOS(4, "ReplicaSet has been deleted", "replicaSet",
+                   klog::KRef(req.namespace_, req.name));
       if (consistency_) consistency_->Clear(key, "");
       expectations_.DeleteExpectations(key);
       return runtime::ReconcileResult{};
@@ -488,8 +495,8 @@ Result<runtime::ReconcileResult> ReplicaSetController::Reconcile(const runtime::
   Result<api::labels::Selector> selector = SelectorOf(*rs);
   if (!selector.ok()) {
     // Bad input: retrying cannot fix it; the next update of the object brings it back.
-    LOG(ERROR) << "Error converting pod selector to selector for ReplicaSet " << key << ": "
-               << selector.error().message;
+    KLOG_ERRORS(selector.error().message, "Error converting pod selector to selector", "replicaSet",
+                klog::KRef(req.namespace_, req.name));
     return runtime::ReconcileResult{};
   }
 
