@@ -12,8 +12,9 @@ namespace {
 // Set once by InitLogging before threads start, read afterwards (see the header).
 std::atomic<Format> g_format{Format::kText};
 
-std::string GoQuote(std::string_view s) {
-  // Go's %q for the printable subset klog meets: quotes, backslashes and control characters.
+// A double-quoted string with quotes, backslashes and control characters escaped; the two
+// formats differ only in how other control characters are written (`control`: a printf format).
+std::string Quote(std::string_view s, const char* control) {
   std::string out = "\"";
   for (unsigned char c : s) {
     switch (c) {
@@ -35,7 +36,7 @@ std::string GoQuote(std::string_view s) {
       default:
         if (c < 0x20) {
           char buf[8];
-          std::snprintf(buf, sizeof buf, "\\x%02x", c);
+          std::snprintf(buf, sizeof buf, control, c);
           out += buf;
         } else {
           out += static_cast<char>(c);
@@ -45,36 +46,14 @@ std::string GoQuote(std::string_view s) {
   return out + "\"";
 }
 
+// Go's %q for the printable subset klog meets (the text format).
+std::string GoQuote(std::string_view s) {
+  return Quote(s, "\\x%02x");
+}
+
+// A JSON string (the JSON format).
 std::string JsonString(std::string_view s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  return out + "\"";
+  return Quote(s, "\\u%04x");
 }
 
 const char* BaseName(const char* file) {
