@@ -25,8 +25,11 @@ Result<std::shared_ptr<client::RestClient>> ClientBuilder::ClientFor(
 Result<std::shared_ptr<client::RestClient>> ClientBuilder::ControllerClientFor(
     const std::string& name) const {
   if (!use_service_account_credentials_) return ClientFor(name);
-  // Token requests and the service account lookup go with our own credentials.
-  auto root = ClientFor(name + "-token-requests");
+  // Token requests and the service account lookup go with our own credentials. Every request of
+  // the controller waits for its token, so a TokenRequest the server does not answer must fail
+  // within seconds (then retried, ServiceAccountTokenSource::Options::attempts), not after the
+  // 90 s stall limit.
+  auto root = ClientFor(name + "-token-requests", std::chrono::seconds(10));
   if (!root.ok()) return root.error();
   if (Status s = GetOrCreateServiceAccount(**root, kServiceAccountNamespace, name); !s.ok()) {
     return s.error();
