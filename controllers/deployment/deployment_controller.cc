@@ -36,16 +36,18 @@ bool SameControllerRef(const api::OwnerReference* a, const api::OwnerReference* 
 
 }  // namespace
 
-DeploymentController::DeploymentController(informers::TypedInformer<api::Deployment> d_informer,
-                                           informers::TypedInformer<api::ReplicaSet> rs_informer,
-                                           informers::TypedInformer<api::Pod> pod_informer,
-                                           std::shared_ptr<DeploymentClient> client,
-                                           std::shared_ptr<record::EventRecorder> recorder,
-                                           DeploymentControllerOptions options)
+DeploymentController::DeploymentController(
+    informers::TypedInformer<api::Deployment> d_informer,
+    informers::TypedInformer<api::ReplicaSet> rs_informer,
+    informers::TypedInformer<api::Pod> pod_informer,
+    std::shared_ptr<controller::DeploymentClient> deployments,
+    std::shared_ptr<controller::ReplicaSetClient> replicasets,
+    std::shared_ptr<record::EventRecorder> recorder, DeploymentControllerOptions options)
     : d_informer_(std::move(d_informer)),
       rs_informer_(std::move(rs_informer)),
       pod_informer_(std::move(pod_informer)),
-      client_(std::move(client)),
+      deployments_(std::move(deployments)),
+      replicasets_(std::move(replicasets)),
       recorder_(std::move(recorder)),
       options_(std::move(options)),
       clock_(options_.clock != nullptr ? *options_.clock : RealClock::Get()) {}
@@ -246,7 +248,7 @@ Result<ReplicaSets> DeploymentController::GetReplicaSetsForDeployment(const Depl
   const std::string name = d.metadata.name;
   controller::CanAdoptFunc can_adopt = controller::RecheckDeletionTimestamp(
       [this, ns, name]() -> Result<api::ObjectMeta> {
-        auto fresh = client_->GetDeployment(ns, name);
+        auto fresh = deployments_->Get(ns, name);
         if (!fresh.ok()) return fresh.error();
         return (*fresh)->metadata;
       },
@@ -254,7 +256,7 @@ Result<ReplicaSets> DeploymentController::GetReplicaSetsForDeployment(const Depl
   controller::ControllerRefManager manager(d.metadata, "apps/v1", "Deployment", *selector,
                                            std::move(can_adopt));
   auto claimed = manager.ClaimObjects(rs_informer_.lister.ByNamespace(ns).List(),
-                                      controller::ReplicaSetPatcher(*client_));
+                                      controller::ReplicaSetPatcher(*replicasets_));
   if (!claimed.status.ok()) return claimed.status.error();
   return std::move(claimed.claimed);
 }

@@ -17,10 +17,11 @@
 #include <string>
 #include <vector>
 
-#include "controllers/deployment/deployment_client.h"
 #include "controllers/deployment/util/deployment_util.h"
 #include "pkg/api/pod.h"
 #include "pkg/cache/shared_informer.h"
+#include "pkg/controller/deployment_client.h"
+#include "pkg/controller/replicaset_client.h"
 #include "pkg/informers/shared_informer_factory.h"
 #include "pkg/record/event_recorder.h"
 #include "pkg/runtime/reconciler.h"
@@ -29,6 +30,8 @@
 
 namespace kcm::deployment {
 
+using controller::DeploymentPtr;
+using controller::ReplicaSetPtr;
 using util::ReplicaSets;
 using PodPtr = std::shared_ptr<const api::Pod>;
 // Pods grouped by the UID of the ReplicaSet that controls them.
@@ -52,7 +55,8 @@ class DeploymentController final : public runtime::Reconciler {
   DeploymentController(informers::TypedInformer<api::Deployment> d_informer,
                        informers::TypedInformer<api::ReplicaSet> rs_informer,
                        informers::TypedInformer<api::Pod> pod_informer,
-                       std::shared_ptr<DeploymentClient> client,
+                       std::shared_ptr<controller::DeploymentClient> deployments,
+                       std::shared_ptr<controller::ReplicaSetClient> replicasets,
                        std::shared_ptr<record::EventRecorder> recorder,
                        DeploymentControllerOptions options = {});
   ~DeploymentController() override;
@@ -66,7 +70,7 @@ class DeploymentController final : public runtime::Reconciler {
 
   // syncDeployment for the request's Deployment, then handleErr. Requeue-after in the result is
   // the progress-deadline check (requeueStuckDeployment). `stop` is not read here: the daemon's
-  // DeploymentClient is fenced with the same leader token, so no write starts after it.
+  // clients are fenced with the same leader token, so no write starts after it.
   Result<runtime::ReconcileResult> Reconcile(const runtime::Request& request,
                                              std::stop_token stop) override;
   // syncDeployment alone: errors are returned as they are (Reconcile applies HandleErr).
@@ -168,7 +172,8 @@ class DeploymentController final : public runtime::Reconciler {
   informers::TypedInformer<api::Deployment> d_informer_;
   informers::TypedInformer<api::ReplicaSet> rs_informer_;
   informers::TypedInformer<api::Pod> pod_informer_;
-  std::shared_ptr<DeploymentClient> client_;
+  std::shared_ptr<controller::DeploymentClient> deployments_;
+  std::shared_ptr<controller::ReplicaSetClient> replicasets_;
   std::shared_ptr<record::EventRecorder> recorder_;
   DeploymentControllerOptions options_;
   Clock& clock_;

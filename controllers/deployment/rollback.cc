@@ -91,7 +91,7 @@ Status DeploymentController::UpdateDeploymentAndClearRollbackTo(Deployment& d) {
   });
   if (!body.ok()) return body.error();
   auto updated =
-      client_->UpdateDeployment(d.metadata.namespace_, d.metadata.name, std::move(body).value());
+      deployments_->Update(d.metadata.namespace_, d.metadata.name, std::move(body).value());
   if (!updated.ok()) return updated.error();
   d = **updated;
   return OkStatus();

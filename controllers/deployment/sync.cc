@@ -45,8 +45,8 @@ Status DeploymentController::UpdateStatus(Deployment& d) {
   encoded.raw_json = std::move(with_annotations).value();
   Result<std::string> body = api::EncodeDeploymentStatus(encoded, d.status);
   if (!body.ok()) return body.error();
-  auto updated = client_->UpdateDeploymentStatus(d.metadata.namespace_, d.metadata.name,
-                                                 std::move(body).value());
+  auto updated =
+      deployments_->UpdateStatus(d.metadata.namespace_, d.metadata.name, std::move(body).value());
   if (!updated.ok()) return updated.error();
   d = **updated;
   return OkStatus();
@@ -123,8 +123,8 @@ Result<ReplicaSetPtr> DeploymentController::GetNewReplicaSet(Deployment& d, cons
                                   Value::Int(d.spec.min_ready_seconds));
       });
       if (!body.ok()) return body.error();
-      return client_->UpdateReplicaSet(existing->metadata.namespace_, existing->metadata.name,
-                                       std::move(body).value());
+      return replicasets_->Update(existing->metadata.namespace_, existing->metadata.name,
+                                  std::move(body).value());
     }
     // The Deployment's revision follows the one the new RS already carries.
     const auto rev = annotations.find(std::string(util::kRevisionAnnotation));
@@ -170,7 +170,7 @@ Result<ReplicaSetPtr> DeploymentController::GetNewReplicaSet(Deployment& d, cons
 
   bool already_exists = false;
   ReplicaSetPtr created;
-  Result<ReplicaSetPtr> create = client_->CreateReplicaSet(d.metadata.namespace_, std::move(*body));
+  Result<ReplicaSetPtr> create = replicasets_->Create(d.metadata.namespace_, std::move(*body));
   if (create.ok()) {
     created = *create;
   } else if (errors::IsAlreadyExists(create.error())) {
@@ -308,8 +308,8 @@ Result<DeploymentController::ScaleResult> DeploymentController::ScaleReplicaSet(
   util::SetReplicasAnnotations(annotations, desired, max_replicas);
   Result<std::string> body = api::EncodeReplicaSetScale(*rs, new_scale, annotations);
   if (!body.ok()) return body.error();
-  auto updated = client_->UpdateReplicaSet(rs->metadata.namespace_, rs->metadata.name,
-                                           std::move(body).value());
+  auto updated =
+      replicasets_->Update(rs->metadata.namespace_, rs->metadata.name, std::move(body).value());
   if (!updated.ok()) return updated.error();
   if (size_needs_update) {
     Eventf(d, "Normal", "ScalingReplicaSet",
@@ -353,8 +353,7 @@ Status DeploymentController::CleanupDeployment(const ReplicaSets& old_rss, const
       continue;
     }
     VLOG(4) << "Trying to cleanup replica set " << cache::MetaNamespaceKeyFunc(*rs);
-    Status s =
-        client_->DeleteReplicaSet(rs->metadata.namespace_, rs->metadata.name, rs->metadata.uid);
+    Status s = replicasets_->Delete(rs->metadata.namespace_, rs->metadata.name, rs->metadata.uid);
     if (!s.ok() && !errors::IsNotFound(s.error())) return s;
   }
   return OkStatus();

@@ -90,12 +90,12 @@ bool ReplicaSetController::StillInCache(const api::ReplicaSet& rs) const {
 
 ReplicaSetController::ReplicaSetController(
     informers::TypedInformer<api::ReplicaSet> rs_informer,
-    informers::TypedInformer<api::Pod> pod_informer, std::shared_ptr<ReplicaSetClient> rs_client,
+    informers::TypedInformer<api::Pod> pod_informer, std::shared_ptr<ReplicaSetClient> replicasets,
     std::shared_ptr<controller::PodControlInterface> pod_control,
     ReplicaSetControllerOptions options)
     : rs_informer_(std::move(rs_informer)),
       pod_informer_(std::move(pod_informer)),
-      rs_client_(std::move(rs_client)),
+      replicasets_(std::move(replicasets)),
       pod_control_(std::move(pod_control)),
       options_(std::move(options)),
       clock_(options_.clock ? *options_.clock : RealClock::Get()),
@@ -341,7 +341,7 @@ Result<std::vector<PodPtr>> ReplicaSetController::ClaimPods(const api::ReplicaSe
   // same object and not being deleted.
   auto can_adopt = controller::RecheckDeletionTimestamp(
       [this, ns = rs.metadata.namespace_, name = rs.metadata.name]() -> Result<api::ObjectMeta> {
-        Result<ReplicaSetPtr> fresh = rs_client_->Get(ns, name);
+        Result<ReplicaSetPtr> fresh = replicasets_->Get(ns, name);
         if (!fresh.ok()) return fresh.error();
         return (*fresh)->metadata;
       },
@@ -535,7 +535,7 @@ Result<runtime::ReconcileResult> ReplicaSetController::Reconcile(const runtime::
   const api::Time now = clock_.WallNow();
   api::ReplicaSetStatus new_status =
       CalculateStatus(*rs, {&filtered_pods, terminating, &manage_status, now});
-  Result<ReplicaSetPtr> updated = UpdateReplicaSetStatus(*rs_client_, rs, new_status);
+  Result<ReplicaSetPtr> updated = UpdateReplicaSetStatus(*replicasets_, rs, new_status);
   if (!updated.ok()) {
     // Requeue (rate-limited); manageReplicas will not repeat itself before the pods it asked for
     // are observed.

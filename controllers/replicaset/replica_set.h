@@ -16,13 +16,13 @@
 #include <string>
 #include <vector>
 
-#include "controllers/replicaset/replica_set_client.h"
 #include "pkg/api/pod.h"
 #include "pkg/api/replicaset.h"
 #include "pkg/controller/active_pods.h"
 #include "pkg/controller/consistency.h"
 #include "pkg/controller/expectations.h"
 #include "pkg/controller/pod_control.h"
+#include "pkg/controller/replicaset_client.h"
 #include "pkg/informers/shared_informer_factory.h"
 #include "pkg/runtime/controller.h"
 #include "pkg/runtime/handler.h"
@@ -32,6 +32,8 @@
 namespace kcm::replicaset {
 
 using controller::PodPtr;
+using controller::ReplicaSetClient;
+using controller::ReplicaSetPtr;
 
 // At most this many pods are created or deleted by one sync (upstream BurstReplicas).
 inline constexpr int kBurstReplicas = 500;
@@ -69,7 +71,7 @@ class ReplicaSetController final : public runtime::Reconciler {
   // them). The listers are read on every sync.
   ReplicaSetController(informers::TypedInformer<api::ReplicaSet> rs_informer,
                        informers::TypedInformer<api::Pod> pod_informer,
-                       std::shared_ptr<ReplicaSetClient> rs_client,
+                       std::shared_ptr<ReplicaSetClient> replicasets,
                        std::shared_ptr<controller::PodControlInterface> pod_control,
                        ReplicaSetControllerOptions options = {});
   ~ReplicaSetController() override;
@@ -132,7 +134,7 @@ class ReplicaSetController final : public runtime::Reconciler {
   informers::TypedInformer<api::ReplicaSet> rs_informer_;
   informers::TypedInformer<api::Pod> pod_informer_;
   bool pod_uid_index_ = false;  // the pod informer carries kPodControllerUIDIndex
-  std::shared_ptr<ReplicaSetClient> rs_client_;
+  std::shared_ptr<ReplicaSetClient> replicasets_;
   std::shared_ptr<controller::PodControlInterface> pod_control_;
   ReplicaSetControllerOptions options_;
   Clock& clock_;

@@ -9,15 +9,17 @@
 #include <string_view>
 #include <vector>
 
-#include "controllers/replicaset/replica_set_client.h"
 #include "pkg/api/replicaset.h"
 #include "pkg/controller/active_pods.h"
+#include "pkg/controller/replicaset_client.h"
 #include "pkg/util/clock.h"
 #include "pkg/util/result.h"
 
 namespace kcm::replicaset {
 
 using controller::PodPtr;
+using controller::ReplicaSetClient;
+using controller::ReplicaSetPtr;
 
 // The condition type upstream adds when creating or deleting pods fails, and its reasons (R14).
 inline constexpr std::string_view kReplicaFailure = "ReplicaFailure";

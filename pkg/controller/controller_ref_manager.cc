@@ -8,7 +8,7 @@
 #include "pkg/api/time.h"
 #include "pkg/client/api_errors.h"
 #include "pkg/controller/pod_control.h"
-#include "pkg/controller/replicaset_control.h"
+#include "pkg/controller/replicaset_client.h"
 
 namespace kcm::controller {
 namespace {
@@ -27,9 +27,9 @@ PatchFunc PodPatcher(PodControlInterface& control) {
   };
 }
 
-PatchFunc ReplicaSetPatcher(RSControlInterface& control) {
-  return [&control](const api::ObjectMeta& meta, const std::string& patch) {
-    return control.PatchReplicaSet(meta.namespace_, meta.name, patch);
+PatchFunc ReplicaSetPatcher(ReplicaSetClient& replicasets) {
+  return [&replicasets](const api::ObjectMeta& meta, const std::string& patch) {
+    return replicasets.Patch(meta.namespace_, meta.name, patch);
   };
 }
 

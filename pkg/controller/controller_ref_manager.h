@@ -17,14 +17,14 @@
 namespace kcm::controller {
 
 class PodControlInterface;
-class RSControlInterface;
+class ReplicaSetClient;
 
 // The uncached check that the controller still exists and is not being deleted, run once before
 // the first adoption (adopting for a controller that is going away would orphan the object again).
 using CanAdoptFunc = std::function<Status()>;
 
 // Sends a strategic merge patch to one candidate object (PodControlInterface::PatchPod or
-// RSControlInterface::PatchReplicaSet).
+// ReplicaSetClient::Patch).
 using PatchFunc = std::function<Status(const api::ObjectMeta& object, const std::string& patch)>;
 
 // upstream RecheckDeletionTimestamp plus the UID comparison its callers add: `get_fresh` is an
@@ -35,7 +35,7 @@ CanAdoptFunc RecheckDeletionTimestamp(std::function<Result<api::ObjectMeta>()> g
 
 // PatchFuncs for the two kinds the controllers claim (the control must outlive the function).
 PatchFunc PodPatcher(PodControlInterface& control);
-PatchFunc ReplicaSetPatcher(RSControlInterface& control);
+PatchFunc ReplicaSetPatcher(ReplicaSetClient& replicasets);
 
 template <typename T>
 struct ClaimResult {

@@ -1,6 +1,8 @@
 #include "cmd/kube-controller-manager/app/deployment.h"
 
 #include "controllers/deployment/deployment_controller.h"
+#include "pkg/controller/deployment_client.h"
+#include "pkg/controller/replicaset_client.h"
 
 namespace kcm::app {
 
@@ -18,8 +20,9 @@ Result<std::unique_ptr<RunnableController>> StartDeploymentController(Controller
   options.cache_sync_timeout = ctx.options.controller_cache_sync_timeout;
   auto controller = std::make_unique<deployment::DeploymentController>(
       ctx.informer_factory.Deployments(), ctx.informer_factory.ReplicaSets(),
-      ctx.informer_factory.Pods(), std::make_shared<deployment::RealDeploymentClient>(*rest, fence),
-      recorder, std::move(options));
+      ctx.informer_factory.Pods(), std::make_shared<controller::RealDeploymentClient>(*rest, fence),
+      std::make_shared<controller::RealReplicaSetClient>(*rest, fence), recorder,
+      std::move(options));
   return std::unique_ptr<RunnableController>(
       std::make_unique<ControllerRunnable<deployment::DeploymentController>>(
           std::move(controller)));

@@ -1,9 +1,9 @@
 #include "cmd/kube-controller-manager/app/replicaset.h"
 
 #include "controllers/replicaset/replica_set.h"
-#include "controllers/replicaset/replica_set_client.h"
 #include "pkg/client/resource_client.h"
 #include "pkg/controller/pod_control.h"
+#include "pkg/controller/replicaset_client.h"
 
 namespace kcm::app {
 
@@ -16,8 +16,6 @@ Result<std::unique_ptr<RunnableController>> StartReplicaSetController(Controller
       ctx.event_broadcaster.NewRecorder({"replicaset-controller", ""});
   auto pods = std::make_shared<client::ResourceClient>(
       *rest, client::GroupVersionResource{"", "v1", "pods"}, true);
-  auto replicasets = std::make_shared<client::ResourceClient>(
-      *rest, client::GroupVersionResource{"apps", "v1", "replicasets"}, true);
   auto pod_control =
       std::make_shared<controller::RealPodControl>(pods, *recorder, "apps/v1", fence);
 
@@ -29,7 +27,7 @@ Result<std::unique_ptr<RunnableController>> StartReplicaSetController(Controller
       ctx.options.feature_gates.Enabled(features::kStaleControllerConsistencyReplicaSet);
   auto controller = std::make_unique<replicaset::ReplicaSetController>(
       ctx.informer_factory.ReplicaSets(), ctx.informer_factory.Pods(),
-      std::make_shared<replicaset::RealReplicaSetClient>(replicasets, fence), pod_control,
+      std::make_shared<controller::RealReplicaSetClient>(*rest, fence), pod_control,
       std::move(options));
   // Pods the controller creates or adopts hold its next sync until the pod informer has them.
   pod_control->SetOnWrite(

@@ -18,12 +18,12 @@
 #include <vector>
 
 #include "controllers/replicaset/replica_set.h"
-#include "controllers/replicaset/replica_set_client.h"
 #include "pkg/api/json.h"
 #include "pkg/client/api_errors.h"
 #include "pkg/client/resource_client.h"
 #include "pkg/client/rest_client.h"
 #include "pkg/controller/pod_control.h"
+#include "pkg/controller/replicaset_client.h"
 #include "pkg/informers/shared_informer_factory.h"
 #include "pkg/record/client_event_sink.h"
 #include "pkg/record/event_broadcaster.h"
@@ -140,13 +140,26 @@ class GatedPodControl final : public controller::PodControlInterface {
   int gate_ = 1 << 30;
 };
 
-// Counts status writes (the last step of a sync).
+// Counts status writes (the last step of a sync); the rest goes straight through.
 class CountingReplicaSetClient final : public ReplicaSetClient {
  public:
   explicit CountingReplicaSetClient(std::shared_ptr<ReplicaSetClient> real)
       : real_(std::move(real)) {}
   Result<ReplicaSetPtr> Get(std::string_view ns, std::string_view name) override {
     return real_->Get(ns, name);
+  }
+  Result<ReplicaSetPtr> Create(std::string_view ns, std::string body) override {
+    return real_->Create(ns, std::move(body));
+  }
+  Result<ReplicaSetPtr> Update(std::string_view ns, std::string_view name,
+                               std::string body) override {
+    return real_->Update(ns, name, std::move(body));
+  }
+  Status Patch(std::string_view ns, std::string_view name, const std::string& patch) override {
+    return real_->Patch(ns, name, patch);
+  }
+  Status Delete(std::string_view ns, std::string_view name, std::string_view uid) override {
+    return real_->Delete(ns, name, uid);
   }
   Result<ReplicaSetPtr> UpdateStatus(const api::ReplicaSet& rs,
                                      const api::ReplicaSetStatus& s) override {
@@ -200,8 +213,8 @@ class ReplicaSetIntegration : public ::testing::Test {
     auto real_control = std::make_shared<controller::RealPodControl>(
         std::make_shared<client::ResourceClient>(rest, kPods, true), *recorder_, "apps/v1");
     pod_control_ = std::make_shared<GatedPodControl>(real_control);
-    rs_client_ = std::make_shared<CountingReplicaSetClient>(std::make_shared<RealReplicaSetClient>(
-        std::make_shared<client::ResourceClient>(rest, kReplicaSets, true)));
+    rs_client_ = std::make_shared<CountingReplicaSetClient>(
+        std::make_shared<controller::RealReplicaSetClient>(rest));
     rs_informer_ = factory_->ReplicaSets();
     controller_ = std::make_unique<ReplicaSetController>(*rs_informer_, factory_->Pods(),
                                                          rs_client_, pod_control_,

@@ -7,7 +7,7 @@
 
 #include "pkg/api/json.h"
 #include "pkg/api/object_builders.h"
-#include "pkg/controller/replicaset_control.h"
+#include "pkg/controller/testing/fake_clients.h"
 #include "pkg/controller/testing/fake_pod_control.h"
 #include "test/unit/controller/test_objects.h"
 
@@ -248,17 +248,7 @@ TEST(ControllerRefManagerTest, RecheckDeletionTimestamp) {
   EXPECT_NE(get_failed.error().message.find("can't recheck DeletionTimestamp"), std::string::npos);
 }
 
-class RecordingRSControl final : public RSControlInterface {
- public:
-  Status PatchReplicaSet(std::string_view ns, std::string_view name,
-                         const std::string& patch) override {
-    patched.push_back(std::string(ns) + "/" + std::string(name) + " " + patch);
-    return OkStatus();
-  }
-  std::vector<std::string> patched;
-};
-
-// D2: a Deployment claims ReplicaSets by the same rules, through RSControlInterface.
+// A Deployment claims ReplicaSets by the same rules, patching them through ReplicaSetClient.
 TEST(ControllerRefManagerTest, ClaimsReplicaSetsForDeployment) {
   api::ObjectMeta deployment;
   deployment.name = "web";
@@ -273,17 +263,19 @@ TEST(ControllerRefManagerTest, ClaimsReplicaSetsForDeployment) {
   foreign->metadata.name = "other";
   foreign->metadata.owner_references = {ControllerRefTo("someone-else")};
 
-  RecordingRSControl control;
+  testing::FakeReplicaSetClient replicasets;
   ControllerRefManager m(deployment, "apps/v1", "Deployment", AppFoo(), nullptr);
-  auto result = m.ClaimObjects<api::ReplicaSet>({orphan, foreign}, ReplicaSetPatcher(control));
+  auto result = m.ClaimObjects<api::ReplicaSet>({orphan, foreign}, ReplicaSetPatcher(replicasets));
   ASSERT_TRUE(result.status.ok());
   ASSERT_EQ(result.claimed.size(), 1u);
   EXPECT_EQ(result.claimed[0]->metadata.name, "web-abc");
-  ASSERT_EQ(control.patched.size(), 1u);
-  EXPECT_EQ(control.patched[0],
-            "default/web-abc " +
-                api::AdoptOwnerPatch(
-                    api::ControllerOwnerReference("apps/v1", "Deployment", deployment), "rs-1"));
+  std::vector<testing::Action> patches = replicasets.log().Of("patch", "replicasets");
+  ASSERT_EQ(patches.size(), 1u);
+  EXPECT_EQ(patches[0].ns, "default");
+  EXPECT_EQ(patches[0].name, "web-abc");
+  EXPECT_EQ(patches[0].body,
+            api::AdoptOwnerPatch(api::ControllerOwnerReference("apps/v1", "Deployment", deployment),
+                                 "rs-1"));
 }
 
 }  // namespace

@@ -63,7 +63,7 @@ TEST_F(DeploymentControllerTest, PodDeleteSyncsRecreateDeploymentOnceNoPodsRemai
 // --- syncDeployment ------------------------------------------------------------------------------
 TEST_F(DeploymentControllerTest, NotFoundIsNotAnError) {
   EXPECT_TRUE(Sync("missing").ok());
-  EXPECT_THAT(client_->actions, IsEmpty());
+  EXPECT_THAT(actions_->Actions(), IsEmpty());
 }
 
 TEST_F(DeploymentControllerTest, EmptySelectorWarnsAndOnlyUpdatesObservedGeneration) {
@@ -72,22 +72,22 @@ TEST_F(DeploymentControllerTest, EmptySelectorWarnsAndOnlyUpdatesObservedGenerat
   EXPECT_THAT(recorder_->Events(),
               ElementsAre("Warning SelectingAll This deployment is selecting all pods. A "
                           "non-empty selector is required."));
-  ASSERT_EQ(client_->actions.size(), 1u);
-  EXPECT_EQ(client_->LastStatus()->status.observed_generation, 4);
+  ASSERT_EQ(actions_->Actions().size(), 1u);
+  EXPECT_EQ(LastStatus()->status.observed_generation, 4);
 }
 
 TEST_F(DeploymentControllerTest, AdoptsMatchingOrphanReplicaSets) {
   auto d = MakeDeployment();
   Add(d);
-  client_->fresh_deployment = d;
+  deployments_->Set(d);
   auto orphan = MakeRS(*d, {.replicas = 3, .owned = false});
   Add(orphan);
   ASSERT_TRUE(Sync().ok());
-  auto patches = client_->Of("patch", "replicasets");
+  auto patches = Of("patch", "replicasets");
   ASSERT_EQ(patches.size(), 1u);
   EXPECT_THAT(patches[0].body, ::testing::HasSubstr("\"uid\":\"d-uid\""));
   // The adopted RS is the new RS (same template): nothing is created.
-  EXPECT_THAT(client_->Of("create", "replicasets"), IsEmpty());
+  EXPECT_THAT(Of("create", "replicasets"), IsEmpty());
 }
 
 TEST_F(DeploymentControllerTest, DeletingDeploymentOnlySyncsStatus) {
@@ -95,9 +95,9 @@ TEST_F(DeploymentControllerTest, DeletingDeploymentOnlySyncsStatus) {
   Add(d);
   Add(MakeRS(*d, {.image = "img:1", .replicas = 3}));
   ASSERT_TRUE(Sync().ok());
-  EXPECT_THAT(client_->Of("create", "replicasets"), IsEmpty());
-  EXPECT_THAT(client_->Of("update", "replicasets"), IsEmpty());
-  EXPECT_EQ(client_->LastStatus()->status.replicas, 3);
+  EXPECT_THAT(Of("create", "replicasets"), IsEmpty());
+  EXPECT_THAT(Of("update", "replicasets"), IsEmpty());
+  EXPECT_EQ(LastStatus()->status.replicas, 3);
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // Test support for the Deployment controller: JSON builders for Deployments, ReplicaSets and pods
-// (decoded by the real codecs, so raw_json is real), a DeploymentClient fake that records every
-// write, and a fixture wiring listers over indexers filled directly, a FakeRecorder and a
-// FakeClock. Test-only; not thread-safe.
+// (decoded by the real codecs, so raw_json is real), and a fixture wiring the recording fakes of
+// the Deployment and ReplicaSet clients (one ActionLog), listers over indexers filled directly, a
+// FakeRecorder and a FakeClock. Test-only; not thread-safe.
 #pragma once
 
 #include <gmock/gmock.h>
@@ -13,7 +13,6 @@
 #include <string>
 #include <vector>
 
-#include "controllers/deployment/deployment_client.h"
 #include "controllers/deployment/deployment_controller.h"
 #include "pkg/api/codec.h"
 #include "pkg/api/hash.h"
@@ -24,6 +23,7 @@
 #include "pkg/cache/indexer.h"
 #include "pkg/cache/keys.h"
 #include "pkg/client/api_errors.h"
+#include "pkg/controller/testing/fake_clients.h"
 #include "pkg/record/fake_recorder.h"
 #include "pkg/util/clock.h"
 
@@ -45,12 +45,12 @@ inline Value Parse(const std::string& s) {
 }
 
 inline std::shared_ptr<const api::Deployment> DecodeD(const std::string& json) {
-  auto d = DecodeDeploymentBody(json);
+  auto d = controller::DecodeDeploymentBody(json);
   EXPECT_TRUE(d.ok()) << (d.ok() ? "" : d.error().ToString()) << json;
   return d.ok() ? *d : nullptr;
 }
 inline std::shared_ptr<const api::ReplicaSet> DecodeRS(const std::string& json) {
-  auto rs = DecodeReplicaSetBody(json);
+  auto rs = controller::DecodeReplicaSetBody(json);
   EXPECT_TRUE(rs.ok()) << (rs.ok() ? "" : rs.error().ToString()) << json;
   return rs.ok() ? *rs : nullptr;
 }
@@ -205,97 +205,6 @@ inline std::shared_ptr<const api::Pod> MakePod(const std::string& name, const ap
   return p.ok() ? *p : nullptr;
 }
 
-// One recorded write.
-struct Action {
-  std::string verb;      // get, create, update, update-status, delete, patch
-  std::string resource;  // deployments, replicasets
-  std::string name;
-  std::string body;
-};
-
-// Records writes and answers like an API server: creates get a uid, creationTimestamp and
-// resourceVersion; updates bump the resourceVersion. Errors can be injected per verb+resource.
-class FakeDeploymentClient final : public DeploymentClient {
- public:
-  std::vector<Action> actions;
-  std::map<std::string, Error> fail;                        // "create replicasets" → error
-  std::shared_ptr<const api::Deployment> fresh_deployment;  // answer of GetDeployment
-
-  Result<DeploymentPtr> GetDeployment(std::string_view, std::string_view name) override {
-    actions.push_back({"get", "deployments", std::string(name), ""});
-    if (!fresh_deployment) return client::DecodeApiError(404, "");
-    return fresh_deployment;
-  }
-  Result<DeploymentPtr> UpdateDeployment(std::string_view, std::string_view name,
-                                         std::string body) override {
-    return Write<api::Deployment>("update", "deployments", name, std::move(body));
-  }
-  Result<DeploymentPtr> UpdateDeploymentStatus(std::string_view, std::string_view name,
-                                               std::string body) override {
-    return Write<api::Deployment>("update-status", "deployments", name, std::move(body));
-  }
-  Result<ReplicaSetPtr> CreateReplicaSet(std::string_view, std::string body) override {
-    auto v = api::json::Parse(body);
-    std::string name = (*v).Find("metadata")->Find("name")->as_string();
-    return Write<api::ReplicaSet>("create", "replicasets", name, std::move(body));
-  }
-  Result<ReplicaSetPtr> UpdateReplicaSet(std::string_view, std::string_view name,
-                                         std::string body) override {
-    return Write<api::ReplicaSet>("update", "replicasets", name, std::move(body));
-  }
-  Status DeleteReplicaSet(std::string_view, std::string_view name, std::string_view) override {
-    actions.push_back({"delete", "replicasets", std::string(name), ""});
-    if (auto it = fail.find("delete replicasets"); it != fail.end()) return it->second;
-    return OkStatus();
-  }
-  Status PatchReplicaSet(std::string_view, std::string_view name,
-                         const std::string& patch) override {
-    actions.push_back({"patch", "replicasets", std::string(name), patch});
-    return OkStatus();
-  }
-
-  std::vector<Action> Of(const std::string& verb, const std::string& resource) const {
-    std::vector<Action> out;
-    for (const auto& a : actions) {
-      if (a.verb == verb && a.resource == resource) out.push_back(a);
-    }
-    return out;
-  }
-  // The ReplicaSets the writes produced, decoded.
-  std::vector<std::shared_ptr<const api::ReplicaSet>> WrittenRS(const std::string& verb) const {
-    std::vector<std::shared_ptr<const api::ReplicaSet>> out;
-    for (const auto& a : Of(verb, "replicasets")) out.push_back(DecodeRS(a.body));
-    return out;
-  }
-  // The last status written, decoded.
-  std::shared_ptr<const api::Deployment> LastStatus() const {
-    auto w = Of("update-status", "deployments");
-    return w.empty() ? nullptr : DecodeD(w.back().body);
-  }
-
- private:
-  template <typename T>
-  Result<std::shared_ptr<const T>> Write(const std::string& verb, const std::string& resource,
-                                         std::string_view name, std::string body) {
-    actions.push_back({verb, resource, std::string(name), body});
-    if (auto it = fail.find(verb + " " + resource); it != fail.end()) return it->second;
-    auto answer = api::MutateRawJson(body, [&](Value& obj) -> Status {
-      if (verb == "create") {
-        SetP(obj, {"metadata", "uid"}, Value::String("uid-" + std::string(name)));
-        SetP(obj, {"metadata", "creationTimestamp"}, Value::String("2023-06-01T00:00:00Z"));
-      }
-      SetP(obj, {"metadata", "resourceVersion"}, Value::String(std::to_string(++rv_)));
-      return OkStatus();
-    });
-    if constexpr (std::is_same_v<T, api::Deployment>) {
-      return DecodeDeploymentBody(*answer);
-    } else {
-      return DecodeReplicaSetBody(*answer);
-    }
-  }
-  int rv_ = 1000;
-};
-
 // The keys of what a handler asks to enqueue, in order.
 inline std::vector<std::string> Keys(const std::vector<runtime::Request>& requests) {
   std::vector<std::string> keys;
@@ -310,7 +219,8 @@ inline const api::Condition* Cond(const api::Deployment& d, std::string_view typ
 class DeploymentControllerTest : public ::testing::Test {
  protected:
   DeploymentControllerTest() : d_index_(NewIndex()), rs_index_(NewIndex()), pod_index_(NewIndex()) {
-    client_ = std::make_shared<FakeDeploymentClient>();
+    deployments_ = std::make_shared<controller::testing::FakeDeploymentClient>(actions_);
+    replicasets_ = std::make_shared<controller::testing::FakeReplicaSetClient>(actions_);
     recorder_ = std::make_shared<record::FakeRecorder>();
     DeploymentControllerOptions opts;
     opts.clock = &clock_;
@@ -318,8 +228,8 @@ class DeploymentControllerTest : public ::testing::Test {
     controller_ = std::make_unique<DeploymentController>(
         informers::TypedInformer<api::Deployment>{nullptr, informers::DeploymentLister(d_index_)},
         informers::TypedInformer<api::ReplicaSet>{nullptr, informers::ReplicaSetLister(rs_index_)},
-        informers::TypedInformer<api::Pod>{nullptr, informers::PodLister(pod_index_)}, client_,
-        recorder_, opts);
+        informers::TypedInformer<api::Pod>{nullptr, informers::PodLister(pod_index_)}, deployments_,
+        replicasets_, recorder_, opts);
   }
 
   static std::shared_ptr<cache::Indexer> NewIndex() {
@@ -351,13 +261,32 @@ class DeploymentControllerTest : public ::testing::Test {
   // Spec sizes the update actions gave each RS, by name (last write wins).
   std::map<std::string, int32_t> ScaledTo() const {
     std::map<std::string, int32_t> out;
-    for (const auto& rs : client_->WrittenRS("update")) out[rs->metadata.name] = rs->spec.replicas;
+    for (const auto& rs : WrittenRS("update")) out[rs->metadata.name] = rs->spec.replicas;
     return out;
+  }
+
+  std::vector<controller::testing::Action> Of(const std::string& verb,
+                                              const std::string& resource) const {
+    return actions_->Of(verb, resource);
+  }
+  // The ReplicaSets the writes of `verb` produced, decoded.
+  std::vector<std::shared_ptr<const api::ReplicaSet>> WrittenRS(const std::string& verb) const {
+    std::vector<std::shared_ptr<const api::ReplicaSet>> out;
+    for (const auto& a : Of(verb, "replicasets")) out.push_back(DecodeRS(a.body));
+    return out;
+  }
+  // The last Deployment status written, decoded.
+  std::shared_ptr<const api::Deployment> LastStatus() const {
+    auto w = Of("update-status", "deployments");
+    return w.empty() ? nullptr : DecodeD(w.back().body);
   }
 
   FakeClock clock_;
   std::shared_ptr<cache::Indexer> d_index_, rs_index_, pod_index_;
-  std::shared_ptr<FakeDeploymentClient> client_;
+  std::shared_ptr<controller::testing::ActionLog> actions_ =
+      std::make_shared<controller::testing::ActionLog>();
+  std::shared_ptr<controller::testing::FakeDeploymentClient> deployments_;
+  std::shared_ptr<controller::testing::FakeReplicaSetClient> replicasets_;
   std::shared_ptr<record::FakeRecorder> recorder_;
   std::unique_ptr<DeploymentController> controller_;
 };

@@ -39,7 +39,7 @@ TEST_F(DeploymentControllerTest, NoProgressRequeuesJustAfterTheDeadline) {
   Add(rs);
   Result<runtime::ReconcileResult> r = Reconcile();
   ASSERT_TRUE(r.ok()) << r.error().ToString();
-  EXPECT_THAT(client_->actions, IsEmpty());  // nothing changed, nothing written
+  EXPECT_THAT(actions_->Actions(), IsEmpty());  // nothing changed, nothing written
   // The progress check comes back in the result, not through the queue.
   EXPECT_EQ(r->requeue_after, std::chrono::seconds(501));
   EXPECT_FALSE(r->requeue);
@@ -62,7 +62,7 @@ TEST_F(DeploymentControllerTest, DeadlineExceeded) {
   Add(StuckDeployment(700, rs->metadata.name));
   Add(rs);
   ASSERT_TRUE(Sync().ok());
-  auto last_c = client_->LastStatus();
+  auto last_c = LastStatus();
   ASSERT_NE(last_c, nullptr);
   const api::Condition* c = Cond(*last_c, "Progressing");
   ASSERT_NE(c, nullptr);
@@ -77,7 +77,7 @@ TEST_F(DeploymentControllerTest, CompleteRolloutConditions) {
   Add(d);
   Add(rs);
   ASSERT_TRUE(Sync().ok());
-  auto status = client_->LastStatus();
+  auto status = LastStatus();
   const api::Condition* p = Cond(*status, "Progressing");
   ASSERT_NE(p, nullptr);
   EXPECT_EQ(p->reason, "NewReplicaSetAvailable");
@@ -94,7 +94,7 @@ TEST_F(DeploymentControllerTest, AvailableFalseBelowMinimum) {
   Add(d);
   Add(MakeRS(*d, {.replicas = 4, .available = 2}));
   ASSERT_TRUE(Sync().ok());
-  auto last_a = client_->LastStatus();
+  auto last_a = LastStatus();
   ASSERT_NE(last_a, nullptr);
   const api::Condition* a = Cond(*last_a, "Available");
   ASSERT_NE(a, nullptr);

@@ -18,22 +18,22 @@ TEST_F(DeploymentControllerTest, RecreateScalesOldToZeroBeforeCreatingNew) {
   Add(old);
   ASSERT_TRUE(Sync().ok());
   EXPECT_EQ(ScaledTo(), (std::map<std::string, int32_t>{{old->metadata.name, 0}}));
-  EXPECT_THAT(client_->Of("create", "replicasets"), IsEmpty());
+  EXPECT_THAT(Of("create", "replicasets"), IsEmpty());
 
   // Scaled to zero but a pod still runs: still no new RS.
-  client_->actions.clear();
+  actions_->Clear();
   auto drained = MakeRS(*d, {.image = "img:1", .replicas = 0});
   Reset(rs_index_, {drained});
   auto pod = MakePod("p", *drained);
   Add(pod);
   ASSERT_TRUE(Sync().ok());
-  EXPECT_THAT(client_->Of("create", "replicasets"), IsEmpty());
+  EXPECT_THAT(Of("create", "replicasets"), IsEmpty());
 
   // Pods gone (a Succeeded one does not count): the new RS is created at full size.
   ASSERT_TRUE(pod_index_->Delete(pod).ok());
   Add(MakePod("done", *drained, "Succeeded"));
   ASSERT_TRUE(Sync().ok());
-  auto created = client_->WrittenRS("create");
+  auto created = WrittenRS("create");
   ASSERT_EQ(created.size(), 1u);
   EXPECT_EQ(created[0]->spec.replicas, 3);
 }

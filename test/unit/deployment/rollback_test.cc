@@ -21,7 +21,7 @@ TEST_F(DeploymentControllerTest, RollbackAnnotationCopiesTemplateAndIsCleared) {
                   .annotations = {{"kubernetes.io/change-cause", "v1"}}}));
   Add(MakeRS(*d, {.image = "img:2", .replicas = 3, .revision = 2}));
   ASSERT_TRUE(Sync().ok());
-  auto updates = client_->Of("update", "deployments");
+  auto updates = Of("update", "deployments");
   ASSERT_EQ(updates.size(), 1u);
   auto rolled = DecodeD(updates[0].body);
   EXPECT_TRUE(*api::EqualIgnoreHash(rolled->spec.pod_template,
@@ -42,8 +42,8 @@ TEST_F(DeploymentControllerTest, RollbackToMissingOrSameRevision) {
   EXPECT_THAT(recorder_->TakeEvents(),
               ElementsAre("Warning DeploymentRollbackRevisionNotFound Unable to find the "
                           "revision to rollback to."));
-  ASSERT_EQ(client_->Of("update", "deployments").size(), 1u);
-  EXPECT_EQ(DecodeD(client_->Of("update", "deployments")[0].body)
+  ASSERT_EQ(Of("update", "deployments").size(), 1u);
+  EXPECT_EQ(DecodeD(Of("update", "deployments")[0].body)
                 ->metadata.annotations.count("deprecated.deployment.rollback.to"),
             0u);
 

@@ -56,7 +56,7 @@ TEST_F(DeploymentControllerTest, RollingUpdateTable) {
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
-    client_->actions.clear();
+    actions_->Clear();
     Reset(d_index_);
     Reset(rs_index_);
     DeploymentSpec spec{.replicas = c.replicas,
@@ -81,7 +81,7 @@ TEST_F(DeploymentControllerTest, RollingUpdateTable) {
     }
     ASSERT_TRUE(Sync().ok());
     std::map<std::string, int32_t> got;
-    for (const auto& rs : client_->WrittenRS("update")) {
+    for (const auto& rs : WrittenRS("update")) {
       auto tmpl = rs->spec.pod_template.ToJson();
       std::string image =
           (*tmpl).Find("spec")->Find("containers")->as_array()[0].Find("image")->as_string();
@@ -103,7 +103,7 @@ TEST_F(DeploymentControllerTest, StaleOldStatusStopsTheScaleDown) {
       *d, {.image = "img:2", .replicas = 3, .available = 0, .revision = 2, .created_minute = 5}));
   Add(MakeRS(*d, {.image = "img:1", .replicas = 7, .available = 8, .revision = 1}));
   EXPECT_TRUE(Sync().ok());
-  EXPECT_THAT(client_->Of("update", "replicasets"), IsEmpty());
+  EXPECT_THAT(Of("update", "replicasets"), IsEmpty());
 }
 
 // Upstream cleanupUnhealthyReplicas/reconcileOldReplicaSets: an old RS whose status still counts
@@ -121,11 +121,11 @@ TEST_F(DeploymentControllerTest, StaleOldReplicaSetStatusSkipsScaleDownWithoutFa
       *d, {.image = "img:1", .replicas = 5, .status_replicas = 7, .available = 7, .revision = 1});
   Add(old_rs);
   ASSERT_TRUE(Sync().ok());
-  for (const auto& rs : client_->WrittenRS("update")) {  // annotations may be synced, sizes not
+  for (const auto& rs : WrittenRS("update")) {  // annotations may be synced, sizes not
     EXPECT_EQ(rs->spec.replicas, rs->metadata.name == old_rs->metadata.name ? 5 : 4)
         << rs->metadata.name;
   }
-  EXPECT_NE(client_->LastStatus(), nullptr);  // the rollout status is still written
+  EXPECT_NE(LastStatus(), nullptr);  // the rollout status is still written
 
   util::ReplicaSets olds = {old_rs};
   Result<int32_t> cleaned = controller_->CleanupUnhealthyReplicas(olds, *d, 1);

@@ -17,7 +17,7 @@ TEST_F(DeploymentControllerTest, NewReplicaSetNameLabelsRevisionAndEvent) {
   Add(MakeRS(*d, {.image = "img:1", .replicas = 0, .revision = 1, .created_minute = 1}));
   Add(MakeRS(*d, {.image = "img:0", .replicas = 0, .revision = 2, .created_minute = 0}));
   ASSERT_TRUE(Sync().ok());
-  auto created = client_->WrittenRS("create");
+  auto created = WrittenRS("create");
   ASSERT_EQ(created.size(), 1u);
   const auto& rs = *created[0];
   const std::string hash = api::ComputePodTemplateHash(Template("img:2"), std::nullopt);
@@ -34,7 +34,7 @@ TEST_F(DeploymentControllerTest, NewReplicaSetNameLabelsRevisionAndEvent) {
   EXPECT_THAT(
       recorder_->Events(),
       ElementsAre("Normal ScalingReplicaSet Scaled up replica set foo-" + hash + " from 0 to 3"));
-  auto status = client_->LastStatus();
+  auto status = LastStatus();
   EXPECT_EQ(status->metadata.annotations.at("deployment.kubernetes.io/revision"), "3");
   // The first condition of a rollout (Progressing, NewReplicaSetCreated).
   const api::Condition* progressing = Cond(*status, "Progressing");
@@ -49,9 +49,9 @@ TEST_F(DeploymentControllerTest, HashCollisionBumpsCollisionCount) {
   const std::string hash = api::ComputePodTemplateHash(Template("img:2"), std::nullopt);
   // Another RS (different template) already holds the name the new RS would get.
   Add(MakeRS(*d, {.name = "foo-" + hash, .image = "img:1", .replicas = 1}));
-  client_->fail["create replicasets"] = Error{409, "AlreadyExists", "exists", {}};
+  replicasets_->Fail("create", Error{409, "AlreadyExists", "exists", {}});
   EXPECT_FALSE(Sync().ok());
-  auto status = client_->LastStatus();
+  auto status = LastStatus();
   ASSERT_NE(status, nullptr);
   EXPECT_EQ(status->status.collision_count, 1);
   // With collisionCount 1 the next hash (and name) differ.
@@ -60,9 +60,9 @@ TEST_F(DeploymentControllerTest, HashCollisionBumpsCollisionCount) {
 
 TEST_F(DeploymentControllerTest, CreateFailureSetsReplicaSetCreateError) {
   Add(MakeDeployment({.image = "img:2"}));
-  client_->fail["create replicasets"] = Error{403, "Forbidden", "quota exceeded", {}};
+  replicasets_->Fail("create", Error{403, "Forbidden", "quota exceeded", {}});
   EXPECT_FALSE(Sync().ok());
-  auto last_c = client_->LastStatus();
+  auto last_c = LastStatus();
   ASSERT_NE(last_c, nullptr);
   const api::Condition* c = Cond(*last_c, "Progressing");
   ASSERT_NE(c, nullptr);
@@ -77,7 +77,7 @@ TEST_F(DeploymentControllerTest, CreateFailureSetsReplicaSetCreateError) {
 TEST_F(DeploymentControllerTest, CreateInTerminatingNamespaceIsForgotten) {
   Add(MakeDeployment({.image = "img:2"}));
   Error terminating{403, "Forbidden", "namespace is being terminated", {"NamespaceTerminating"}};
-  client_->fail["create replicasets"] = terminating;
+  replicasets_->Fail("create", terminating);
   Status s = Sync();
   ASSERT_FALSE(s.ok());
   EXPECT_TRUE(recorder_->Events().empty());
@@ -144,7 +144,7 @@ TEST_F(DeploymentControllerTest, ProportionalScalingTable) {
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
-    client_->actions.clear();
+    actions_->Clear();
     Reset(d_index_);
     Reset(rs_index_);
     auto d = MakeDeployment({.replicas = c.replicas,
@@ -168,7 +168,7 @@ TEST_F(DeploymentControllerTest, ProportionalScalingTable) {
     }
     ASSERT_TRUE(Sync().ok());
     std::map<std::string, int32_t> got;
-    for (const auto& rs : client_->WrittenRS("update")) {
+    for (const auto& rs : WrittenRS("update")) {
       auto tmpl = rs->spec.pod_template.ToJson();
       got[(*tmpl).Find("spec")->Find("containers")->as_array()[0].Find("image")->as_string()] =
           rs->spec.replicas;
@@ -176,7 +176,7 @@ TEST_F(DeploymentControllerTest, ProportionalScalingTable) {
                 std::to_string(c.replicas));
     }
     EXPECT_EQ(got, c.want);
-    EXPECT_THAT(client_->Of("create", "replicasets"), IsEmpty());
+    EXPECT_THAT(Of("create", "replicasets"), IsEmpty());
   }
 }
 
@@ -186,8 +186,8 @@ TEST_F(DeploymentControllerTest, PausedDoesNotRollOutAndReportsPaused) {
   Add(d);
   Add(MakeRS(*d, {.image = "img:1", .replicas = 3}));
   ASSERT_TRUE(Sync().ok());
-  EXPECT_THAT(client_->Of("create", "replicasets"), IsEmpty());
-  auto last_c = client_->LastStatus();
+  EXPECT_THAT(Of("create", "replicasets"), IsEmpty());
+  auto last_c = LastStatus();
   ASSERT_NE(last_c, nullptr);
   const api::Condition* c = Cond(*last_c, "Progressing");
   ASSERT_NE(c, nullptr);
@@ -204,7 +204,7 @@ TEST_F(DeploymentControllerTest, PausedStillScalesAndResumeIsReported) {
   ASSERT_TRUE(Sync().ok());
   EXPECT_EQ(ScaledTo(), (std::map<std::string, int32_t>{{rs->metadata.name, 5}}));
 
-  client_->actions.clear();
+  actions_->Clear();
   Reset(
       d_index_,
       {MakeDeployment({.replicas = 5,
@@ -213,7 +213,7 @@ TEST_F(DeploymentControllerTest, PausedStillScalesAndResumeIsReported) {
                                  R"("lastUpdateTime":"2023-11-14T22:00:00Z",)"
                                  R"("lastTransitionTime":"2023-11-14T22:00:00Z"}]})"})});
   ASSERT_TRUE(Sync().ok());
-  auto writes = client_->Of("update-status", "deployments");
+  auto writes = Of("update-status", "deployments");
   ASSERT_FALSE(writes.empty());
   auto first = DecodeD(writes.front().body);
   const api::Condition* c = Cond(*first, "Progressing");
@@ -230,20 +230,20 @@ TEST_F(DeploymentControllerTest, StatusCountsAndNoWriteWhenUnchanged) {
   Add(MakeRS(*d, {.image = "img:1", .replicas = 2, .available = 2, .revision = 1}));
   Add(MakeRS(*d, {.image = "img:2", .replicas = 2, .available = 1, .revision = 2}));
   ASSERT_TRUE(Sync().ok());
-  auto status = client_->LastStatus();
+  auto status = LastStatus();
   EXPECT_EQ(status->status.observed_generation, 2);
   EXPECT_EQ(status->status.replicas, 4);
   EXPECT_EQ(status->status.updated_replicas, 2);
   EXPECT_EQ(status->status.ready_replicas, 3);
   EXPECT_EQ(status->status.available_replicas, 3);
   EXPECT_EQ(status->status.unavailable_replicas, 1);
-  EXPECT_THAT(client_->Of("update", "replicasets"), IsEmpty());
+  EXPECT_THAT(Of("update", "replicasets"), IsEmpty());
 
   // Fed back, the same world produces no write.
-  client_->actions.clear();
+  actions_->Clear();
   Reset(d_index_, {status});
   ASSERT_TRUE(Sync().ok());
-  EXPECT_THAT(client_->Of("update-status", "deployments"), IsEmpty());
+  EXPECT_THAT(Of("update-status", "deployments"), IsEmpty());
 }
 
 // --- cleanupDeployment ---------------------------------------------------------------------------
@@ -264,7 +264,7 @@ TEST_F(DeploymentControllerTest, CleanupDeletesOnlyEligibleOldestBeyondLimit) {
   ASSERT_TRUE(Sync().ok());
   // 4 old, limit 1: the 3 lowest revisions are candidates; r2 still has a pod.
   std::vector<std::string> deleted;
-  for (const auto& a : client_->Of("delete", "replicasets")) deleted.push_back(a.name);
+  for (const auto& a : Of("delete", "replicasets")) deleted.push_back(a.name);
   EXPECT_THAT(deleted, UnorderedElementsAre(r1->metadata.name, r3->metadata.name));
 }
 
@@ -290,20 +290,20 @@ TEST_F(DeploymentControllerTest, WritesNeverAddDefaultsToTheDeployment) {
   auto d = MakeDeployment(spec);
   Add(d);
   ASSERT_TRUE(Sync().ok());
-  EXPECT_THAT(client_->Of("update", "deployments"), IsEmpty());
-  auto writes = client_->Of("update-status", "deployments");
+  EXPECT_THAT(Of("update", "deployments"), IsEmpty());
+  auto writes = Of("update-status", "deployments");
   ASSERT_FALSE(writes.empty());
   auto orig_spec = *Parse(d->raw_json).Find("spec");
   for (const auto& w : writes) {
     EXPECT_EQ(*Parse(w.body).Find("spec"), orig_spec);
   }
   // Without a progress deadline there is no Progressing condition.
-  auto last = client_->LastStatus();
+  auto last = LastStatus();
   EXPECT_EQ(Cond(*last, "Progressing"), nullptr);
   // The absent rollingUpdate block reads as 25%/25% (3 → surge 1): max-replicas 4.
-  EXPECT_EQ(client_->WrittenRS("create")[0]->metadata.annotations.at(
-                "deployment.kubernetes.io/max-replicas"),
-            "4");
+  EXPECT_EQ(
+      WrittenRS("create")[0]->metadata.annotations.at("deployment.kubernetes.io/max-replicas"),
+      "4");
 }
 
 // Unknown fields survive every write (decision 1).
@@ -316,7 +316,7 @@ TEST_F(DeploymentControllerTest, UnknownFieldsSurviveWrites) {
   }));
   Add(with_extra);
   ASSERT_TRUE(Sync().ok());
-  auto updates = client_->Of("update", "replicasets");
+  auto updates = Of("update", "replicasets");
   ASSERT_EQ(updates.size(), 1u);
   EXPECT_THAT(updates[0].body, ::testing::HasSubstr("\"futureField\":\"keep\""));
 }

@@ -1,5 +1,5 @@
 // Test fixtures for the ReplicaSet controller's unit tests: listers over indexers the test fills,
-// a fake ReplicaSetClient that records status writes, FakePodControl and a FakeClock. Test-only.
+// the recording FakeReplicaSetClient, FakePodControl and a FakeClock. Test-only.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -13,11 +13,11 @@
 #include <vector>
 
 #include "controllers/replicaset/replica_set.h"
-#include "controllers/replicaset/replica_set_client.h"
 #include "pkg/cache/index.h"
 #include "pkg/cache/indexer.h"
 #include "pkg/cache/keys.h"
 #include "pkg/client/api_errors.h"
+#include "pkg/controller/testing/fake_clients.h"
 #include "pkg/controller/testing/fake_pod_control.h"
 #include "pkg/util/clock.h"
 
@@ -25,78 +25,7 @@ namespace kcm::replicaset::testing {
 
 using namespace std::chrono_literals;
 
-// Records every status write and GET; answers from a map the test fills. Thread-safe.
-class FakeReplicaSetClient final : public ReplicaSetClient {
- public:
-  Result<ReplicaSetPtr> Get(std::string_view ns, std::string_view name) override {
-    std::lock_guard lock(mu_);
-    ++gets_;
-    if (get_error_) return *get_error_;
-    auto it = objects_.find(std::string(ns) + "/" + std::string(name));
-    if (it == objects_.end()) return Error{404, "NotFound", "not found", {}};
-    return it->second;
-  }
-  Result<ReplicaSetPtr> UpdateStatus(const api::ReplicaSet& rs,
-                                     const api::ReplicaSetStatus& status) override {
-    std::lock_guard lock(mu_);
-    writes_.push_back({rs.metadata.resource_version, status});
-    if (update_failures_ > 0) {
-      --update_failures_;
-      return Error{409, "Conflict", "the object has been modified", {}};
-    }
-    auto updated = std::make_shared<api::ReplicaSet>(rs);
-    updated->status = status;
-    if (drop_terminating_) updated->status.terminating_replicas.reset();
-    updated->metadata.resource_version =
-        next_rv_ ? std::to_string((*next_rv_)++) : rs.metadata.resource_version + "+";
-    objects_[rs.metadata.namespace_ + "/" + rs.metadata.name] = updated;
-    return ReplicaSetPtr(updated);
-  }
-
-  struct Write {
-    std::string resource_version;  // of the object the write was based on
-    api::ReplicaSetStatus status;
-  };
-  void Set(ReplicaSetPtr rs) {
-    std::lock_guard lock(mu_);
-    objects_[rs->metadata.namespace_ + "/" + rs->metadata.name] = std::move(rs);
-  }
-  std::vector<Write> writes() const {
-    std::lock_guard lock(mu_);
-    return writes_;
-  }
-  int gets() const {
-    std::lock_guard lock(mu_);
-    return gets_;
-  }
-  void FailUpdates(int n) {
-    std::lock_guard lock(mu_);
-    update_failures_ = n;
-  }
-  void FailGets(std::optional<Error> e) {
-    std::lock_guard lock(mu_);
-    get_error_ = std::move(e);
-  }
-  void DropTerminating() {
-    std::lock_guard lock(mu_);
-    drop_terminating_ = true;
-  }
-  // Status writes return numeric resourceVersions from `first` on (else "<rv>+").
-  void NumberWritesFrom(int64_t first) {
-    std::lock_guard lock(mu_);
-    next_rv_ = first;
-  }
-
- private:
-  mutable std::mutex mu_;
-  std::map<std::string, ReplicaSetPtr> objects_;
-  std::vector<Write> writes_;
-  int gets_ = 0;
-  int update_failures_ = 0;
-  bool drop_terminating_ = false;
-  std::optional<int64_t> next_rv_;
-  std::optional<Error> get_error_;
-};
+using controller::testing::FakeReplicaSetClient;
 
 inline std::shared_ptr<cache::Indexer> NewTestIndexer() {
   return cache::NewIndexer(cache::MetaNamespaceKeyFunc,

@@ -45,7 +45,7 @@ TEST(ReplicaSetControllerRunTest, SyncsThroughInformersAndRuntimeQueue) {
     watch->Push(api::WatchEventType::kAdded, pod);
   }
   ASSERT_TRUE(WaitUntil([&] {
-    auto writes = rs_client->writes();
+    auto writes = rs_client->StatusWrites();
     return !writes.empty() && writes.back().status.replicas == 2;
   }));
   // The informer updates its store before it calls the handlers, so a sync may count both pods

@@ -182,8 +182,8 @@ TEST_F(ControllerTest, DeletingReplicaSetIsNotManagedButStatusWritten) {
   AddOwnedPods("rs", 1);
   ASSERT_TRUE(Sync("rs").ok());
   EXPECT_EQ(pod_control_->CreateCallCount(), 0);
-  ASSERT_EQ(rs_client_->writes().size(), 1u);
-  EXPECT_EQ(rs_client_->writes()[0].status.replicas, 1);
+  ASSERT_EQ(rs_client_->StatusWrites().size(), 1u);
+  EXPECT_EQ(rs_client_->StatusWrites()[0].status.replicas, 1);
 }
 
 // Unsatisfied expectations skip manageReplicas; status still computed.
@@ -194,8 +194,8 @@ TEST_F(ControllerTest, UnsatisfiedExpectationsSkipManage) {
   controller_->expectations().ExpectCreations("ns/rs", 1);
   ASSERT_TRUE(Sync("rs").ok());
   EXPECT_TRUE(pod_control_->DeletePodNames().empty());
-  ASSERT_EQ(rs_client_->writes().size(), 1u);
-  EXPECT_EQ(rs_client_->writes()[0].status.replicas, 2);
+  ASSERT_EQ(rs_client_->StatusWrites().size(), 1u);
+  EXPECT_EQ(rs_client_->StatusWrites()[0].status.replicas, 2);
 }
 
 // At most 500 creates in one sync, and at most 500 deletes.
@@ -254,7 +254,7 @@ TEST_F(ControllerTest, StopDuringSlowStartStopsCreatesAndStatusWrite) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().reason, "Canceled");
   EXPECT_EQ(pod_control_->CreateCallCount(), 3) << "batches 1 and 2 only";
-  EXPECT_TRUE(rs_client_->writes().empty()) << "no status write after the stop";
+  EXPECT_TRUE(rs_client_->StatusWrites().empty()) << "no status write after the stop";
   EXPECT_EQ(controller_->expectations().GetExpectations("ns/rs")->add, 3);
 }
 
@@ -268,7 +268,7 @@ TEST_F(ControllerTest, StoppedSyncDeletesNothing) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().reason, "Canceled");
   EXPECT_TRUE(pod_control_->DeletePodNames().empty());
-  EXPECT_TRUE(rs_client_->writes().empty());
+  EXPECT_TRUE(rs_client_->StatusWrites().empty());
   EXPECT_TRUE(controller_->expectations().SatisfiedExpectations("ns/rs"));
 }
 
@@ -280,8 +280,8 @@ TEST_F(ControllerTest, NamespaceTerminatingCountsAsSuccess) {
   auto r = Sync("rs");
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(pod_control_->CreateCallCount(), 3);
-  ASSERT_EQ(rs_client_->writes().size(), 1u);
-  EXPECT_TRUE(rs_client_->writes()[0].status.conditions.empty());
+  ASSERT_EQ(rs_client_->StatusWrites().size(), 1u);
+  EXPECT_TRUE(rs_client_->StatusWrites()[0].status.conditions.empty());
 }
 
 // Surplus pods are deleted; a failed delete is marked observed and returned, a NotFound is
@@ -348,9 +348,9 @@ TEST_F(ControllerTest, InactivePodsAreNotCounted) {
   AddPod("going", {.owner = "rs", .app = "rs", .deleting = true});
   ASSERT_TRUE(Sync("rs").ok());
   EXPECT_EQ(pod_control_->CreateCallCount(), 2);
-  ASSERT_EQ(rs_client_->writes().size(), 1u);
-  EXPECT_EQ(rs_client_->writes()[0].status.replicas, 1);
-  EXPECT_EQ(rs_client_->writes()[0].status.terminating_replicas, 1);
+  ASSERT_EQ(rs_client_->StatusWrites().size(), 1u);
+  EXPECT_EQ(rs_client_->StatusWrites()[0].status.replicas, 1);
+  EXPECT_EQ(rs_client_->StatusWrites()[0].status.terminating_replicas, 1);
 }
 
 // Pods are created from the RS template with one controller ownerReference.
@@ -450,7 +450,8 @@ TEST_F(ControllerTest, ClaimAdoptsOrphansReleasesNonMatchingIgnoresOthers) {
   AddPod("mine", {.owner = "rs", .app = "rs"});
 
   ASSERT_TRUE(Sync("rs").ok());
-  EXPECT_EQ(rs_client_->gets(), 1) << "one uncached GET before the first adoption";
+  EXPECT_EQ(rs_client_->log().Of("get", "replicasets").size(), 1u)
+      << "one uncached GET before the first adoption";
   std::vector<std::string> patched;
   for (const auto& p : pod_control_->Patches()) patched.push_back(p.name);
   EXPECT_THAT(patched, UnorderedElementsAre("orphan-1", "orphan-2", "relabelled"));
@@ -462,8 +463,8 @@ TEST_F(ControllerTest, ClaimAdoptsOrphansReleasesNonMatchingIgnoresOthers) {
     }
   }
   EXPECT_EQ(pod_control_->CreateCallCount(), 0) << "mine + 2 adopted = 3";
-  ASSERT_EQ(rs_client_->writes().size(), 1u);
-  EXPECT_EQ(rs_client_->writes()[0].status.replicas, 3);
+  ASSERT_EQ(rs_client_->StatusWrites().size(), 1u);
+  EXPECT_EQ(rs_client_->StatusWrites()[0].status.replicas, 3);
 }
 
 // A ReplicaSet being deleted keeps its matching pods, adopts nothing and releases nothing.
@@ -476,7 +477,7 @@ TEST_F(ControllerTest, DeletingReplicaSetNeitherAdoptsNorReleases) {
   AddPod("mine", {.owner = "rs", .app = "rs"});
   ASSERT_TRUE(Sync("rs").ok());
   EXPECT_TRUE(pod_control_->Patches().empty());
-  EXPECT_EQ(rs_client_->writes()[0].status.replicas, 1);
+  EXPECT_EQ(rs_client_->StatusWrites()[0].status.replicas, 1);
 }
 
 // When the uncached GET shows another UID (deleted and recreated), nothing is adopted and
@@ -508,8 +509,8 @@ TEST_F(ControllerTest, StatusCountsWritten) {
   AddPod("unready", {.owner = "rs", .app = "rs", .ready = false});
   AddPod("ready-2", {.owner = "rs", .app = "rs"});
   ASSERT_TRUE(Sync("rs").ok());
-  ASSERT_EQ(rs_client_->writes().size(), 1u);
-  const auto w = rs_client_->writes()[0];
+  ASSERT_EQ(rs_client_->StatusWrites().size(), 1u);
+  const auto w = rs_client_->StatusWrites()[0];
   EXPECT_EQ(w.resource_version, "1");
   EXPECT_EQ(w.status.replicas, 4);
   EXPECT_EQ(w.status.fully_labeled_replicas, 1);
@@ -530,7 +531,7 @@ TEST_F(ControllerTest, UnchangedStatusNotWritten) {
   AddRS(rs);
   AddOwnedPods("rs", 2);
   ASSERT_TRUE(Sync("rs").ok());
-  EXPECT_TRUE(rs_client_->writes().empty());
+  EXPECT_TRUE(rs_client_->StatusWrites().empty());
 }
 
 // A failed write is retried once after a fresh GET; a second failure is returned.
@@ -539,21 +540,21 @@ TEST_F(ControllerTest, StatusWriteRetriedOnceAfterGet) {
   auto fresh = NewReplicaSet("rs", 0);
   fresh->metadata.resource_version = "9";
   rs_client_->Set(fresh);
-  rs_client_->FailUpdates(1);
+  rs_client_->Fail("update-status", Error{409, "Conflict", "the object has been modified", {}}, 1);
   ASSERT_TRUE(Sync("rs").ok());
-  ASSERT_EQ(rs_client_->writes().size(), 2u);
-  EXPECT_EQ(rs_client_->writes()[0].resource_version, "1");
-  EXPECT_EQ(rs_client_->writes()[1].resource_version, "9");
-  EXPECT_EQ(rs_client_->gets(), 1);
+  ASSERT_EQ(rs_client_->StatusWrites().size(), 2u);
+  EXPECT_EQ(rs_client_->StatusWrites()[0].resource_version, "1");
+  EXPECT_EQ(rs_client_->StatusWrites()[1].resource_version, "9");
+  EXPECT_EQ(rs_client_->log().Of("get", "replicasets").size(), 1u);
 
-  rs_client_->FailUpdates(2);
+  rs_client_->Fail("update-status", Error{409, "Conflict", "the object has been modified", {}}, 2);
   auto rs2 = NewReplicaSet("rs", 0);
   rs2->metadata.generation = 2;
   ASSERT_TRUE(rs_index_->Update(rs2).ok());
   auto r = Sync("rs");
   ASSERT_FALSE(r.ok());
   EXPECT_TRUE(errors::IsConflict(r.error()));
-  EXPECT_EQ(rs_client_->writes().size(), 4u);
+  EXPECT_EQ(rs_client_->StatusWrites().size(), 4u);
 }
 
 // A failing create adds ReplicaFailure (FailedCreate, the error as message); a successful
@@ -562,8 +563,8 @@ TEST_F(ControllerTest, ReplicaFailureConditionAddedAndRemoved) {
   AddRS(NewReplicaSet("rs", 1));
   pod_control_->SetError(Error{403, "Forbidden", "exceeded quota: q", {}});
   ASSERT_FALSE(Sync("rs").ok());
-  ASSERT_EQ(rs_client_->writes().size(), 1u);
-  auto conds = rs_client_->writes()[0].status.conditions;
+  ASSERT_EQ(rs_client_->StatusWrites().size(), 1u);
+  auto conds = rs_client_->StatusWrites()[0].status.conditions;
   ASSERT_EQ(conds.size(), 1u);
   EXPECT_EQ(conds[0].type, "ReplicaFailure");
   EXPECT_EQ(conds[0].status, "True");
@@ -573,13 +574,13 @@ TEST_F(ControllerTest, ReplicaFailureConditionAddedAndRemoved) {
 
   // The informer delivers the written object; the quota is raised.
   auto with_failure = NewReplicaSet("rs", 1);
-  with_failure->status = rs_client_->writes()[0].status;
+  with_failure->status = rs_client_->StatusWrites()[0].status;
   ASSERT_TRUE(rs_index_->Update(with_failure).ok());
   pod_control_->SetError(std::nullopt);
   Rebuild({});
   ASSERT_TRUE(Sync("rs").ok());
-  ASSERT_EQ(rs_client_->writes().size(), 2u);
-  EXPECT_TRUE(rs_client_->writes()[1].status.conditions.empty());
+  ASSERT_EQ(rs_client_->StatusWrites().size(), 2u);
+  EXPECT_TRUE(rs_client_->StatusWrites()[1].status.conditions.empty());
 }
 
 // A failing delete gives reason FailedDelete.
@@ -588,8 +589,8 @@ TEST_F(ControllerTest, ReplicaFailureOnDeleteHasFailedDeleteReason) {
   AddOwnedPods("rs", 1);
   pod_control_->SetError(Error{500, "InternalError", "unable to delete pods: boom", {}});
   ASSERT_FALSE(Sync("rs").ok());
-  ASSERT_EQ(rs_client_->writes()[0].status.conditions.size(), 1u);
-  EXPECT_EQ(rs_client_->writes()[0].status.conditions[0].reason, "FailedDelete");
+  ASSERT_EQ(rs_client_->StatusWrites()[0].status.conditions.size(), 1u);
+  EXPECT_EQ(rs_client_->StatusWrites()[0].status.conditions[0].reason, "FailedDelete");
 }
 
 // When the API server drops terminatingReplicas, the controller stops writing it.
@@ -597,13 +598,13 @@ TEST_F(ControllerTest, TerminatingReplicasDroppedByServerStopsBeingTracked) {
   rs_client_->DropTerminating();
   AddRS(NewReplicaSet("rs", 0));
   ASSERT_TRUE(Sync("rs").ok());
-  ASSERT_EQ(rs_client_->writes().size(), 1u);
-  EXPECT_TRUE(rs_client_->writes()[0].status.terminating_replicas.has_value());
+  ASSERT_EQ(rs_client_->StatusWrites().size(), 1u);
+  EXPECT_TRUE(rs_client_->StatusWrites()[0].status.terminating_replicas.has_value());
   auto stored = rs_client_->Get("ns", "rs");
   ASSERT_TRUE(stored.ok());
   ASSERT_TRUE(rs_index_->Update(*stored).ok());
   ASSERT_TRUE(Sync("rs").ok());
-  EXPECT_EQ(rs_client_->writes().size(), 1u) << "no write loop over a field the server drops";
+  EXPECT_EQ(rs_client_->StatusWrites().size(), 1u) << "no write loop over a field the server drops";
 }
 
 // Requeue when the next Ready pod reaches minReadySeconds.
@@ -665,7 +666,7 @@ TEST_F(ControllerTest, MalformedSelectorSkipped) {
   EXPECT_TRUE(Sync("null").ok());
   EXPECT_TRUE(pod_control_->DeletePodNames().empty());
   EXPECT_TRUE(pod_control_->Patches().empty());
-  EXPECT_TRUE(rs_client_->writes().empty());
+  EXPECT_TRUE(rs_client_->StatusWrites().empty());
 }
 
 // Upstream syncReplicaSet with StaleControllerConsistencyReplicaSet (on by default): after a sync
@@ -688,14 +689,14 @@ TEST_F(ControllerTest, StaleControllerConsistencyWaitsForOwnWrites) {
   auto first = Sync("rs");
   ASSERT_TRUE(first.ok());
   EXPECT_FALSE(first->requeue);
-  ASSERT_EQ(rs_client_->writes().size(), 1u);
+  ASSERT_EQ(rs_client_->StatusWrites().size(), 1u);
 
   // The cache still shows the ReplicaSet before that write: wait, touching nothing.
   ASSERT_TRUE(rs_index_->Delete(rs).ok());  // even a vanished RS is not acted on yet
   auto stale = Sync("rs");
   ASSERT_TRUE(stale.ok());
   EXPECT_TRUE(stale->requeue);
-  EXPECT_EQ(rs_client_->writes().size(), 1u);
+  EXPECT_EQ(rs_client_->StatusWrites().size(), 1u);
   EXPECT_EQ(pod_control_->CreateCallCount(), 0);
 
   // The informer delivers the written ReplicaSet: the sync goes ahead (and has nothing to write).
@@ -706,7 +707,7 @@ TEST_F(ControllerTest, StaleControllerConsistencyWaitsForOwnWrites) {
   auto caught_up = Sync("rs");
   ASSERT_TRUE(caught_up.ok());
   EXPECT_FALSE(caught_up->requeue);
-  EXPECT_EQ(rs_client_->writes().size(), 1u);
+  EXPECT_EQ(rs_client_->StatusWrites().size(), 1u);
 
   // A pod written for the ReplicaSet (create or adoption) holds it the same way; a pod whose
   // controller is not a ReplicaSet is not ours to track.

@@ -4,9 +4,9 @@
 
 #include <gtest/gtest.h>
 
-#include "controllers/replicaset/replica_set_client.h"
 #include "pkg/api/json.h"
 #include "pkg/client/resource_client.h"
+#include "pkg/controller/replicaset_client.h"
 #include "test/unit/client/test_server.h"
 #include "test/unit/replicaset/fixtures.h"
 
@@ -76,8 +76,7 @@ TEST(RealReplicaSetClientTest, StatusPutKeepsUnknownFields) {
                                       kcm::testing::Conn& c) { c.Respond(200, req.body); });
   auto rest = client::RestClient::Create({.host = server.url(), .qps = -1});
   ASSERT_TRUE(rest.ok());
-  RealReplicaSetClient rc(std::make_shared<client::ResourceClient>(
-      *rest, client::GroupVersionResource{"apps", "v1", "replicasets"}, true));
+  controller::RealReplicaSetClient rc(*rest);
   api::Decoder decoder;
   auto rs = api::DecodeReplicaSet(decoder, api::JsonInput(raw));
   ASSERT_TRUE(rs.ok()) << rs.error().ToString();
