@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Informer benchmark (spec P2, P6, P8), ours and client-go's side by side against one real
+# Informer benchmark (P2, P6, P8), ours and client-go's side by side against one real
 # kube-apiserver: fills a namespace with N pods (our client, QPS lifted, pods no scheduler or
 # KWOK node takes), then runs, alternately and each in a fresh process, bench/informers'
 # pod_cache_rss (C++) and bench/informers/go (client-go v0.37.2) R times: initial sync seconds,

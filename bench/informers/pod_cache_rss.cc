@@ -1,4 +1,4 @@
-// pod_cache_rss: what one pod informer costs against a real API server (spec P2, P6, P8). Starts
+// pod_cache_rss: what one pod informer costs against a real API server (P2, P6, P8). Starts
 // SharedInformerFactory's pod informer, waits for the initial sync, and prints one line of
 // key=value pairs: sync time, RSS before and after (VmRSS), bytes per cached pod, and — with
 // --relist — the peak RSS (VmHWM, reset just before) of a relist forced by a synthetic 410

@@ -1,5 +1,5 @@
 // Codec: the decoders of one kind, chosen by the reflector/informer for its resource. Each
-// function decodes an object, a LIST page or a WATCH frame (spec 1.7, 1.8, 2.5, 2.7) using the
+// function decodes an object, a LIST page or a WATCH frame (behaviour 1.7, 1.8, 2.5, 2.7) using the
 // caller's Decoder (one per thread). Codecs are immutable singletons; thread-safe to share.
 #pragma once
 
@@ -13,7 +13,7 @@
 
 namespace kcm::api {
 
-// The annotation that ends the initial events of a streaming list (spec 2.7).
+// The annotation that ends the initial events of a streaming list (behaviour 2.7).
 inline constexpr std::string_view kInitialEventsEndAnnotation = "k8s.io/initial-events-end";
 
 struct Codec {

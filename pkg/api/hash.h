@@ -3,7 +3,7 @@
 //
 // Our values differ from upstream's on purpose: upstream hashes a Go deep-print of the
 // PodTemplateSpec struct, which a C++ program cannot reproduce byte for byte. The controller only
-// needs the hash to be stable and collision-resistant (spec D4): a Deployment adopted from
+// needs the hash to be stable and collision-resistant (D4): a Deployment adopted from
 // upstream still finds its ReplicaSet by template equality ignoring the hash label (D3), and
 // collisions are resolved by collisionCount, as upstream does.
 #pragma once

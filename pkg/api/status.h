@@ -1,5 +1,5 @@
 // metav1.Status → kcm::Error: how API errors (HTTP error bodies and watch ERROR events) are read
-// (spec 1.7). Stateless; thread-safe.
+// (behaviour 1.7). Stateless; thread-safe.
 #pragma once
 
 #include <optional>

@@ -18,7 +18,7 @@ struct WatchEvent {
   ObjectPtr object;
   // metadata.resourceVersion of the object; for a BOOKMARK the only field that matters.
   std::string resource_version;
-  // BOOKMARK annotated `k8s.io/initial-events-end: "true"` (streaming list, spec 2.7).
+  // BOOKMARK annotated `k8s.io/initial-events-end: "true"` (streaming list, behaviour 2.7).
   bool initial_events_end = false;
   // For ERROR: the decoded Status (code, reason, message, causes).
   Error error;

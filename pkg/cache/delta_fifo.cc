@@ -6,8 +6,8 @@ namespace kcm::cache {
 namespace {
 
 // Two consecutive deletions of one key are one deletion; keep the delta that still carries the
-// real object rather than a tombstone (spec 3.2). Nothing else is merged: an update between two
-// events is information the handlers may need.
+// real object rather than a tombstone (behaviour 3.2). Nothing else is merged: an update between
+// two events is information the handlers may need.
 void DedupNewest(Deltas& deltas) {
   const size_t n = deltas.size();
   if (n < 2) {

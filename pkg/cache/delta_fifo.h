@@ -1,6 +1,7 @@
 // DeltaFIFO: a queue of keys, each with the ordered list of changes (Deltas) seen for it since it
-// was last popped; the producer is a Reflector, the consumer an informer's processing loop (spec
-// 3). All methods are safe for concurrent use; Pop runs the process function under the queue lock.
+// was last popped; the producer is a Reflector, the consumer an informer's processing loop
+// (behaviour 3). All methods are safe for concurrent use; Pop runs the process function under the
+// queue lock.
 #pragma once
 
 #include <condition_variable>
@@ -40,13 +41,13 @@ using Deltas = std::vector<Delta>;
 using TransformFunc = std::function<Result<api::ObjectPtr>(api::ObjectPtr)>;
 
 // Called by Pop with every delta of one key. is_in_initial_list: the key belonged to the first
-// Replace and HasSynced was still false when it was popped (spec 3.5).
+// Replace and HasSynced was still false when it was popped (behaviour 3.5).
 using PopProcessFunc = std::function<Status(const Deltas& deltas, bool is_in_initial_list)>;
 
 struct DeltaFIFOOptions {
   // Defaults to MetaNamespaceKeyFunc; tombstones always key by their stored key.
   KeyFunc key_func;
-  // The informer's indexer: what the consumer already knows (spec 3.3, 3.4, 3.6). May be null.
+  // The informer's indexer: what the consumer already knows (behaviour 3.3, 3.4, 3.6). May be null.
   std::shared_ptr<const KeyListerGetter> known_objects;
   TransformFunc transform;
 };
@@ -57,11 +58,11 @@ class DeltaFIFO final : public ReflectorStore {
 
   Status Add(api::ObjectPtr obj) override;
   Status Update(api::ObjectPtr obj) override;
-  // Dropped when the key is neither queued nor known (spec 3.3).
+  // Dropped when the key is neither queued nor known (behaviour 3.3).
   Status Delete(api::ObjectPtr obj) override;
-  // Replaced for every item; tombstones for keys queued or known but not listed (spec 3.4).
+  // Replaced for every item; tombstones for keys queued or known but not listed (behaviour 3.4).
   Status Replace(std::vector<api::ObjectPtr> items, const std::string& resource_version) override;
-  // Sync for each known key that has nothing queued (spec 3.6).
+  // Sync for each known key that has nothing queued (behaviour 3.6).
   Status Resync() override;
   // The stream is complete up to resource_version: once everything queued before it has been
   // popped, LastStoreSyncResourceVersion reports it.
@@ -86,7 +87,7 @@ class DeltaFIFO final : public ReflectorStore {
   bool IsClosed() const;
 
   // True once the first Replace's items (and its tombstones) were all popped, or once an
-  // Add/Update/Delete came before any Replace (spec 3.5).
+  // Add/Update/Delete came before any Replace (behaviour 3.5).
   bool HasSynced() const;
 
   std::vector<std::string> ListKeys() const;

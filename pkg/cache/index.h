@@ -1,4 +1,4 @@
-// Index functions and the maps an Indexer keeps (spec 5.2, 5.4). Type definitions and pure
+// Index functions and the maps an Indexer keeps (behaviour 5.2, 5.4). Type definitions and pure
 // functions only; safe from any thread.
 #pragma once
 
@@ -22,7 +22,7 @@ using Index = std::map<std::string, std::set<std::string>>;
 // Index name → index.
 using Indices = std::map<std::string, Index>;
 
-// The standard index every informer offers (spec 5.4).
+// The standard index every informer offers (behaviour 5.4).
 inline constexpr char kNamespaceIndex[] = "namespace";
 
 // Indexes an object by its namespace (a cluster-scoped object is indexed under "").

@@ -1,5 +1,6 @@
-// Indexer: a Store that also maintains secondary indexes (spec 5). The informer's cache; listers
-// read it. Implementations are safe for concurrent use (readers share a lock, writers exclude).
+// Indexer: a Store that also maintains secondary indexes (behaviour 5). The informer's cache;
+// listers read it. Implementations are safe for concurrent use (readers share a lock, writers
+// exclude).
 #pragma once
 
 #include <memory>

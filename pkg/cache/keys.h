@@ -44,10 +44,10 @@ class DeletedFinalStateUnknown final : public api::Object {
 // Returns the tombstone if obj is one, else nullptr.
 const DeletedFinalStateUnknown* AsTombstone(const api::Object& obj);
 
-// "namespace/name", or "name" when the namespace is empty (spec 5.1).
+// "namespace/name", or "name" when the namespace is empty (behaviour 5.1).
 std::string MetaNamespaceKeyFunc(const api::Object& obj);
 
-// Like MetaNamespaceKeyFunc, but a tombstone keys by the key it was stored under (spec 5.1).
+// Like MetaNamespaceKeyFunc, but a tombstone keys by the key it was stored under (behaviour 5.1).
 std::string DeletionHandlingMetaNamespaceKeyFunc(const api::Object& obj);
 
 // Splits a key into {namespace, name}. Errors on more than one '/' or an empty part.

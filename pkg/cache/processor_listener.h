@@ -1,6 +1,7 @@
 // ProcessorListener: one per event handler. The informer appends notifications to an unbounded
 // buffer without ever blocking; the listener's own thread (Run) hands them to the handler in order
-// (spec 4.3). Add, HasSynced and the resync accessors are safe from any thread; Run is called once.
+// (behaviour 4.3). Add, HasSynced and the resync accessors are safe from any thread; Run is called
+// once.
 #pragma once
 
 #include <condition_variable>

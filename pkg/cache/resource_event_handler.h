@@ -14,9 +14,9 @@ class ResourceEventHandler {
  public:
   virtual ~ResourceEventHandler() = default;
   // is_in_initial_list: obj came from the informer's first list, or from the cache replay a handler
-  // added after start receives (spec 3.5, 4.5).
+  // added after start receives (behaviour 3.5, 4.5).
   virtual void OnAdd(const api::ObjectPtr& obj, bool is_in_initial_list) = 0;
-  // Equal resourceVersions mean a periodic resync, not a change (spec 4.2).
+  // Equal resourceVersions mean a periodic resync, not a change (behaviour 4.2).
   virtual void OnUpdate(const api::ObjectPtr& old_obj, const api::ObjectPtr& new_obj) = 0;
   // obj is the last known state, or a DeletedFinalStateUnknown tombstone (see AsTombstone).
   virtual void OnDelete(const api::ObjectPtr& obj) = 0;
@@ -32,7 +32,7 @@ struct ResourceEventHandlerFuncs {
 std::shared_ptr<ResourceEventHandler> MakeResourceEventHandler(ResourceEventHandlerFuncs funcs);
 
 // What AddEventHandler returns: the handle to remove the handler and to ask whether it has
-// received every object of the initial list (spec 4.5). Safe to use from any thread.
+// received every object of the initial list (behaviour 4.5). Safe to use from any thread.
 class ResourceEventHandlerRegistration {
  public:
   virtual ~ResourceEventHandlerRegistration() = default;

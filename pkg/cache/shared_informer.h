@@ -1,6 +1,6 @@
 // SharedIndexInformer: one Reflector → DeltaFIFO → Indexer pipeline per resource, shared by any
-// number of event handlers (spec 4). All methods are safe for concurrent use; Run is called once
-// and blocks until its stop token is set.
+// number of event handlers (behaviour 4). All methods are safe for concurrent use; Run is called
+// once and blocks until its stop token is set.
 #pragma once
 
 #include <memory>
@@ -19,7 +19,7 @@
 
 namespace kcm::cache {
 
-// Handlers may not ask to resync more often than this (spec 4.4).
+// Handlers may not ask to resync more often than this (behaviour 4.4).
 inline constexpr Clock::duration kMinimumResyncPeriod = std::chrono::seconds(1);
 
 struct SharedIndexInformerOptions {
@@ -46,19 +46,19 @@ class SharedIndexInformer {
   SharedIndexInformer& operator=(const SharedIndexInformer&) = delete;
 
   // Registers a handler with the informer's default resync period. After start the handler first
-  // receives every cached object as an Add with is_in_initial_list=true (spec 4.5). Error once the
-  // informer has stopped.
+  // receives every cached object as an Add with is_in_initial_list=true (behaviour 4.5). Error once
+  // the informer has stopped.
   Result<std::shared_ptr<ResourceEventHandlerRegistration>> AddEventHandler(
       std::shared_ptr<ResourceEventHandler> handler);
   Result<std::shared_ptr<ResourceEventHandlerRegistration>> AddEventHandler(
       ResourceEventHandlerFuncs funcs);
   // resync_period: at least kMinimumResyncPeriod; before start a smaller period lowers the
-  // informer's check period, after start it is raised to the check period (spec 4.4).
+  // informer's check period, after start it is raised to the check period (behaviour 4.4).
   Result<std::shared_ptr<ResourceEventHandlerRegistration>> AddEventHandlerWithResyncPeriod(
       std::shared_ptr<ResourceEventHandler> handler, Clock::duration resync_period);
   Status RemoveEventHandler(const std::shared_ptr<ResourceEventHandlerRegistration>& registration);
 
-  // Both must be called before Run (spec 4.6).
+  // Both must be called before Run (behaviour 4.6).
   Status SetTransform(TransformFunc transform);
   Status AddIndexers(const Indexers& indexers);
 
@@ -66,7 +66,7 @@ class SharedIndexInformer {
   // after every thread it started has been joined.
   void Run(std::stop_token stop);
 
-  // True once the first list has been fully delivered to the indexer (spec 3.5).
+  // True once the first list has been fully delivered to the indexer (behaviour 3.5).
   bool HasSynced() const;
   bool IsStopped() const;
   std::string LastSyncResourceVersion() const;
@@ -94,7 +94,7 @@ class SharedIndexInformer {
   std::shared_ptr<Reflector> reflector_;
 
   // Held while deltas are applied and while a late handler gets its replay, so that the replay
-  // and the live notifications neither overlap nor leave a gap (spec 4.5).
+  // and the live notifications neither overlap nor leave a gap (behaviour 4.5).
   std::mutex block_deltas_;
 };
 

@@ -1,5 +1,5 @@
 // SharedProcessor: fans an informer's notifications out to its listeners and runs one thread per
-// listener (spec 4.2, 4.3). All methods are safe for concurrent use; Run is called once.
+// listener (behaviour 4.2, 4.3). All methods are safe for concurrent use; Run is called once.
 #pragma once
 
 #include <condition_variable>

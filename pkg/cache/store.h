@@ -23,14 +23,14 @@ class ReflectorStore {
   // Replaces the whole content with items, listed at resource_version.
   virtual Status Replace(std::vector<api::ObjectPtr> items,
                          const std::string& resource_version) = 0;
-  // Periodic resync hook (spec 2.6); meaningless for a plain store.
+  // Periodic resync hook (behaviour 2.6); meaningless for a plain store.
   virtual Status Resync() = 0;
   // A watch bookmark: the stream is complete up to resource_version (client-go Store.Bookmark).
   // Only stores that report how far they have applied the stream care.
   virtual void Bookmark(const std::string& /*resource_version*/) {}
 };
 
-// Read access by key: the "known objects" a DeltaFIFO consults (spec 3.3, 3.4, 3.6).
+// Read access by key: the "known objects" a DeltaFIFO consults (behaviour 3.3, 3.4, 3.6).
 class KeyListerGetter {
  public:
   virtual ~KeyListerGetter() = default;

@@ -184,7 +184,7 @@ void ThreadSafeStore::UpdateOneIndex(cache::Index& index,
       continue;
     }
     set->second.erase(key);
-    // Empty sets are dropped so that values of deleted objects do not accumulate (spec 5.2).
+    // Empty sets are dropped so that values of deleted objects do not accumulate (behaviour 5.2).
     if (set->second.empty()) {
       index.erase(set);
     }

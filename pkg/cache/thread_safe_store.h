@@ -1,6 +1,6 @@
 // ThreadSafeStore: the key-addressed map of immutable objects plus its indices, under one
-// reader/writer lock (spec 5.1-5.3). All methods are safe for concurrent use; returned objects are
-// shared and immutable, returned containers are copies.
+// reader/writer lock (behaviour 5.1-5.3). All methods are safe for concurrent use; returned objects
+// are shared and immutable, returned containers are copies.
 #pragma once
 
 #include <map>

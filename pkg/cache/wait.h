@@ -1,6 +1,6 @@
 // Waiting helpers on a Clock: the jittered exponential backoff the Reflector sleeps between
-// ListAndWatch attempts (spec 2.1) and WaitForCacheSync (spec 4.7). ExponentialBackoff is not
-// thread-safe (one owner); WaitForCacheSync may be called from any thread.
+// ListAndWatch attempts (behaviour 2.1) and WaitForCacheSync (behaviour 4.7). ExponentialBackoff is
+// not thread-safe (one owner); WaitForCacheSync may be called from any thread.
 #pragma once
 
 #include <chrono>

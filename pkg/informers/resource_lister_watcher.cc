@@ -32,7 +32,7 @@ class ResourceWatch final : public cache::WatchInterface {
                      ? codec_.decode_watch_event_protobuf(**frame)
                      : codec_.decode_watch_event(*decoder_, PaddedInput(**frame));
     if (!event.ok()) {
-      // Spec 1.8: a frame we cannot decode ends the stream with a synthetic 500.
+      // Behaviour 1.8: a frame we cannot decode ends the stream with a synthetic 500.
       stream_->Stop();
       return Error{500,
                    std::string(errors::reason::kClientWatchDecoding),

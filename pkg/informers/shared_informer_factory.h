@@ -1,5 +1,5 @@
 // SharedInformerFactory: one SharedIndexInformer per resource, shared by every controller, with a
-// default resync period and per-resource overrides (spec 6). Thread-safe. Start runs each new
+// default resync period and per-resource overrides (behaviour 6). Thread-safe. Start runs each new
 // informer on its own thread; Shutdown (or the destructor) stops and joins them.
 #pragma once
 
@@ -26,7 +26,7 @@ struct SharedInformerFactoryOptions {
   TweakListOptionsFunc tweak_list_options;  // label/field selectors for every informer (6.1)
   std::map<std::string, Clock::duration> custom_resync;    // by ResourceType::name (6.2)
   std::map<std::string, cache::TransformFunc> transforms;  // by ResourceType::name (6.1)
-  bool use_watch_list = false;                             // streaming list (spec 2.7)
+  bool use_watch_list = false;                             // streaming list (behaviour 2.7)
   Clock* clock = nullptr;                                  // null = RealClock
 };
 

@@ -1,5 +1,5 @@
 // Candidate identity for leader election: "<hostname>_<uuid v4>" as kube-controller-manager
-// builds it (spec L2). Thread-safe.
+// builds it (L2). Thread-safe.
 #pragma once
 
 #include <string>

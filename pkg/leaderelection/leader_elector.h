@@ -1,5 +1,5 @@
 // LeaderElector: runs for leadership on a ResourceLock, renews it while leading and gives it up
-// on loss or shutdown (client-go's leaderelection.LeaderElector, spec L2-L5). Run blocks on the
+// on loss or shutdown (client-go's leaderelection.LeaderElector, L2-L5). Run blocks on the
 // caller's thread; IsLeader/GetLeader/Check may be called from any thread.
 #pragma once
 

@@ -1,4 +1,4 @@
-// Leader election metrics with upstream names (spec L5/M3): leader_election_master_status{name}
+// Leader election metrics with upstream names (L5/M3): leader_election_master_status{name}
 // (1 while leading, 0 otherwise) and leader_election_slowpath_total{name}. Thread-safe.
 #pragma once
 

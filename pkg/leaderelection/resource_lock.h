@@ -14,7 +14,7 @@
 
 namespace kcm::leaderelection {
 
-// The lease as leader election reads and writes it (spec L1).
+// The lease as leader election reads and writes it (L1).
 struct LeaderElectionRecord {
   std::string holder_identity;  // "" = nobody holds it (released)
   int32_t lease_duration_seconds = 0;

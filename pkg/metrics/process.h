@@ -1,4 +1,4 @@
-// Process metrics with Go's client_golang names (spec daemon.md M4): resident memory, virtual
+// Process metrics with Go's client_golang names (daemon.md M4): resident memory, virtual
 // memory, CPU seconds, start time, open and max fds. UpdateProcessMetrics refreshes them from
 // /proc; call it before each scrape. Thread-safe.
 #pragma once

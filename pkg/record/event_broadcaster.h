@@ -1,5 +1,5 @@
 // EventBroadcaster: turns recorder calls into core/v1 Events on the API server without blocking
-// the caller (client-go's record.EventBroadcaster, spec E1-E3). Recorders push onto a bounded
+// the caller (client-go's record.EventBroadcaster, E1-E3). Recorders push onto a bounded
 // queue (dropped beyond it); one worker thread correlates each event and writes it through an
 // EventSink, retrying transport errors. Thread-safe.
 #pragma once

@@ -1,6 +1,6 @@
 // DelegatingAuthorizer: decides who may read /metrics by asking the API server — a TokenReview
 // authenticates the bearer token, a SubjectAccessReview authorizes "get" on the path (upstream's
-// delegated authentication/authorization, spec S2). Both answers are cached, positive and negative
+// delegated authentication/authorization, S2). Both answers are cached, positive and negative
 // alike, with upstream's kube-controller-manager defaults: 10 s for a token (authenticated or not;
 // DelegatingAuthenticatorConfig's CacheTTL serves both) and 10 s for an allowed or a denied
 // SubjectAccessReview (DelegatingAuthorizationOptions' AllowCacheTTL / DenyCacheTTL). Errors are

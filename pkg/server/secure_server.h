@@ -1,5 +1,5 @@
-// SecureServer: the daemon's HTTPS endpoint for /metrics, /healthz, /livez and /readyz (spec
-// daemon.md S1, S2). Health checks and the authorizer are set before Start; Start/Stop are called
+// SecureServer: the daemon's HTTPS endpoint for /metrics, /healthz, /livez and /readyz
+// (daemon.md S1, S2). Health checks and the authorizer are set before Start; Start/Stop are called
 // from one thread; checks run on the server's I/O thread and must be thread-safe and quick.
 //
 // Serving is asynchronous (one I/O thread, see docs/architecture.md "pkg/server"): each connection

@@ -1,4 +1,4 @@
-// The kube-controller-manager binary driven as an operator would (issue 7): bad flags, an
+// The kube-controller-manager binary driven as an operator would: bad flags, an
 // unreachable API server, /metrics checked by promtool and moving during a rollout, readiness,
 // graceful stop, and leader failover between two replicas. Each test gets a private testbed: the
 // daemon watches every namespace, so it must not share one with in-process controller tests.

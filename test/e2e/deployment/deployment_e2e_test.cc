@@ -1,4 +1,4 @@
-// E2E for the Deployment controller (spec D1–D18 as users see them): our daemon binary runs both
+// E2E for the Deployment controller (D1–D18 as users see them): our daemon binary runs both
 // controllers against the testbed and every step is a kubectl command, as a user would type it.
 // Invariants are checked on states sampled continuously while a rollout runs; waits poll until a
 // condition holds (the timeouts only bound a failing test, nothing asserts on time).
@@ -432,9 +432,9 @@ std::streamoff DaemonLogSize() {
   return in ? static_cast<std::streamoff>(in.tellg()) : 0;
 }
 
-// Stale caches (issue 13): a Deployment at 8 replicas patched in one step to 7 replicas and a new
-// template, 12 times. The scale-down of the old ReplicaSet is our own write; a sync that sees the
-// new RS while the old ReplicaSet's status still predates that scale-down trips
+// Stale caches (deployment.md D8): a Deployment at 8 replicas patched in one step to 7 replicas and
+// a new template, 12 times. The scale-down of the old ReplicaSet is our own write; a sync that sees
+// the new RS while the old ReplicaSet's status still predates that scale-down trips
 // cleanupUnhealthyReplicas ("got invalid request to scale down"). Upstream v1.37.2 drops that
 // error in reconcileOldReplicaSets; we used to fail the sync and retry it every few milliseconds
 // (208 failed syncs in 12 rounds on this test bed before the fix). Failed Deployment syncs come

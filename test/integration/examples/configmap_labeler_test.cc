@@ -1,5 +1,6 @@
 // The example controller (examples/configmap-labeler) against a real kube-apiserver: every
-// ConfigMap of its namespace gets the label, and keeps it when a user removes it (issue 8).
+// ConfigMap of its namespace gets the label, and keeps it when a user removes it (the user guide
+// docs/writing-a-controller.md walks through this example).
 #include "examples/configmap-labeler/configmap_labeler.h"
 
 #include <gtest/gtest.h>

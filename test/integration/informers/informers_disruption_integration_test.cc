@@ -1,7 +1,7 @@
 // The informer stack through disruptions of the control plane: an etcd compaction while the
-// informer's watch is down (410 → relist, spec 2.3/2.4) and a kube-apiserver restart mid-watch.
-// Both restart the API server, so this binary runs its own private testbed rather than the
-// shared one (other tests would see their connections refused).
+// informer's watch is down (410 → relist, behaviour 2.3/2.4) and a kube-apiserver restart
+// mid-watch. Both restart the API server, so this binary runs its own private testbed rather than
+// the shared one (other tests would see their connections refused).
 #include <gtest/gtest.h>
 
 #include <atomic>

@@ -1,4 +1,4 @@
-// Leader election against a real kube-apiserver (spec L2, L3, E1, E2): two candidates in one
+// Leader election against a real kube-apiserver (L2, L3, E1, E2): two candidates in one
 // process on one Lease in kube-system; the standby waits while the leader renews and takes over
 // within about one retry period after the leader releases. Also checks that the Events the
 // election records (through the real EventBroadcaster and ClientEventSink) land on the server,

@@ -1,7 +1,7 @@
 // The ReplicaSet controller (in-process, as the controller-manager user with the RBAC rights of
 // deploy/rbac.yaml) against a real kube-apiserver + kube-scheduler + KWOK nodes: scaling, pod
 // replacement, adoption/release, deletion order, minReadySeconds, quota failures and a
-// ReplicaSet deleted mid-scale-up (spec R3–R15). Waits poll the API server with a generous
+// ReplicaSet deleted mid-scale-up (R3–R15). Waits poll the API server with a generous
 // deadline; no assertion depends on timing.
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// No over-creation across a crash (spec R2, R7): the kube-controller-manager daemon (our binary,
+// No over-creation across a crash (R2, R7): the kube-controller-manager daemon (our binary,
 // --controllers=replicaset) scales a ReplicaSet to 500, is killed with SIGKILL mid-scale-up and
 // started again; exactly 500 pods are ever created (every pod UID the test's own watch saw).
 // Runs a private testbed (5 KWOK nodes): the daemon watches every namespace, so it must not

@@ -1,4 +1,4 @@
-// DelegatingAuthorizer against a real kube-apiserver (spec S2): TokenReview authenticates the
+// DelegatingAuthorizer against a real kube-apiserver (S2): TokenReview authenticates the
 // caller, SubjectAccessReview decides "get /metrics".
 #include "pkg/server/delegating_authorizer.h"
 

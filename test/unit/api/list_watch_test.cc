@@ -9,7 +9,7 @@
 namespace kcm::api {
 namespace {
 
-// Spec 1.9/2.3: a LIST page carries items, resourceVersion, continue and remainingItemCount.
+// Behaviour 1.9/2.3: a LIST page carries items, resourceVersion, continue and remainingItemCount.
 TEST(ListTest, DecodesPodListPage) {
   Decoder d;
   std::string pod = testing::ApiTestdata("pod-10k.json");
@@ -59,7 +59,7 @@ TEST(ListTest, GenericItemsTakeTheListKind) {
   EXPECT_EQ(g->raw_json, R"({"metadata":{"name":"c","namespace":"n"},"data":{"k":"v"}})");
 }
 
-// Spec 1.8 / 2.5: event types and the object's resourceVersion.
+// Behaviour 1.8 / 2.5: event types and the object's resourceVersion.
 TEST(WatchTest, DecodesModifiedPodEvent) {
   Decoder d;
   std::string frame =
@@ -94,7 +94,7 @@ TEST(WatchTest, AllTypesAndObjectBeforeType) {
   }
 }
 
-// Spec 2.7: BOOKMARK carries the RV and the initial-events-end annotation.
+// Behaviour 2.7: BOOKMARK carries the RV and the initial-events-end annotation.
 TEST(WatchTest, Bookmark) {
   Decoder d;
   auto ev = PodCodec().decode_watch_event(
@@ -112,7 +112,7 @@ TEST(WatchTest, Bookmark) {
   EXPECT_FALSE(plain->initial_events_end);
 }
 
-// Spec 1.8: an ERROR's object is a Status.
+// Behaviour 1.8: an ERROR's object is a Status.
 TEST(WatchTest, ErrorCarriesStatus) {
   Decoder d;
   auto ev = PodCodec().decode_watch_event(

@@ -10,7 +10,7 @@
 namespace kcm::api {
 namespace {
 
-// Spec 1.7: code, reason, message, details.causes[].reason.
+// Behaviour 1.7: code, reason, message, details.causes[].reason.
 TEST(StatusTest, DecodesStatusWithCauses) {
   auto err = DecodeStatus(
       R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"forbidden: ns terminating",)"

@@ -1,4 +1,4 @@
-// Unit tests of controllers/deployment/util (spec D3, D5, D6, D7, D9, D13, D14).
+// Unit tests of controllers/deployment/util (D3, D5, D6, D7, D9, D13, D14).
 #include "controllers/deployment/util/deployment_util.h"
 
 #include <gtest/gtest.h>

@@ -1,6 +1,6 @@
 // cache::ListAllPages (upstream's tools/pager ListPager, the one pager of the code base) through
 // the production ResourceListerWatcher against a scripted HTTP server: the queries on the wire
-// (spec 1.9) and the 410 full-list fallback.
+// (behaviour 1.9) and the 410 full-list fallback.
 #include <gtest/gtest.h>
 
 #include <atomic>

@@ -1,5 +1,5 @@
-// SharedInformerFactory (spec 6.1-6.3) and the typed listers, with scripted ListerWatchers from
-// test/unit/cache/fakes.h.
+// SharedInformerFactory (behaviour 6.1-6.3) and the typed listers, with scripted ListerWatchers
+// from test/unit/cache/fakes.h.
 #include "pkg/informers/shared_informer_factory.h"
 
 #include <dirent.h>

@@ -1,4 +1,4 @@
-// LeaderElector over a FakeLock on a FakeClock (spec L1-L5, M3): acquire, wait for a live
+// LeaderElector over a FakeLock on a FakeClock (L1-L5, M3): acquire, wait for a live
 // holder by our own clock, take over an expired lease, optimistic conflicts, renewals, loss past
 // the renew deadline, release on cancel and the leader_election_master_status metric.
 #include "pkg/leaderelection/leader_elector.h"

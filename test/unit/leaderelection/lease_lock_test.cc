@@ -1,4 +1,4 @@
-// LeaseLock over a scripted HTTP server (spec L1, L2): the record read from a Lease, updates
+// LeaseLock over a scripted HTTP server (L1, L2): the record read from a Lease, updates
 // conditional on the last resourceVersion seen, unknown fields kept, create, and lock events.
 #include "pkg/leaderelection/lease_lock.h"
 

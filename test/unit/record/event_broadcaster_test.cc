@@ -1,4 +1,4 @@
-// EventBroadcaster end to end over a FakeEventSink and a FakeClock (spec E1-E3): the Event as
+// EventBroadcaster end to end over a FakeEventSink and a FakeClock (E1-E3): the Event as
 // written, repeats sent as patches, the bounded non-blocking queue, retries and fallbacks.
 #include "pkg/record/event_broadcaster.h"
 

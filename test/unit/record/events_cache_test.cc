@@ -1,4 +1,4 @@
-// EventCorrelator (spec E2): de-duplication into a count patch, aggregation of similar events,
+// EventCorrelator (E2): de-duplication into a count patch, aggregation of similar events,
 // the per-object spam filter, all on a FakeClock.
 #include "pkg/record/events_cache.h"
 

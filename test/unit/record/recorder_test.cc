@@ -1,4 +1,4 @@
-// FakeRecorder, Eventf formatting, GetReference and the Event wire body (spec E1).
+// FakeRecorder, Eventf formatting, GetReference and the Event wire body (E1).
 #include <gtest/gtest.h>
 
 #include "pkg/api/json.h"
