@@ -101,30 +101,16 @@ def render(version, order, flags, gates, controllers):
     out.append("  return flags;")
     out.append("}")
     out.append("")
-    out.append("const std::vector<std::string>& UpstreamSections() {")
-    out.append("  static const std::vector<std::string> sections = {")
-    for s in order:
-        out.append("      %s," % c_str(s))
-    out.append("  };")
-    out.append("  return sections;")
-    out.append("}")
-    out.append("")
-    out.append("const std::vector<std::string>& UpstreamFeatureGates() {")
-    out.append("  static const std::vector<std::string> gates = {")
-    for g in gates:
-        out.append("      %s," % c_str(g))
-    out.append("  };")
-    out.append("  return gates;")
-    out.append("}")
-    out.append("")
-    out.append("const std::vector<std::string>& UpstreamControllerNames() {")
-    out.append("  static const std::vector<std::string> names = {")
-    for c in controllers:
-        out.append("      %s," % c_str(c))
-    out.append("  };")
-    out.append("  return names;")
-    out.append("}")
-    out.append("")
+    for func, var, items in (("UpstreamSections", "sections", order),
+                             ("UpstreamFeatureGates", "gates", gates),
+                             ("UpstreamControllerNames", "names", controllers)):
+        out.append("const std::vector<std::string>& %s() {" % func)
+        out.append("  static const std::vector<std::string> %s = {" % var)
+        out.extend("      %s," % c_str(item) for item in items)
+        out.append("  };")
+        out.append("  return %s;" % var)
+        out.append("}")
+        out.append("")
     out.append("}  // namespace kcm::app")
     out.append("// clang-format on")
     return "\n".join(out) + "\n"

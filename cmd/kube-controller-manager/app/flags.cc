@@ -25,29 +25,27 @@ bool IsFalseValue(const std::string& v) {
   return v == "false" || v == "0" || v == "f" || v == "F" || v == "FALSE" || v == "False";
 }
 
-// The setters below parse like Go's strconv, whose wording pflag puts in its error.
-std::function<Status(const std::string&)> Int(int* out) {
-  return [out](const std::string& v) -> Status {
-    int n = 0;
+// The setters below parse like Go's strconv, whose wording pflag puts in its error
+// ("strconv.ParseInt: parsing \"x\": invalid syntax").
+template <typename Number>
+std::function<Status(const std::string&)> Numeric(Number* out, const char* go_parser) {
+  return [out, go_parser](const std::string& v) -> Status {
+    Number n{};
     auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
     if (ec != std::errc() || end != v.data() + v.size() || v.empty()) {
-      return ValueError("strconv.ParseInt: parsing \"" + v + "\": invalid syntax");
+      return ValueError(std::string(go_parser) + ": parsing \"" + v + "\": invalid syntax");
     }
     *out = n;
     return OkStatus();
   };
 }
 
+std::function<Status(const std::string&)> Int(int* out) {
+  return Numeric(out, "strconv.ParseInt");
+}
+
 std::function<Status(const std::string&)> Float(double* out) {
-  return [out](const std::string& v) -> Status {
-    double d = 0;
-    auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), d);
-    if (ec != std::errc() || end != v.data() + v.size() || v.empty()) {
-      return ValueError("strconv.ParseFloat: parsing \"" + v + "\": invalid syntax");
-    }
-    *out = d;
-    return OkStatus();
-  };
+  return Numeric(out, "strconv.ParseFloat");
 }
 
 std::function<Status(const std::string&)> Bool(bool* out) {

@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# Memory at scale: D Deployments × R replicas (default 5,000 × 10 = 5,000 ReplicaSets and 50,000
+# pods), created and converged once, then our kube-controller-manager and upstream's started in
+# turn on the same objects (deployment and replicaset controllers, same client flags). For each:
+# time to "caches synced", peak RSS (VmHWM) from start to idle, and RSS once idle (the process's CPU
+# stays under 2 % for 10 s), as ours / upstream / ratio. The pods name a scheduler that does not
+# exist, so kube-scheduler and KWOK stay idle and the API server holds plain pending pods.
+#
+# Usage: bench/daemon/scale_rss.sh [build-dir]
+# Environment: D (5000), R (10), QPS / BURST for the measured runs (1000/1500), KCM_TESTBED_DIR
+# (state dir; a testbed already up there is reused, else one is started and stopped at the end),
+# KCM_BENCH_KEEP=1 keeps the objects for another run.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+build=${1:-build}
+D=${D:-5000}
+R=${R:-10}
+QPS=${QPS:-1000}
+BURST=${BURST:-1500}
+NODES=1
+ns=bench-scale-rss
+dir=${KCM_TESTBED_DIR:-/tmp/kcm-scale-rss}
+# shellcheck source=bench/lib/controller_bench.sh
+source bench/lib/controller_bench.sh
+bench_testbed_up
+mkdir -p "$dir/logs"
+
+count() { $K -n "$ns" get "$1" --no-headers 2>/dev/null | wc -l; }
+# ReplicaSets whose status counts all R pods.
+rs_full() {
+  $K -n "$ns" get rs -o 'jsonpath={range .items[*]}{.status.replicas}{"\n"}{end}' 2>/dev/null |
+    grep -cx "$R" || true
+}
+
+# ---- setup: create and converge once, with our daemon at a high rate limit ------------------
+if [ "$(count deployments)" != "$D" ] || [ "$(count pods)" != "$((D * R))" ]; then
+  $K create namespace "$ns" >/dev/null 2>&1 || true
+  echo "setup: $D Deployments x $R replicas in $ns"
+  for i in $(seq "$D"); do
+    cat <<YAML
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: d$i, labels: {bench: scale-rss}}
+spec:
+  replicas: $R
+  selector: {matchLabels: {app: d$i}}
+  template:
+    metadata: {labels: {app: d$i, tier: bench, team: kcm}}
+    spec: {schedulerName: none, containers: [{name: c, image: registry.example/app:1.0}]}
+YAML
+  done | $K -n "$ns" create -f - >/dev/null 2>&1 || true
+  "$ours" --kubeconfig="$KCM_TESTBED_KCM_KUBECONFIG" --controllers=deployment,replicaset \
+    --leader-elect=false --bind-address=127.0.0.1 --secure-port="$(free_port)" \
+    --kube-api-qps=2000 --kube-api-burst=3000 >"$dir/logs/setup.log" 2>&1 &
+  setup_pid=$!
+  t0=$(now)
+  until [ "$(rs_full)" = "$D" ]; do
+    sleep 5
+    echo "  $(count pods) pods, $(rs_full) full ReplicaSets after $(printf '%.0f' "$(echo "$(now) - $t0" | bc)") s"
+  done
+  kill -TERM "$setup_pid"; wait "$setup_pid" || true
+  echo "setup done in $(printf '%.0f' "$(echo "$(now) - $t0" | bc)") s"
+fi
+
+# ---- measured runs --------------------------------------------------------------------------
+# measure <label> <command...>: prints "sync_s peak_kb steady_kb cpu_s".
+measure() {
+  local label=$1; shift
+  local log="$dir/logs/scale-rss-$label.log"
+  local t0; t0=$(now)
+  "$@" >"$log" 2>&1 &
+  local pid=$! t_sync=""
+  for _ in $(seq 3000); do
+    if grep -qE 'Caches are synced|Starting workers' "$log"; then t_sync=$(now); break; fi
+    sleep 0.1
+  done
+  # Idle: under 2 % of a core for 10 s in a row (at most 10 minutes).
+  local quiet=0 prev cur
+  prev=$(cpu_ticks "$pid")
+  for _ in $(seq 600); do
+    sleep 1
+    cur=$(cpu_ticks "$pid")
+    if (( (cur - prev) * 100 < 2 * tick )); then quiet=$((quiet + 1)); else quiet=0; fi
+    prev=$cur
+    [ "$quiet" -ge 10 ] && break
+  done
+  local steady peak
+  steady=$(awk '/VmRSS/ {print $2}' "/proc/$pid/status")
+  peak=$(rss_kb "$pid")
+  kill -TERM "$pid"; wait "$pid" || true
+  printf '%s %s %s %s\n' "$(echo "${t_sync:-$(now)} - $t0" | bc)" "$peak" "$steady" \
+    "$(echo "$cur / $tick" | bc -l)"
+}
+
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+read -r o_sync o_peak o_steady o_cpu < <(measure ours "$ours" \
+  --kubeconfig="$KCM_TESTBED_KCM_KUBECONFIG" --controllers=deployment,replicaset \
+  --leader-elect=false --bind-address=127.0.0.1 --secure-port="$(free_port)" \
+  --kube-api-qps="$QPS" --kube-api-burst="$BURST")
+read -r u_sync u_peak u_steady u_cpu < <(measure upstream "$upstream" \
+  --kubeconfig="$KCM_TESTBED_ADMIN_KUBECONFIG" \
+  --authentication-kubeconfig="$KCM_TESTBED_ADMIN_KUBECONFIG" \
+  --authorization-kubeconfig="$KCM_TESTBED_ADMIN_KUBECONFIG" --controllers=deployment,replicaset \
+  --leader-elect=false --bind-address=127.0.0.1 --secure-port="$(free_port)" \
+  --kube-api-qps="$QPS" --kube-api-burst="$BURST")
+
+echo "$D Deployments, $D ReplicaSets, $((D * R)) pods cached; --kube-api-qps=$QPS --kube-api-burst=$BURST"
+echo "load before $load_before, after $(cut -d' ' -f1-3 /proc/loadavg)"
+python3 - "$o_sync" "$u_sync" "$o_peak" "$u_peak" "$o_steady" "$u_steady" "$o_cpu" "$u_cpu" <<'PY'
+import sys
+o_sync, u_sync, o_peak, u_peak, o_steady, u_steady, o_cpu, u_cpu = map(float, sys.argv[1:])
+print(f"{'figure':28} {'ours':>10} {'upstream':>10} {'ratio':>7}")
+for name, o, u, unit in (("start -> caches synced", o_sync, u_sync, "s"),
+                         ("peak RSS (start to idle)", o_peak / 1024, u_peak / 1024, "MiB"),
+                         ("RSS once idle", o_steady / 1024, u_steady / 1024, "MiB"),
+                         ("CPU start to idle", o_cpu, u_cpu, "s")):
+    print(f"{name:28} {o:8.1f} {unit:<3} {u:8.1f} {unit:<3} {o / u if u else 0:7.2f}")
+print(f"ours: peak / idle = {o_peak / o_steady:.2f}; upstream: {u_peak / u_steady:.2f}")
+PY
+if [ "${KCM_BENCH_KEEP:-0}" != 1 ]; then $K delete namespace "$ns" --wait=false >/dev/null; fi
+bench_testbed_down
