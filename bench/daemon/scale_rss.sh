@@ -9,7 +9,8 @@
 # Usage: bench/daemon/scale_rss.sh [build-dir]
 # Environment: D (5000), R (10), QPS / BURST for the measured runs (1000/1500), KCM_TESTBED_DIR
 # (state dir; a testbed already up there is reused, else one is started and stopped at the end),
-# KCM_BENCH_KEEP=1 keeps the objects for another run.
+# KCM_BENCH_KEEP=1 keeps the objects and the testbed for another run, KCM_BENCH_SETUP_ONLY=1 stops
+# after creating and converging them.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build}
@@ -74,6 +75,8 @@ YAML
   kill -TERM "$setup_pid"; wait "$setup_pid" || true
   echo "setup done in $(printf '%.0f' "$(echo "$(now) - $t0" | bc)") s"
 fi
+
+[ "${KCM_BENCH_SETUP_ONLY:-0}" = 1 ] && exit 0
 
 # ---- measured runs --------------------------------------------------------------------------
 # Seconds from the first klog line of a log to its last "Caches are synced" line (upstream logs one
@@ -147,5 +150,7 @@ for name, o, u, unit in (("first log line -> synced", o_sync, u_sync, "s"),
     print(f"{name:28} {o:8.1f} {unit:<3} {u:8.1f} {unit:<3} {o / u if u else 0:7.2f}")
 print(f"ours: peak / idle = {o_peak / o_steady:.2f}; upstream: {u_peak / u_steady:.2f}")
 PY
-if [ "${KCM_BENCH_KEEP:-0}" != 1 ]; then $K delete namespace "$ns" --wait=false >/dev/null; fi
-bench_testbed_down
+if [ "${KCM_BENCH_KEEP:-0}" != 1 ]; then
+  $K delete namespace "$ns" --wait=false >/dev/null
+  bench_testbed_down
+fi
