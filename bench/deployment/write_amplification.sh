@@ -11,7 +11,11 @@
 #
 # Usage: bench/deployment/write_amplification.sh [build-dir]
 # Environment: ITER (12), NODES (3), KCM_TESTBED_DIR (default /tmp/kcm-wa-bench; a testbed already
-# up there is reused only if it audits writes, else one is started and stopped at the end).
+# up there is reused only if it audits writes, else one is started and stopped at the end);
+# WA_BODIES=1 audits ReplicaSet and Deployment writes with their bodies (KCM_TESTBED_AUDIT=
+# writes-bodies, applies to a testbed this script starts) and keeps each run's audit lines in
+# <out>/<ours|upstream>.audit for bench/deployment/rs_write_diff.py; WA_OURS_ARGS: extra flags for
+# ours (e.g. --kube-api-qps=10 to see how the counts move with its pace).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build}
@@ -23,6 +27,7 @@ if [ -f "$dir/audit-policy.yaml" ] && ! grep -q '"update"' "$dir/audit-policy.ya
   exit 1
 fi
 export KCM_TESTBED_AUDIT=writes
+[ "${WA_BODIES:-0}" = 1 ] && export KCM_TESTBED_AUDIT=writes-bodies
 # shellcheck source=bench/lib/controller_bench.sh
 source bench/lib/controller_bench.sh
 bench_testbed_up
@@ -73,15 +78,18 @@ run() {  # run <ours|upstream> <command...>
   kill -TERM "$pid"
   wait "$pid" || true
   sleep 2  # the audit log is written in blocking mode; let the last lines flush
-  python3 - "$audit" "$ns" >"$out/$mode.counts" <<'PY'
+  python3 - "$audit" "$ns" "$out/$mode.audit" "${WA_BODIES:-0}" >"$out/$mode.counts" <<'PY'
 import collections, json, sys
-audit, ns = sys.argv[1], sys.argv[2]
+audit, ns, keep_path, keep = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] == "1"
 rows = collections.Counter()
+kept = open(keep_path, "w") if keep else None
 for line in open(audit):
     e = json.loads(line)
     ref = e.get("objectRef", {})
     if ref.get("namespace") != ns or not e.get("userAgent", "").startswith("kube-controller-manager"):
         continue
+    if kept:
+        kept.write(line)
     res = ref.get("resource", "") + ("/" + ref["subresource"] if ref.get("subresource") else "")
     verb = e["verb"]
     if verb == "patch" and res in ("replicasets", "deployments"):
@@ -101,7 +109,8 @@ PY
   $K delete namespace "$ns" --wait=false >/dev/null
 }
 
-run ours "$ours" --kubeconfig="$KCM_TESTBED_KCM_KUBECONFIG"
+# shellcheck disable=SC2086 # WA_OURS_ARGS is a list of flags
+run ours "$ours" --kubeconfig="$KCM_TESTBED_KCM_KUBECONFIG" ${WA_OURS_ARGS:-}
 run upstream "$upstream" --kubeconfig="$KCM_TESTBED_ADMIN_KUBECONFIG" \
   --authentication-kubeconfig="$KCM_TESTBED_ADMIN_KUBECONFIG" \
   --authorization-kubeconfig="$KCM_TESTBED_ADMIN_KUBECONFIG"
