@@ -7,6 +7,7 @@
 #include "pkg/cache/keys.h"
 #include "pkg/client/api_errors.h"
 #include "pkg/controller/controller_ref_manager.h"
+#include "pkg/metrics/metrics.h"
 #include "pkg/record/reference.h"
 #include "pkg/runtime/controller.h"
 #include "pkg/runtime/handler.h"
@@ -25,6 +26,19 @@ Result<api::labels::Selector> SelectorOf(const api::Deployment& d) {
 Result<runtime::ReconcileResult> Done(const Status& s) {
   if (!s.ok()) return s.error();
   return runtime::ReconcileResult{};
+}
+
+// Syncs that waited for the informers to apply this controller's own writes, by the group resource
+// found behind (our counterpart of upstream's replicaset_controller_stale_sync_skips_total).
+metrics::Counter StaleSyncSkips(const std::string& group_resource) {
+  static const metrics::CounterVec vec(
+      "deployment_controller_stale_sync_skips_total",
+      "Total number of Deployment syncs deferred until the informers applied the controller's "
+      "own writes.",
+      {"group", "resource"});
+  const size_t dot = group_resource.find('.');
+  if (dot == std::string::npos) return vec.With({"", group_resource});
+  return vec.With({group_resource.substr(dot + 1), group_resource.substr(0, dot)});
 }
 
 bool SameControllerRef(const api::OwnerReference* a, const api::OwnerReference* b) {
@@ -50,7 +64,29 @@ DeploymentController::DeploymentController(
       replicasets_(std::move(replicasets)),
       recorder_(std::move(recorder)),
       options_(std::move(options)),
-      clock_(options_.clock != nullptr ? *options_.clock : RealClock::Get()) {}
+      clock_(options_.clock != nullptr ? *options_.clock : RealClock::Get()) {
+  if (!options_.read_your_writes) return;
+  std::map<std::string, controller::ConsistencyStore::LastSyncRVGetter> getters =
+      options_.consistency_rv_getters;
+  if (getters.empty() && d_informer_.informer && rs_informer_.informer) {
+    getters[kDeploymentsGroupResource] = [informer = d_informer_.informer] {
+      return informer->LastStoreSyncResourceVersion();
+    };
+    getters[kDeploymentReplicaSetsGroupResource] = [informer = rs_informer_.informer] {
+      return informer->LastStoreSyncResourceVersion();
+    };
+  }
+  if (!getters.empty()) {
+    consistency_ = std::make_unique<controller::ConsistencyStore>(std::move(getters));
+  }
+}
+
+void DeploymentController::RecordWrite(const Deployment& d, const char* group_resource,
+                                       const std::string& resource_version) {
+  if (!consistency_) return;
+  consistency_->WroteAt(cache::MetaNamespaceKeyFunc(d), d.metadata.uid, group_resource,
+                        resource_version);
+}
 
 DeploymentController::~DeploymentController() = default;
 
@@ -280,10 +316,24 @@ PodMap DeploymentController::GetPodMapForDeployment(const Deployment& d,
 
 Result<runtime::ReconcileResult> DeploymentController::SyncDeployment(const std::string& ns,
                                                                       const std::string& name) {
+  const std::string key = ns + "/" + name;
+  // Read-your-own-writes: until the informers have applied what the previous sync of this
+  // Deployment wrote, the cache shows the Deployment (or its ReplicaSets) as they were before,
+  // and a status or ReplicaSet write based on it would only fail with a conflict. The event of
+  // that write enqueues the Deployment again; the rate-limited requeue is the fallback.
+  if (consistency_) {
+    if (std::optional<controller::ConsistencyError> stale = consistency_->EnsureReady(key)) {
+      StaleSyncSkips(stale->group_resource).Inc();
+      KLOG_V_INFOS(4, "Requeueing: the informers have not applied this Deployment's last writes",
+                   "deployment", klog::KRef(ns, name), "reason", stale->Message());
+      return runtime::ReconcileResult{.requeue = true};
+    }
+  }
   auto cached = d_informer_.lister.ByNamespace(ns).Get(name);
   if (!cached.ok()) {
     if (errors::IsNotFound(cached.error())) {
       KLOG_V_INFOS(2, "Deployment has been deleted", "deployment", klog::KRef(ns, name));
+      if (consistency_) consistency_->Clear(key, "");
       return runtime::ReconcileResult{};
     }
     return cached.error();

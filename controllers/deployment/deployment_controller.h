@@ -20,6 +20,7 @@
 #include "controllers/deployment/util/deployment_util.h"
 #include "pkg/api/pod.h"
 #include "pkg/cache/shared_informer.h"
+#include "pkg/controller/consistency.h"
 #include "pkg/controller/deployment_client.h"
 #include "pkg/controller/replicaset_client.h"
 #include "pkg/informers/shared_informer_factory.h"
@@ -39,6 +40,8 @@ using PodMap = std::map<std::string, std::vector<PodPtr>>;
 
 inline constexpr const char* kControllerName = "deployment";
 inline constexpr int kMaxRetries = 15;  // upstream maxRetries: then the key is dropped
+inline constexpr const char* kDeploymentsGroupResource = "deployments.apps";
+inline constexpr const char* kDeploymentReplicaSetsGroupResource = "replicasets.apps";
 
 struct DeploymentControllerOptions {
   int workers = 5;         // --concurrent-deployment-syncs
@@ -46,6 +49,18 @@ struct DeploymentControllerOptions {
   // How long Run waits for the caches before failing; zero = until stopped (upstream's
   // WaitForNamedCacheSync).
   std::chrono::nanoseconds cache_sync_timeout{0};
+  // Read-your-own-writes (the ReplicaSet controller's ConsistencyStore, applied to the
+  // Deployment's own writes): a sync waits until the Deployment and ReplicaSet informers have
+  // applied the Deployment status, ReplicaSet creates and ReplicaSet updates the previous sync of
+  // the same Deployment wrote. Upstream v1.37 has no such check for Deployments; without it a sync
+  // that follows our own write within the informer's latency works on the Deployment as it was
+  // before that write, and its status write fails with a conflict (losing, e.g., the "Created new
+  // replica set" condition of a Recreate rollout).
+  bool read_your_writes = true;
+  // The stores' applied resourceVersion per group resource ("deployments.apps",
+  // "replicasets.apps"); empty = the informers' LastStoreSyncResourceVersion (unit tests inject
+  // their own).
+  std::map<std::string, controller::ConsistencyStore::LastSyncRVGetter> consistency_rv_getters;
 };
 
 class DeploymentController final : public runtime::Reconciler {
@@ -168,6 +183,9 @@ class DeploymentController final : public runtime::Reconciler {
   void Eventf(const Deployment& d, std::string_view type, std::string_view reason,
               const std::string& message);
   api::Time Now() const { return clock_.WallNow(); }
+  // Records a write of this sync for the read-your-own-writes check (no-op when it is off).
+  void RecordWrite(const Deployment& d, const char* group_resource,
+                   const std::string& resource_version);
 
   informers::TypedInformer<api::Deployment> d_informer_;
   informers::TypedInformer<api::ReplicaSet> rs_informer_;
@@ -177,6 +195,8 @@ class DeploymentController final : public runtime::Reconciler {
   std::shared_ptr<record::EventRecorder> recorder_;
   DeploymentControllerOptions options_;
   Clock& clock_;
+  // Null when read_your_writes is off or no store can vouch for the caches.
+  std::unique_ptr<controller::ConsistencyStore> consistency_;
 };
 
 }  // namespace kcm::deployment

@@ -49,6 +49,7 @@ Status DeploymentController::UpdateStatus(Deployment& d) {
       deployments_->UpdateStatus(d.metadata.namespace_, d.metadata.name, std::move(body).value());
   if (!updated.ok()) return updated.error();
   d = **updated;
+  RecordWrite(d, kDeploymentsGroupResource, d.metadata.resource_version);
   return OkStatus();
 }
 
@@ -123,8 +124,12 @@ Result<ReplicaSetPtr> DeploymentController::GetNewReplicaSet(Deployment& d, cons
                                   Value::Int(d.spec.min_ready_seconds));
       });
       if (!body.ok()) return body.error();
-      return replicasets_->Update(existing->metadata.namespace_, existing->metadata.name,
-                                  std::move(body).value());
+      Result<ReplicaSetPtr> updated = replicasets_->Update(
+          existing->metadata.namespace_, existing->metadata.name, std::move(body).value());
+      if (updated.ok()) {
+        RecordWrite(d, kDeploymentReplicaSetsGroupResource, (*updated)->metadata.resource_version);
+      }
+      return updated;
     }
     // The Deployment's revision follows the one the new RS already carries.
     const auto rev = annotations.find(std::string(util::kRevisionAnnotation));
@@ -173,6 +178,7 @@ Result<ReplicaSetPtr> DeploymentController::GetNewReplicaSet(Deployment& d, cons
   Result<ReplicaSetPtr> create = replicasets_->Create(d.metadata.namespace_, std::move(*body));
   if (create.ok()) {
     created = *create;
+    RecordWrite(d, kDeploymentReplicaSetsGroupResource, created->metadata.resource_version);
   } else if (errors::IsAlreadyExists(create.error())) {
     already_exists = true;
     // Ours already (an earlier sync created it and the cache has not seen it), or a collision.
@@ -311,6 +317,7 @@ Result<DeploymentController::ScaleResult> DeploymentController::ScaleReplicaSet(
   auto updated =
       replicasets_->Update(rs->metadata.namespace_, rs->metadata.name, std::move(body).value());
   if (!updated.ok()) return updated.error();
+  RecordWrite(d, kDeploymentReplicaSetsGroupResource, (*updated)->metadata.resource_version);
   if (size_needs_update) {
     Eventf(d, "Normal", "ScalingReplicaSet",
            "Scaled " + operation + " replica set " + rs->metadata.name + " from " +

@@ -232,6 +232,22 @@ class DeploymentControllerTest : public ::testing::Test {
         replicasets_, recorder_, opts);
   }
 
+  // Rebuilds the controller with the read-your-own-writes check on, the stores' applied
+  // resourceVersions read from d_store_rv_ and rs_store_rv_ (the tests move them as an informer
+  // would apply the watch stream).
+  void EnableReadYourWrites() {
+    DeploymentControllerOptions opts;
+    opts.clock = &clock_;
+    opts.consistency_rv_getters = {
+        {kDeploymentsGroupResource, [this] { return d_store_rv_; }},
+        {kDeploymentReplicaSetsGroupResource, [this] { return rs_store_rv_; }}};
+    controller_ = std::make_unique<DeploymentController>(
+        informers::TypedInformer<api::Deployment>{nullptr, informers::DeploymentLister(d_index_)},
+        informers::TypedInformer<api::ReplicaSet>{nullptr, informers::ReplicaSetLister(rs_index_)},
+        informers::TypedInformer<api::Pod>{nullptr, informers::PodLister(pod_index_)}, deployments_,
+        replicasets_, recorder_, opts);
+  }
+
   static std::shared_ptr<cache::Indexer> NewIndex() {
     return cache::NewIndexer(cache::MetaNamespaceKeyFunc,
                              {{cache::kNamespaceIndex, cache::MetaNamespaceIndexFunc}});
@@ -289,6 +305,8 @@ class DeploymentControllerTest : public ::testing::Test {
   std::shared_ptr<controller::testing::FakeReplicaSetClient> replicasets_;
   std::shared_ptr<record::FakeRecorder> recorder_;
   std::unique_ptr<DeploymentController> controller_;
+  std::string d_store_rv_ = "100";  // MakeDeployment's resourceVersion
+  std::string rs_store_rv_ = "10";  // MakeRS's resourceVersion
 };
 
 }  // namespace kcm::deployment::testing

@@ -247,6 +247,64 @@ TEST_F(DeploymentControllerTest, StatusCountsAndNoWriteWhenUnchanged) {
 }
 
 // --- cleanupDeployment ---------------------------------------------------------------------------
+// Read-your-own-writes (our addition; upstream v1.37 has none for Deployments): a sync waits
+// until the informers applied the status and ReplicaSet writes of the previous sync of the same
+// Deployment, instead of writing on an older resourceVersion and failing with a conflict.
+TEST_F(DeploymentControllerTest, SyncWaitsUntilTheInformersAppliedItsOwnWrites) {
+  EnableReadYourWrites();
+  auto d = MakeDeployment({.replicas = 3});
+  Add(d);
+  auto rs = MakeRS(*d, {.replicas = 3});
+  Add(rs);
+  ASSERT_TRUE(Sync().ok());  // the status of a complete rollout (the fake answers 1001, ...)
+  ASSERT_FALSE(Of("update-status", "deployments").empty());
+
+  // The Deployment store has applied up to 1000: wait, write nothing.
+  actions_->Clear();
+  d_store_rv_ = "1000";
+  Result<runtime::ReconcileResult> r = controller_->SyncDeployment("default", "foo");
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->requeue);
+  EXPECT_THAT(actions_->Actions(), IsEmpty());
+
+  // Applied (newer events count too): the sync runs; a scale-up writes the RS (1002).
+  d_store_rv_ = "1500";
+  Reset(d_index_, {MakeDeployment({.replicas = 5, .status = R"({"observedGeneration":1})"})});
+  ASSERT_TRUE(Sync().ok());
+  EXPECT_EQ(ScaledTo(), (std::map<std::string, int32_t>{{rs->metadata.name, 5}}));
+
+  // The ReplicaSet store has not applied that update: wait, even though the Deployment store is
+  // ahead.
+  actions_->Clear();
+  d_store_rv_ = "2000";
+  r = controller_->SyncDeployment("default", "foo");
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->requeue);
+  EXPECT_THAT(actions_->Actions(), IsEmpty());
+  rs_store_rv_ = "1600";
+  r = controller_->SyncDeployment("default", "foo");
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(r->requeue);
+}
+
+TEST_F(DeploymentControllerTest, ReadYourWritesIsPerDeployment) {
+  EnableReadYourWrites();
+  auto d = MakeDeployment();
+  Add(d);
+  Add(MakeRS(*d, {.replicas = 3}));
+  Add(MakeDeployment(
+      {.name = "bar", .uid = "bar-uid", .selector = R"({"matchLabels":{"app":"bar"}})"}));
+  ASSERT_TRUE(Sync("foo").ok());  // writes foo's status (1001)
+  d_store_rv_ = "1000";
+  // Another Deployment is not held back by foo's write.
+  Result<runtime::ReconcileResult> r = controller_->SyncDeployment("default", "bar");
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(r->requeue);
+  r = controller_->SyncDeployment("default", "foo");
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->requeue);
+}
+
 TEST_F(DeploymentControllerTest, CleanupDeletesOnlyEligibleOldestBeyondLimit) {
   auto d = MakeDeployment({.image = "img:9",
                            .revision_history_limit = 1,
