@@ -319,14 +319,17 @@ Result<runtime::ReconcileResult> DeploymentController::SyncDeployment(const std:
   const std::string key = ns + "/" + name;
   // Read-your-own-writes: until the informers have applied what the previous sync of this
   // Deployment wrote, the cache shows the Deployment (or its ReplicaSets) as they were before,
-  // and a status or ReplicaSet write based on it would only fail with a conflict. The event of
-  // that write enqueues the Deployment again; the rate-limited requeue is the fallback.
+  // and a status or ReplicaSet write based on it would only fail with a conflict. No requeue:
+  // the store gets past the written resourceVersion only by applying that write's event, whose
+  // handler enqueues this Deployment (its update event; the ReplicaSet add/update by owner), and
+  // an event applied while this sync runs marks the key to run again after it. So the wait costs
+  // no retry (upstream's conflict costs a rate-limited one, then the same event's sync).
   if (consistency_) {
     if (std::optional<controller::ConsistencyError> stale = consistency_->EnsureReady(key)) {
       StaleSyncSkips(stale->group_resource).Inc();
-      KLOG_V_INFOS(4, "Requeueing: the informers have not applied this Deployment's last writes",
+      KLOG_V_INFOS(4, "Waiting for the informers to apply this Deployment's last writes",
                    "deployment", klog::KRef(ns, name), "reason", stale->Message());
-      return runtime::ReconcileResult{.requeue = true};
+      return runtime::ReconcileResult{};
     }
   }
   auto cached = d_informer_.lister.ByNamespace(ns).Get(name);

@@ -50,12 +50,13 @@ struct DeploymentControllerOptions {
   // WaitForNamedCacheSync).
   std::chrono::nanoseconds cache_sync_timeout{0};
   // Read-your-own-writes (the ReplicaSet controller's ConsistencyStore, applied to the
-  // Deployment's own writes): a sync waits until the Deployment and ReplicaSet informers have
-  // applied the Deployment status, ReplicaSet creates and ReplicaSet updates the previous sync of
-  // the same Deployment wrote. Upstream v1.37 has no such check for Deployments; without it a sync
-  // that follows our own write within the informer's latency works on the Deployment as it was
-  // before that write, and its status write fails with a conflict (losing, e.g., the "Created new
-  // replica set" condition of a Recreate rollout).
+  // Deployment's own writes): a sync does nothing until the Deployment and ReplicaSet informers
+  // have applied the Deployment status, ReplicaSet creates and ReplicaSet updates the previous
+  // sync of the same Deployment wrote (those writes' events enqueue it again). Upstream v1.37 has
+  // no such check for Deployments; without it a sync that follows our own write within the
+  // informer's latency works on the Deployment as it was before that write, and its status write
+  // fails with a conflict (losing, e.g., the "Created new replica set" condition of a Recreate
+  // rollout).
   bool read_your_writes = true;
   // The stores' applied resourceVersion per group resource ("deployments.apps",
   // "replicasets.apps"); empty = the informers' LastStoreSyncResourceVersion (unit tests inject
