@@ -10,6 +10,7 @@
 
 #include "cmd/kube-controller-manager/app/service_account_token_source.h"
 #include "pkg/client/user_agent.h"
+#include "pkg/record/rate_limited_sink.h"
 
 namespace kcm::app {
 
@@ -49,6 +50,15 @@ Result<std::shared_ptr<client::RestClient>> ClientBuilder::ControllerClientFor(
       config.user_agent.empty() ? client::DefaultUserAgent() : config.user_agent,
       std::string("system:serviceaccount:") + kServiceAccountNamespace + ":" + name);
   return client::RestClient::Create(config);
+}
+
+std::shared_ptr<record::EventBroadcaster> NewControllerEventBroadcaster(
+    const ControllerContext& ctx, std::shared_ptr<client::RestClient> controller_client) {
+  auto broadcaster = std::make_shared<record::EventBroadcaster>();
+  client::RateLimiter& limiter = controller_client->rate_limiter();
+  broadcaster->StartRecordingToSink(std::make_shared<record::RateLimitedEventSink>(
+      ctx.events_sink, limiter, std::move(controller_client), ctx.stop));
+  return broadcaster;
 }
 
 Clock::duration ResyncPeriod(std::chrono::nanoseconds min_resync_period) {

@@ -17,6 +17,7 @@
 #include "pkg/client/rest_config.h"
 #include "pkg/informers/shared_informer_factory.h"
 #include "pkg/record/event_broadcaster.h"
+#include "pkg/record/event_sink.h"
 #include "pkg/util/clock.h"
 
 namespace kcm::app {
@@ -56,7 +57,18 @@ struct ControllerContext {
   record::EventBroadcaster& event_broadcaster;
   Clock& clock;
   std::stop_token stop;
+  // Writes events with the daemon's events client (for NewControllerEventBroadcaster).
+  std::shared_ptr<record::EventSink> events_sink;
 };
+
+// A controller's own event broadcaster, as upstream's Deployment and ReplicaSet controllers have
+// (record.NewBroadcaster, StartRecordingToSink with the controller's clientset): its events are
+// written through ctx.events_sink but spend the tokens of `controller_client`'s rate limiter, so
+// --kube-api-qps bounds a controller's API writes and its events together, as upstream. Keep the
+// broadcaster alive as long as the controller (ControllerRunnable's keep_alive); its destructor
+// flushes what is queued.
+std::shared_ptr<record::EventBroadcaster> NewControllerEventBroadcaster(
+    const ControllerContext& ctx, std::shared_ptr<client::RestClient> controller_client);
 
 // A started controller: Run blocks until stop, then returns OK once its in-flight work
 // finished. Returning before stop (with an error, e.g. its caches never synced within

@@ -11,8 +11,10 @@ Result<std::unique_ptr<RunnableController>> StartDeploymentController(Controller
   if (!rest.ok()) return rest.error();
   // Every write is fenced with the leader's token: none goes out once the lease is lost.
   const controller::WriteFence fence(ctx.stop);
+  // Its own broadcaster: events spend the controller's --kube-api-qps tokens, as upstream's.
+  std::shared_ptr<record::EventBroadcaster> broadcaster = NewControllerEventBroadcaster(ctx, *rest);
   std::shared_ptr<record::EventRecorder> recorder =
-      ctx.event_broadcaster.NewRecorder({"deployment-controller", ""});
+      broadcaster->NewRecorder({"deployment-controller", ""});
 
   deployment::DeploymentControllerOptions options;
   options.workers = ctx.options.concurrent_deployment_syncs;
@@ -25,7 +27,7 @@ Result<std::unique_ptr<RunnableController>> StartDeploymentController(Controller
       std::move(options));
   return std::unique_ptr<RunnableController>(
       std::make_unique<ControllerRunnable<deployment::DeploymentController>>(
-          std::move(controller)));
+          std::move(controller), std::vector<std::shared_ptr<const void>>{std::move(broadcaster)}));
 }
 
 }  // namespace kcm::app

@@ -12,8 +12,10 @@ Result<std::unique_ptr<RunnableController>> StartReplicaSetController(Controller
   if (!rest.ok()) return rest.error();
   // Every write is fenced with the leader's token: none goes out once the lease is lost.
   const controller::WriteFence fence(ctx.stop);
+  // Its own broadcaster: events spend the controller's --kube-api-qps tokens, as upstream's.
+  std::shared_ptr<record::EventBroadcaster> broadcaster = NewControllerEventBroadcaster(ctx, *rest);
   std::shared_ptr<record::EventRecorder> recorder =
-      ctx.event_broadcaster.NewRecorder({"replicaset-controller", ""});
+      broadcaster->NewRecorder({"replicaset-controller", ""});
   auto pods = std::make_shared<client::ResourceClient>(
       *rest, client::GroupVersionResource{"", "v1", "pods"}, true);
   auto pod_control =
@@ -33,10 +35,12 @@ Result<std::unique_ptr<RunnableController>> StartReplicaSetController(Controller
   pod_control->SetOnWrite(
       [c = controller.get()](std::string_view ns, const api::OwnerReference& owner,
                              const std::string& rv) { c->RecordPodWrite(ns, owner, rv); });
-  // RealPodControl records events through a reference to the recorder: keep it alive.
+  // RealPodControl records events through a reference to the recorder: keep it alive, and the
+  // broadcaster that writes them.
   return std::unique_ptr<RunnableController>(
       std::make_unique<ControllerRunnable<replicaset::ReplicaSetController>>(
-          std::move(controller), std::vector<std::shared_ptr<const void>>{std::move(recorder)}));
+          std::move(controller),
+          std::vector<std::shared_ptr<const void>>{std::move(recorder), std::move(broadcaster)}));
 }
 
 }  // namespace kcm::app

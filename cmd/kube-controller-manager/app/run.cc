@@ -45,14 +45,16 @@ bool WaitForAPIServer(client::RestClient& client, const std::string& host, std::
 // error when a controller cannot be built or fails while running (upstream's StartControllers
 // error: the process exits 1).
 Status RunControllers(const Options& options, const ClientBuilder& clients,
-                      record::EventBroadcaster& broadcaster, ControllerReadiness& ready,
+                      record::EventBroadcaster& broadcaster,
+                      std::shared_ptr<record::EventSink> events_sink, ControllerReadiness& ready,
                       std::stop_token stop) {
   auto informer_client = clients.ClientFor("shared-informers");
   if (!informer_client.ok()) return informer_client.error();
   informers::SharedInformerFactory factory(*informer_client,
                                            ResyncPeriod(options.min_resync_period));
   // `stop` is the leader's "leading" token: the controllers' writers are fenced with it.
-  ControllerContext ctx{options, clients, factory, broadcaster, RealClock::Get(), stop};
+  ControllerContext ctx{
+      options, clients, factory, broadcaster, RealClock::Get(), stop, std::move(events_sink)};
 
   std::vector<NamedController> controllers;
   for (auto& [name, init] : NewControllerInitializers()) {
@@ -122,7 +124,8 @@ int Run(const Options& options, const BuildInfo& build, std::stop_token stop) {
   }
 
   record::EventBroadcaster broadcaster;
-  broadcaster.StartRecordingToSink(std::make_shared<record::ClientEventSink>(*events_client));
+  auto events_sink = std::make_shared<record::ClientEventSink>(*events_client);
+  broadcaster.StartRecordingToSink(events_sink);
 
   // Leader election is set up before serving so /healthz can report a stuck elector.
   std::stop_source shutdown;
@@ -130,7 +133,7 @@ int Run(const Options& options, const BuildInfo& build, std::stop_token stop) {
   std::atomic<bool> lost_lease{false}, failed{false};
   ControllerReadiness ready;
   auto run_controllers = [&](std::stop_token leading) {
-    Status s = RunControllers(options, clients, broadcaster, ready, leading);
+    Status s = RunControllers(options, clients, broadcaster, events_sink, ready, leading);
     if (!s.ok()) {
       LOG(ERROR) << s.error().ToString();
       failed = true;
