@@ -7,7 +7,7 @@
 #include "pkg/client/api_errors.h"
 
 namespace kcm::controller::testing {
-namespace {
+namespace detail {
 
 std::string Key(std::string_view ns, std::string_view name) {
   return std::string(ns) + "/" + std::string(name);
@@ -42,6 +42,10 @@ Result<std::string> AsStored(const std::string& verb, const std::string& body, i
   });
 }
 
+}  // namespace detail
+
+namespace {
+
 std::string NameOf(const std::string& body) {
   auto v = api::json::Parse(body);
   if (!v.ok()) return "";
@@ -51,54 +55,22 @@ std::string NameOf(const std::string& body) {
 
 }  // namespace
 
-void FailureTable::Set(const std::string& verb, Error error, int times) {
-  entries_.insert_or_assign(verb, Entry{std::move(error), times});
-}
-
-void FailureTable::Clear(const std::string& verb) {
-  entries_.erase(verb);
-}
-
-std::optional<Error> FailureTable::Take(const std::string& verb) {
-  auto it = entries_.find(verb);
-  if (it == entries_.end()) return std::nullopt;
-  Error error = it->second.error;
-  if (it->second.times > 0 && --it->second.times == 0) entries_.erase(it);
-  return error;
-}
-
 // --- FakeReplicaSetClient ---
 
 Result<ReplicaSetPtr> FakeReplicaSetClient::Get(std::string_view ns, std::string_view name) {
   log_->Record({"get", "replicasets", std::string(ns), std::string(name), ""});
-  std::lock_guard lock(mu_);
-  if (auto e = failures_.Take("get")) return *e;
-  auto it = objects_.find(Key(ns, name));
-  if (it == objects_.end()) return NotFound("replicasets.apps", name);
-  return it->second;
-}
-
-Result<ReplicaSetPtr> FakeReplicaSetClient::Store(const std::string& verb, std::string_view ns,
-                                                  std::string body) {
-  std::lock_guard lock(mu_);
-  if (auto e = failures_.Take(verb)) return *e;
-  Result<std::string> stored = AsStored(verb, body, ++rv_);
-  if (!stored.ok()) return stored.error();
-  Result<ReplicaSetPtr> rs = DecodeReplicaSetBody(*stored);
-  if (!rs.ok()) return rs.error();
-  objects_[Key(ns, (*rs)->metadata.name)] = *rs;
-  return rs;
+  return tracker_.Get(ns, name);
 }
 
 Result<ReplicaSetPtr> FakeReplicaSetClient::Create(std::string_view ns, std::string body) {
   log_->Record({"create", "replicasets", std::string(ns), NameOf(body), body});
-  return Store("create", ns, std::move(body));
+  return tracker_.Write("create", ns, body);
 }
 
 Result<ReplicaSetPtr> FakeReplicaSetClient::Update(std::string_view ns, std::string_view name,
                                                    std::string body) {
   log_->Record({"update", "replicasets", std::string(ns), std::string(name), body});
-  return Store("update", ns, std::move(body));
+  return tracker_.Write("update", ns, body);
 }
 
 Result<ReplicaSetPtr> FakeReplicaSetClient::UpdateStatus(const api::ReplicaSet& rs,
@@ -109,46 +81,41 @@ Result<ReplicaSetPtr> FakeReplicaSetClient::UpdateStatus(const api::ReplicaSet& 
                 body.ok() ? *body : ""});
   std::lock_guard lock(mu_);
   status_writes_.push_back({rs.metadata.resource_version, status});
-  if (auto e = failures_.Take("update-status")) return *e;
+  if (auto e = tracker_.TakeFailure("update-status")) return *e;
   auto updated = std::make_shared<api::ReplicaSet>(rs);
   updated->status = status;
   if (drop_terminating_) updated->status.terminating_replicas.reset();
   updated->metadata.resource_version =
       next_status_rv_ ? std::to_string((*next_status_rv_)++) : rs.metadata.resource_version + "+";
-  objects_[Key(rs.metadata.namespace_, rs.metadata.name)] = updated;
+  tracker_.Put(updated);
   return ReplicaSetPtr(updated);
 }
 
 Status FakeReplicaSetClient::Patch(std::string_view ns, std::string_view name,
                                    const std::string& patch) {
   log_->Record({"patch", "replicasets", std::string(ns), std::string(name), patch});
-  std::lock_guard lock(mu_);
-  if (auto e = failures_.Take("patch")) return *e;
+  if (auto e = tracker_.TakeFailure("patch")) return *e;
   return OkStatus();
 }
 
 Status FakeReplicaSetClient::Delete(std::string_view ns, std::string_view name,
                                     std::string_view /*uid*/) {
   log_->Record({"delete", "replicasets", std::string(ns), std::string(name), ""});
-  std::lock_guard lock(mu_);
-  if (auto e = failures_.Take("delete")) return *e;
-  objects_.erase(Key(ns, name));
+  if (auto e = tracker_.TakeFailure("delete")) return *e;
+  tracker_.Erase(ns, name);
   return OkStatus();
 }
 
 void FakeReplicaSetClient::Set(ReplicaSetPtr rs) {
-  std::lock_guard lock(mu_);
-  objects_[Key(rs->metadata.namespace_, rs->metadata.name)] = std::move(rs);
+  tracker_.Put(std::move(rs));
 }
 
 void FakeReplicaSetClient::Fail(const std::string& verb, Error error, int times) {
-  std::lock_guard lock(mu_);
-  failures_.Set(verb, std::move(error), times);
+  tracker_.Fail(verb, std::move(error), times);
 }
 
 void FakeReplicaSetClient::ClearFailure(const std::string& verb) {
-  std::lock_guard lock(mu_);
-  failures_.Clear(verb);
+  tracker_.ClearFailure(verb);
 }
 
 void FakeReplicaSetClient::DropTerminating() {
@@ -170,44 +137,27 @@ std::vector<FakeReplicaSetClient::StatusWrite> FakeReplicaSetClient::StatusWrite
 
 Result<DeploymentPtr> FakeDeploymentClient::Get(std::string_view ns, std::string_view name) {
   log_->Record({"get", "deployments", std::string(ns), std::string(name), ""});
-  std::lock_guard lock(mu_);
-  if (auto e = failures_.Take("get")) return *e;
-  auto it = objects_.find(Key(ns, name));
-  if (it == objects_.end()) return NotFound("deployments.apps", name);
-  return it->second;
-}
-
-Result<DeploymentPtr> FakeDeploymentClient::Store(const std::string& verb, std::string_view ns,
-                                                  std::string_view name, std::string body) {
-  log_->Record({verb, "deployments", std::string(ns), std::string(name), body});
-  std::lock_guard lock(mu_);
-  if (auto e = failures_.Take(verb)) return *e;
-  Result<std::string> stored = AsStored(verb, body, ++rv_);
-  if (!stored.ok()) return stored.error();
-  Result<DeploymentPtr> d = DecodeDeploymentBody(*stored);
-  if (!d.ok()) return d.error();
-  objects_[Key(ns, name)] = *d;
-  return d;
+  return tracker_.Get(ns, name);
 }
 
 Result<DeploymentPtr> FakeDeploymentClient::Update(std::string_view ns, std::string_view name,
                                                    std::string body) {
-  return Store("update", ns, name, std::move(body));
+  log_->Record({"update", "deployments", std::string(ns), std::string(name), body});
+  return tracker_.Write("update", ns, body);
 }
 
 Result<DeploymentPtr> FakeDeploymentClient::UpdateStatus(std::string_view ns, std::string_view name,
                                                          std::string body) {
-  return Store("update-status", ns, name, std::move(body));
+  log_->Record({"update-status", "deployments", std::string(ns), std::string(name), body});
+  return tracker_.Write("update-status", ns, body);
 }
 
 void FakeDeploymentClient::Set(DeploymentPtr d) {
-  std::lock_guard lock(mu_);
-  objects_[Key(d->metadata.namespace_, d->metadata.name)] = std::move(d);
+  tracker_.Put(std::move(d));
 }
 
 void FakeDeploymentClient::Fail(const std::string& verb, Error error, int times) {
-  std::lock_guard lock(mu_);
-  failures_.Set(verb, std::move(error), times);
+  tracker_.Fail(verb, std::move(error), times);
 }
 
 }  // namespace kcm::controller::testing

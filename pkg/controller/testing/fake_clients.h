@@ -22,21 +22,88 @@
 
 namespace kcm::controller::testing {
 
-// Failures injected per verb ("get", "create", "update", "update-status", "patch", "delete").
-class FailureTable {
+namespace detail {
+std::string Key(std::string_view ns, std::string_view name);
+// The NotFound Status an API server answers for `name` of `resource` ("replicasets.apps").
+Error NotFound(std::string_view resource, std::string_view name);
+// What an API server does to a written object: a create gets a uid and a creationTimestamp,
+// every write the resourceVersion `rv`.
+Result<std::string> AsStored(const std::string& verb, const std::string& body, int64_t rv);
+}  // namespace detail
+
+// The objects one fake client holds, the failures injected into it per verb ("get", "create",
+// "update", "update-status", "patch", "delete") and the resourceVersions it hands out (client-go's
+// testing.ObjectTracker, narrowed). Thread-safe.
+template <typename T>
+class ObjectTracker {
  public:
-  // The next `times` calls of `verb` fail with `error` (-1: every call until Clear).
-  void Set(const std::string& verb, Error error, int times = -1);
-  void Clear(const std::string& verb);
+  using Ptr = std::shared_ptr<const T>;
+  using DecodeFn = Result<Ptr> (*)(const std::string&);
+
+  ObjectTracker(std::string resource, DecodeFn decode)
+      : resource_(std::move(resource)), decode_(decode) {}
+
+  Result<Ptr> Get(std::string_view ns, std::string_view name) {
+    std::lock_guard lock(mu_);
+    if (auto e = TakeLocked("get")) return *e;
+    auto it = objects_.find(detail::Key(ns, name));
+    if (it == objects_.end()) return detail::NotFound(resource_, name);
+    return it->second;
+  }
+  // A create or update of `body`: fails as injected, else stores and returns what the server
+  // would.
+  Result<Ptr> Write(const std::string& verb, std::string_view ns, const std::string& body) {
+    std::lock_guard lock(mu_);
+    if (auto e = TakeLocked(verb)) return *e;
+    Result<std::string> stored = detail::AsStored(verb, body, ++rv_);
+    if (!stored.ok()) return stored.error();
+    Result<Ptr> obj = decode_(*stored);
+    if (!obj.ok()) return obj.error();
+    objects_[detail::Key(ns, (*obj)->metadata.name)] = *obj;
+    return obj;
+  }
+  void Put(Ptr obj) {
+    std::lock_guard lock(mu_);
+    objects_[detail::Key(obj->metadata.namespace_, obj->metadata.name)] = std::move(obj);
+  }
+  void Erase(std::string_view ns, std::string_view name) {
+    std::lock_guard lock(mu_);
+    objects_.erase(detail::Key(ns, name));
+  }
+  // The next `times` calls of `verb` fail with `error` (-1: every call until cleared).
+  void Fail(const std::string& verb, Error error, int times) {
+    std::lock_guard lock(mu_);
+    failures_.insert_or_assign(verb, Failure{std::move(error), times});
+  }
+  void ClearFailure(const std::string& verb) {
+    std::lock_guard lock(mu_);
+    failures_.erase(verb);
+  }
   // The error the next call of `verb` fails with, if any (and counts it).
-  std::optional<Error> Take(const std::string& verb);
+  std::optional<Error> TakeFailure(const std::string& verb) {
+    std::lock_guard lock(mu_);
+    return TakeLocked(verb);
+  }
 
  private:
-  struct Entry {
+  struct Failure {
     Error error;
     int times;
   };
-  std::map<std::string, Entry> entries_;  // guarded by the owning fake's mutex
+  std::optional<Error> TakeLocked(const std::string& verb) {
+    auto it = failures_.find(verb);
+    if (it == failures_.end()) return std::nullopt;
+    Error error = it->second.error;
+    if (it->second.times > 0 && --it->second.times == 0) failures_.erase(it);
+    return error;
+  }
+
+  const std::string resource_;
+  const DecodeFn decode_;
+  std::mutex mu_;
+  std::map<std::string, Ptr> objects_;  // "ns/name"
+  std::map<std::string, Failure> failures_;
+  int64_t rv_ = 1000;
 };
 
 class FakeReplicaSetClient final : public ReplicaSetClient {
@@ -70,16 +137,12 @@ class FakeReplicaSetClient final : public ReplicaSetClient {
   ActionLog& log() const { return *log_; }
 
  private:
-  Result<ReplicaSetPtr> Store(const std::string& verb, std::string_view ns, std::string body);
-
   std::shared_ptr<ActionLog> log_;
-  mutable std::mutex mu_;
-  std::map<std::string, ReplicaSetPtr> objects_;  // "ns/name"
-  FailureTable failures_;
+  ObjectTracker<api::ReplicaSet> tracker_{"replicasets.apps", &DecodeReplicaSetBody};
+  mutable std::mutex mu_;  // guards the status-write state below
   std::vector<StatusWrite> status_writes_;
   bool drop_terminating_ = false;
   std::optional<int64_t> next_status_rv_;
-  int64_t rv_ = 1000;
 };
 
 class FakeDeploymentClient final : public DeploymentClient {
@@ -99,14 +162,8 @@ class FakeDeploymentClient final : public DeploymentClient {
   ActionLog& log() const { return *log_; }
 
  private:
-  Result<DeploymentPtr> Store(const std::string& verb, std::string_view ns, std::string_view name,
-                              std::string body);
-
   std::shared_ptr<ActionLog> log_;
-  mutable std::mutex mu_;
-  std::map<std::string, DeploymentPtr> objects_;  // "ns/name"
-  FailureTable failures_;
-  int64_t rv_ = 1000;
+  ObjectTracker<api::Deployment> tracker_{"deployments.apps", &DecodeDeploymentBody};
 };
 
 }  // namespace kcm::controller::testing
