@@ -1,6 +1,7 @@
 // RateLimitedEventSink: events spend the tokens of the controller's own client limiter, as
-// upstream's Deployment and ReplicaSet controllers' events do (their broadcasters write with the
-// controller's clientset, one --kube-api-qps budget for its API writes and its events).
+// upstream's Deployment and ReplicaSet controllers' events do (DeploymentController.Run and
+// ReplicaSetController.Run call StartRecordingToSink with the controller's own clientset, one
+// --kube-api-qps budget for its API writes and its events).
 #include "pkg/record/rate_limited_sink.h"
 
 #include <gtest/gtest.h>
