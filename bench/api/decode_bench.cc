@@ -148,9 +148,10 @@ BENCHMARK(BM_ServerPodWatchEventJson);
 
 // One enveloped Pod (a GET answer) into the pruned record.
 void BM_ServerPodProtobuf(benchmark::State& state) {
+  kcm::api::Decoder decoder;
   const std::string body = ServerPodProtobuf();
   for (auto _ : state) {
-    auto pod = kcm::api::DecodePodProtobuf(body);
+    auto pod = kcm::api::DecodePodProtobuf(decoder, body);
     if (!pod.ok()) state.SkipWithError(pod.error().message.c_str());
     benchmark::DoNotOptimize(pod);
   }
@@ -161,12 +162,13 @@ BENCHMARK(BM_ServerPodProtobuf);
 
 // A watch frame as the API server sends it (length prefix stripped), from the recorded stream.
 void BM_ServerPodWatchEventProtobuf(benchmark::State& state) {
+  kcm::api::Decoder decoder;
   const std::string stream = ReadFile(KCM_API_TESTDATA "/pod-watch-protobuf.pb");
   uint32_t n = 0;
   for (int i = 0; i < 4; ++i) n = (n << 8) | static_cast<uint8_t>(stream[i]);
   const std::string frame = stream.substr(4, n);
   for (auto _ : state) {
-    auto ev = kcm::api::PodCodec().decode_watch_event_protobuf(frame);
+    auto ev = kcm::api::PodCodec().decode_watch_event_protobuf(decoder, frame);
     if (!ev.ok()) state.SkipWithError(ev.error().message.c_str());
     benchmark::DoNotOptimize(ev);
   }
@@ -190,6 +192,7 @@ std::string Bytes(uint32_t field, std::string_view payload) {
 
 // A PodList of 500 copies of the server pod, enveloped as the API server sends it.
 void BM_PodList500Protobuf(benchmark::State& state) {
+  kcm::api::Decoder decoder;
   const std::string body = ServerPodProtobuf();
   std::string pod;  // the envelope's raw field: the Pod message
   kcm::api::protobuf::WireReader reader(std::string_view(body).substr(4));
@@ -202,7 +205,7 @@ void BM_PodList500Protobuf(benchmark::State& state) {
   const std::string enveloped = std::string(kcm::api::kProtobufMagic) +
                                 Bytes(1, Bytes(1, "v1") + Bytes(2, "PodList")) + Bytes(2, list);
   for (auto _ : state) {
-    auto l = kcm::api::PodCodec().decode_list_protobuf(enveloped);
+    auto l = kcm::api::PodCodec().decode_list_protobuf(decoder, enveloped);
     if (!l.ok() || l->items.size() != 500) state.SkipWithError("list decode failed");
     benchmark::DoNotOptimize(l);
   }

@@ -20,10 +20,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)codec->decode(decoder, in);
     (void)codec->decode_list(decoder, in);
     (void)codec->decode_watch_event(decoder, in);
-    if (codec->decode_list_protobuf != nullptr) (void)codec->decode_list_protobuf(in);
-    if (codec->decode_watch_event_protobuf != nullptr) (void)codec->decode_watch_event_protobuf(in);
+    if (codec->decode_list_protobuf != nullptr) (void)codec->decode_list_protobuf(decoder, in);
+    if (codec->decode_watch_event_protobuf != nullptr)
+      (void)codec->decode_watch_event_protobuf(decoder, in);
   }
-  (void)kcm::api::DecodePodProtobuf(in);
+  (void)kcm::api::DecodePodProtobuf(decoder, in);
   (void)kcm::api::DecodeStatusProtobuf(in);
   (void)kcm::api::DecodeStatus(in);
   auto v = kcm::api::json::Parse(in);

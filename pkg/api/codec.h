@@ -26,8 +26,8 @@ struct Codec {
   Result<WatchEvent> (*decode_watch_event)(Decoder&, JsonInput);
   // Protobuf reads (pkg/api/protobuf.h): a LIST body and a watch frame without its length
   // prefix, same results as the JSON decoders. nullptr for kinds read as JSON only.
-  Result<ObjectList> (*decode_list_protobuf)(std::string_view) = nullptr;
-  Result<WatchEvent> (*decode_watch_event_protobuf)(std::string_view) = nullptr;
+  Result<ObjectList> (*decode_list_protobuf)(Decoder&, std::string_view) = nullptr;
+  Result<WatchEvent> (*decode_watch_event_protobuf)(Decoder&, std::string_view) = nullptr;
 };
 
 const Codec& PodCodec();

@@ -1,10 +1,14 @@
 // Decoder: the reusable state behind every typed decode (simdjson parsers and a scratch buffer),
-// so the hot path allocates nothing per frame. Not thread-safe: one Decoder per reflector thread.
+// so the hot path allocates nothing per frame, and the InternTable the decoded objects' labels and
+// owner references are shared through. Not thread-safe: one Decoder per reflector thread (the
+// table may be shared by several decoders; it is thread-safe).
 #pragma once
 
 #include <memory>
 
 namespace kcm::api {
+
+class InternTable;
 
 namespace internal {
 struct DecoderImpl;
@@ -12,12 +16,17 @@ struct DecoderImpl;
 
 class Decoder {
  public:
+  // With a table of its own.
   Decoder();
+  // Interning through `interner` (shared with other decoders, e.g. a lister-watcher's LIST and
+  // WATCH decoders, so a relisted pod shares its labels with the watched ones).
+  explicit Decoder(std::shared_ptr<InternTable> interner);
   ~Decoder();
   Decoder(Decoder&&) noexcept;
   Decoder& operator=(Decoder&&) noexcept;
 
   internal::DecoderImpl& impl() { return *impl_; }
+  InternTable& interner();
 
  private:
   std::unique_ptr<internal::DecoderImpl> impl_;

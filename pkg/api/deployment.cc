@@ -71,7 +71,7 @@ Status DecodeStrategy(od::value v, DeploymentStrategy* out) {
 Status DecodeDeploymentFields(DecoderImpl& d, od::value v, int level, Deployment* dep) {
   Status s = ForEachField(v, "", [&](od::field& f) -> Status {
     if (KeyIs(f, "metadata"))
-      return DecodeObjectMeta(f.value(), &dep->metadata, MetaMode::kFull, nullptr);
+      return DecodeObjectMeta(d, f.value(), &dep->metadata, MetaMode::kFull, nullptr);
     if (KeyIs(f, "spec")) {
       DeploymentSpec& sp = dep->spec;
       return ForEachField(f.value(), "spec", [&](od::field& sf) -> Status {

@@ -9,10 +9,10 @@ namespace kcm::api {
 namespace internal {
 namespace {
 
-Status DecodeEventFields(DecoderImpl&, od::value v, int, Event* ev) {
+Status DecodeEventFields(DecoderImpl& d, od::value v, int, Event* ev) {
   Status s = ForEachField(v, "", [&](od::field& f) -> Status {
     if (KeyIs(f, "metadata"))
-      return DecodeObjectMeta(f.value(), &ev->metadata, MetaMode::kFull, nullptr);
+      return DecodeObjectMeta(d, f.value(), &ev->metadata, MetaMode::kFull, nullptr);
     if (KeyIs(f, "involvedObject")) {
       ObjectReference& r = ev->involved_object;
       return ForEachField(f.value(), "involvedObject", [&](od::field& rf) -> Status {

@@ -11,7 +11,7 @@ Status DecodeGenericFields(DecoderImpl& d, od::value v, int, GenericObject* obj)
   Status s = ForEachField(v, "", [&](od::field& f) -> Status {
     if (KeyIs(f, "kind")) return ReadStringAt(f.value(), "kind", &obj->kind);
     if (KeyIs(f, "metadata"))
-      return DecodeObjectMeta(f.value(), &obj->metadata, MetaMode::kFull, nullptr);
+      return DecodeObjectMeta(d, f.value(), &obj->metadata, MetaMode::kFull, nullptr);
     return OkStatus();
   });
   if (!s.ok()) return s;

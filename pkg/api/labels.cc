@@ -1,6 +1,7 @@
 #include "pkg/api/labels.h"
 
 #include <algorithm>
+#include <functional>
 
 namespace kcm::api::labels {
 namespace {
@@ -87,11 +88,19 @@ Result<Requirement> NewRequirement(std::string key, Operator op, std::vector<std
   return Requirement{std::move(key), op, std::move(values)};
 }
 
-bool Requirement::Matches(const Set& labels) const {
-  auto it = labels.find(key);
+namespace {
+
+// Requirement::Matches for any map-like label set (std::map or api::Labels).
+template <typename LabelSet>
+bool RequirementMatches(const Requirement& r, const LabelSet& labels) {
+  const std::vector<std::string>& values = r.values;
+  auto it = labels.find(r.key);
   bool has = it != labels.end();
-  auto in_values = [&] { return std::binary_search(values.begin(), values.end(), it->second); };
-  switch (op) {
+  auto in_values = [&] {
+    return std::binary_search(values.begin(), values.end(), std::string_view(it->second),
+                              std::less<>());
+  };
+  switch (r.op) {
     case Operator::kEquals:
     case Operator::kIn:
       return has && in_values();
@@ -104,6 +113,16 @@ bool Requirement::Matches(const Set& labels) const {
       return !has;
   }
   return false;
+}
+
+}  // namespace
+
+bool Requirement::Matches(const Set& labels) const {
+  return RequirementMatches(*this, labels);
+}
+
+bool Requirement::Matches(const Labels& labels) const {
+  return RequirementMatches(*this, labels);
 }
 
 std::string Requirement::String() const {
@@ -154,6 +173,14 @@ Selector Selector::FromSet(const Set& set) {
 }
 
 bool Selector::Matches(const Set& labels) const {
+  if (nothing_) return false;
+  for (const Requirement& r : reqs_) {
+    if (!r.Matches(labels)) return false;
+  }
+  return true;
+}
+
+bool Selector::Matches(const Labels& labels) const {
   if (nothing_) return false;
   for (const Requirement& r : reqs_) {
     if (!r.Matches(labels)) return false;

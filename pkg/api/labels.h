@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "pkg/api/shared_meta.h"
 #include "pkg/util/result.h"
 
 namespace kcm::api::labels {
@@ -23,6 +24,7 @@ struct Requirement {
   std::vector<std::string> values;  // sorted, unique
 
   bool Matches(const Set& labels) const;
+  bool Matches(const Labels& labels) const;
   // "k=v", "k!=v", "k in (a,b)", "k notin (a,b)", "k", "!k".
   std::string String() const;
 };
@@ -48,6 +50,7 @@ class Selector {
   static Selector FromSet(const Set& set);
 
   bool Matches(const Set& labels) const;
+  bool Matches(const Labels& labels) const;  // an object's metadata.labels
   // True for Everything() (no requirements and not Nothing()).
   bool Empty() const { return !nothing_ && reqs_.empty(); }
   bool IsNothing() const { return nothing_; }

@@ -19,10 +19,10 @@ Status ReadOptInt32(od::value v, std::string_view path, std::optional<int32_t>* 
   return s;
 }
 
-Status DecodeLeaseFields(DecoderImpl&, od::value v, int, Lease* lease) {
+Status DecodeLeaseFields(DecoderImpl& d, od::value v, int, Lease* lease) {
   Status s = ForEachField(v, "", [&](od::field& f) -> Status {
     if (KeyIs(f, "metadata"))
-      return DecodeObjectMeta(f.value(), &lease->metadata, MetaMode::kFull, nullptr);
+      return DecodeObjectMeta(d, f.value(), &lease->metadata, MetaMode::kFull, nullptr);
     if (!KeyIs(f, "spec")) return OkStatus();
     LeaseSpec& sp = lease->spec;
     return ForEachField(f.value(), "spec", [&](od::field& sf) -> Status {

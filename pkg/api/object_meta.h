@@ -1,4 +1,5 @@
-// ObjectMeta and OwnerReference: the metadata every object carries. Plain data; thread-compatible.
+// ObjectMeta: the metadata every object carries. Thread-compatible; labels and owner references
+// are immutable shared values (pkg/api/shared_meta.h), replaced whole, never edited in place.
 #pragma once
 
 #include <chrono>
@@ -8,18 +9,11 @@
 #include <string>
 #include <vector>
 
+#include "pkg/api/shared_meta.h"
+
 namespace kcm::api {
 
 using Time = std::chrono::system_clock::time_point;
-
-struct OwnerReference {
-  std::string api_version;
-  std::string kind;
-  std::string name;
-  std::string uid;
-  bool controller = false;
-  bool block_owner_deletion = false;
-};
 
 struct ObjectMeta {
   std::string name;
@@ -30,10 +24,9 @@ struct ObjectMeta {
   int64_t generation = 0;
   std::optional<Time> creation_timestamp;
   std::optional<Time> deletion_timestamp;
-  std::optional<int64_t> deletion_grace_period_seconds;
-  std::map<std::string, std::string> labels;
+  Labels labels;
   std::map<std::string, std::string> annotations;
-  std::vector<OwnerReference> owner_references;
+  OwnerReferences owner_references;
   std::vector<std::string> finalizers;
 
   // The owner reference with controller=true, if any.

@@ -90,11 +90,11 @@ Status DecodePodStatus(od::value v, Pod* pod) {
   });
 }
 
-Result<ObjectPtr> PodFromValue(DecoderImpl&, od::value v, int) {
+Result<ObjectPtr> PodFromValue(DecoderImpl& d, od::value v, int) {
   auto pod = std::make_shared<Pod>();
   Status s = ForEachField(v, "", [&](od::field& f) -> Status {
     if (KeyIs(f, "metadata")) {
-      return DecodeObjectMeta(f.value(), &pod->metadata, MetaMode::kPod, &pod->deletion_cost);
+      return DecodeObjectMeta(d, f.value(), &pod->metadata, MetaMode::kPod, &pod->deletion_cost);
     }
     if (KeyIs(f, "spec")) {
       return ForEachField(f.value(), "spec", [&](od::field& sf) -> Status {

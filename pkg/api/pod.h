@@ -22,7 +22,8 @@ inline constexpr std::string_view kPodDeletionCostAnnotation =
     "controller.kubernetes.io/pod-deletion-cost";
 
 struct Pod final : Object {
-  // annotations are pruned (only the deletion cost is kept, below); managedFields are dropped.
+  // annotations are pruned (only the deletion cost is kept, below), generateName is not kept,
+  // managedFields are dropped; labels and owner references are interned (shared_meta.h).
   ObjectMeta metadata;
   std::string node_name;  // spec.nodeName
   // controller.kubernetes.io/pod-deletion-cost: nullopt when absent; an invalid value reads as 0

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "pkg/api/codec.h"
+#include "pkg/api/intern_table.h"
 #include "pkg/api/internal/pod_fields.h"
 #include "pkg/api/protobuf.h"
 #include "pkg/api/protobuf/wire.h"
@@ -66,7 +67,13 @@ Status ViewBytes(const WireField& f, std::string_view path, std::string_view* ou
 
 Status ReadString(const WireField& f, std::string_view path, std::string* out) {
   if (f.type != WireType::kLengthDelimited) return WrongType(path);
-  out->assign(f.bytes);
+  // A fresh string is allocated to size; assign() into a short string's buffer would round the
+  // capacity up to twice the short-string size (16 B more on every cached pod's name).
+  if (out->capacity() < f.bytes.size()) {
+    *out = std::string(f.bytes);
+  } else {
+    out->assign(f.bytes);
+  }
   return OkStatus();
 }
 
@@ -160,17 +167,25 @@ Status ReadOwnerReference(std::string_view msg, OwnerReference* ref) {
   });
 }
 
+// The interning state of one decode call: labels and owner references are collected here (label
+// views point into the message) and interned once the metadata message is read.
+struct Ctx {
+  InternTable& table;
+  std::vector<Labels::value_type> labels;
+  std::vector<OwnerReference> refs;
+};
+
 // meta.v1.ObjectMeta, pruned as for pods (MetaMode::kPod in the JSON decoder): annotations other
 // than the deletion cost are dropped; managedFields are skipped unread. `initial_events_end` (may
 // be null) is set from the k8s.io/initial-events-end annotation of a bookmark.
-Status ReadPodMeta(std::string_view msg, ObjectMeta* meta, std::optional<int32_t>* deletion_cost,
-                   bool* initial_events_end) {
-  return ForEachField(msg, "metadata", [&](const WireField& f) -> Status {
+Status ReadPodMeta(Ctx& ctx, std::string_view msg, ObjectMeta* meta,
+                   std::optional<int32_t>* deletion_cost, bool* initial_events_end) {
+  ctx.labels.clear();
+  ctx.refs.clear();
+  Status st = ForEachField(msg, "metadata", [&](const WireField& f) -> Status {
     switch (f.number) {
       case 1:
         return ReadString(f, "metadata.name", &meta->name);
-      case 2:
-        return ReadString(f, "metadata.generateName", &meta->generate_name);
       case 3:
         return ReadString(f, "metadata.namespace", &meta->namespace_);
       case 5:
@@ -183,16 +198,10 @@ Status ReadPodMeta(std::string_view msg, ObjectMeta* meta, std::optional<int32_t
         return ReadTime(f, "metadata.creationTimestamp", &meta->creation_timestamp);
       case 9:
         return ReadTime(f, "metadata.deletionTimestamp", &meta->deletion_timestamp);
-      case 10: {
-        int64_t n = 0;
-        Status s = ReadInt64(f, "metadata.deletionGracePeriodSeconds", &n);
-        if (s.ok()) meta->deletion_grace_period_seconds = n;
-        return s;
-      }
       case 11: {
         std::string_view key, value;
         Status s = ReadMapEntry(f, "metadata.labels", &key, &value);
-        if (s.ok()) meta->labels.insert_or_assign(std::string(key), std::string(value));
+        if (s.ok()) ctx.labels.emplace_back(key, value);
         return s;
       }
       case 12: {
@@ -211,7 +220,7 @@ Status ReadPodMeta(std::string_view msg, ObjectMeta* meta, std::optional<int32_t
         if (Status s = ViewBytes(f, "metadata.ownerReferences", &ref_msg); !s.ok()) return s;
         OwnerReference ref;
         if (Status s = ReadOwnerReference(ref_msg, &ref); !s.ok()) return s;
-        meta->owner_references.push_back(std::move(ref));
+        ctx.refs.push_back(std::move(ref));
         return OkStatus();
       }
       case 14: {
@@ -224,6 +233,10 @@ Status ReadPodMeta(std::string_view msg, ObjectMeta* meta, std::optional<int32_t
         return OkStatus();
     }
   });
+  if (!st.ok()) return st;
+  meta->labels = ctx.table.InternLabels(&ctx.labels);
+  meta->owner_references = ctx.table.InternOwnerReferences(std::move(ctx.refs));
+  return OkStatus();
 }
 
 // core.v1.PodCondition {type = 1, status = 2, lastTransitionTime = 4}.
@@ -282,13 +295,13 @@ Status ReadPodStatus(std::string_view msg, Pod* pod) {
 }
 
 // core.v1.Pod {metadata = 1, spec = 2, status = 3}; spec.nodeName = 10.
-Status ReadPod(std::string_view msg, Pod* pod, bool* initial_events_end) {
+Status ReadPod(Ctx& ctx, std::string_view msg, Pod* pod, bool* initial_events_end) {
   return ForEachField(msg, "", [&](const WireField& f) -> Status {
     std::string_view sub;
     switch (f.number) {
       case 1:
         if (Status s = ViewBytes(f, "metadata", &sub); !s.ok()) return s;
-        return ReadPodMeta(sub, &pod->metadata, &pod->deletion_cost, initial_events_end);
+        return ReadPodMeta(ctx, sub, &pod->metadata, &pod->deletion_cost, initial_events_end);
       case 2:
         if (Status s = ViewBytes(f, "spec", &sub); !s.ok()) return s;
         return ForEachField(sub, "spec", [&](const WireField& sf) -> Status {
@@ -304,9 +317,9 @@ Status ReadPod(std::string_view msg, Pod* pod, bool* initial_events_end) {
   });
 }
 
-Result<std::shared_ptr<const Pod>> PodFromMessage(std::string_view msg) {
+Result<std::shared_ptr<const Pod>> PodFromMessage(Ctx& ctx, std::string_view msg) {
   auto pod = std::make_shared<Pod>();
-  if (Status s = ReadPod(msg, pod.get(), nullptr); !s.ok()) return s.error();
+  if (Status s = ReadPod(ctx, msg, pod.get(), nullptr); !s.ok()) return s.error();
   if (pod->metadata.name.empty()) return DecodeError("metadata.name", "required field missing");
   return std::shared_ptr<const Pod>(std::move(pod));
 }
@@ -412,14 +425,15 @@ std::optional<Error> DecodeStatusProtobuf(std::string_view body) {
   return err;
 }
 
-Result<std::shared_ptr<const Pod>> DecodePodProtobuf(std::string_view body) {
+Result<std::shared_ptr<const Pod>> DecodePodProtobuf(Decoder& decoder, std::string_view body) {
   auto env = Unwrap(body, "");
   if (!env.ok()) return env.error();
   if (Status s = ExpectKind(*env, "Pod", ""); !s.ok()) return s.error();
-  return PodFromMessage(env->raw);
+  Ctx ctx{decoder.interner(), {}, {}};
+  return PodFromMessage(ctx, env->raw);
 }
 
-Result<ObjectList> DecodePodListProtobuf(std::string_view body) {
+Result<ObjectList> DecodePodListProtobuf(Decoder& decoder, std::string_view body) {
   auto env = Unwrap(body, "");
   if (!env.ok()) return env.error();
   if (Status s = ExpectKind(*env, "PodList", ""); !s.ok()) return s.error();
@@ -427,6 +441,7 @@ Result<ObjectList> DecodePodListProtobuf(std::string_view body) {
   // remainingItemCount = 4}), items = 2}. An empty list has no items field at all.
   ObjectList list;
   size_t index = 0;
+  Ctx ctx{decoder.interner(), {}, {}};
   Status s = ForEachField(env->raw, "", [&](const WireField& f) -> Status {
     std::string_view sub;
     if (f.number == 1) {
@@ -446,7 +461,7 @@ Result<ObjectList> DecodePodListProtobuf(std::string_view body) {
       const size_t i = index++;
       auto item_path = [i] { return "items[" + std::to_string(i) + "]"; };
       if (f.type != WireType::kLengthDelimited) return WrongType(item_path());
-      auto pod = PodFromMessage(f.bytes);
+      auto pod = PodFromMessage(ctx, f.bytes);
       if (!pod.ok()) return PrefixPath(pod.error(), item_path());
       list.items.push_back(std::move(pod).value());
     }
@@ -456,7 +471,7 @@ Result<ObjectList> DecodePodListProtobuf(std::string_view body) {
   return list;
 }
 
-Result<WatchEvent> DecodePodWatchEventProtobuf(std::string_view frame) {
+Result<WatchEvent> DecodePodWatchEventProtobuf(Decoder& decoder, std::string_view frame) {
   // The API server's watch framing writes bare WatchEvent messages; accept an enveloped one too.
   std::string_view msg = frame;
   if (HasProtobufMagic(frame)) {
@@ -491,13 +506,14 @@ Result<WatchEvent> DecodePodWatchEventProtobuf(std::string_view frame) {
   if (!type.ok()) return type.error();
   WatchEvent ev;
   ev.type = *type;
+  Ctx ctx{decoder.interner(), {}, {}};
   auto env = Unwrap(raw, "object");
   if (!env.ok()) return env.error();
   switch (ev.type) {
     case WatchEventType::kBookmark: {
       if (Status t = ExpectKind(*env, "Pod", "object"); !t.ok()) return t.error();
       Pod bookmark;
-      if (Status t = ReadPod(env->raw, &bookmark, &ev.initial_events_end); !t.ok()) {
+      if (Status t = ReadPod(ctx, env->raw, &bookmark, &ev.initial_events_end); !t.ok()) {
         return PrefixPath(t.error(), "object");
       }
       ev.resource_version = std::move(bookmark.metadata.resource_version);
@@ -512,7 +528,7 @@ Result<WatchEvent> DecodePodWatchEventProtobuf(std::string_view frame) {
     }
     default: {
       if (Status t = ExpectKind(*env, "Pod", "object"); !t.ok()) return t.error();
-      auto pod = PodFromMessage(env->raw);
+      auto pod = PodFromMessage(ctx, env->raw);
       if (!pod.ok()) return PrefixPath(pod.error(), "object");
       ev.resource_version = (*pod)->metadata.resource_version;
       ev.object = std::move(pod).value();

@@ -3,14 +3,16 @@
 // (typeMeta, raw, contentEncoding, contentType) whose `raw` is the object's own message; a watch
 // frame (after its 4-byte length prefix) is a bare meta.v1.WatchEvent whose object.raw is such an
 // enveloped body. The decoders fill the same pruned records as the JSON decoders and skip what
-// those do not keep. Field numbers come from upstream's generated.proto files (public API).
-// Stateless; thread-safe.
+// those do not keep (labels and owner references interned through the Decoder's InternTable).
+// Field numbers come from upstream's generated.proto files (public API). Thread-safe with one
+// Decoder per thread.
 #pragma once
 
 #include <memory>
 #include <optional>
 #include <string_view>
 
+#include "pkg/api/decoder.h"
 #include "pkg/api/object.h"
 #include "pkg/api/pod.h"
 #include "pkg/api/watch_event.h"
@@ -31,11 +33,11 @@ inline bool HasProtobufMagic(std::string_view body) {
 std::optional<Error> DecodeStatusProtobuf(std::string_view body);
 
 // One enveloped Pod (a GET answer). Errors: reason "DecodeError" naming the field path.
-Result<std::shared_ptr<const Pod>> DecodePodProtobuf(std::string_view body);
+Result<std::shared_ptr<const Pod>> DecodePodProtobuf(Decoder& decoder, std::string_view body);
 // One enveloped PodList (a LIST answer).
-Result<ObjectList> DecodePodListProtobuf(std::string_view body);
+Result<ObjectList> DecodePodListProtobuf(Decoder& decoder, std::string_view body);
 // One watch frame without its length prefix (a bare WatchEvent; an enveloped one is accepted
 // too). Same contract as Codec::decode_watch_event.
-Result<WatchEvent> DecodePodWatchEventProtobuf(std::string_view frame);
+Result<WatchEvent> DecodePodWatchEventProtobuf(Decoder& decoder, std::string_view frame);
 
 }  // namespace kcm::api

@@ -10,7 +10,7 @@ namespace {
 Status DecodeReplicaSetFields(DecoderImpl& d, od::value v, int level, ReplicaSet* rs) {
   Status s = ForEachField(v, "", [&](od::field& f) -> Status {
     if (KeyIs(f, "metadata"))
-      return DecodeObjectMeta(f.value(), &rs->metadata, MetaMode::kFull, nullptr);
+      return DecodeObjectMeta(d, f.value(), &rs->metadata, MetaMode::kFull, nullptr);
     if (KeyIs(f, "spec")) {
       return ForEachField(f.value(), "spec", [&](od::field& sf) -> Status {
         if (KeyIs(sf, "replicas"))

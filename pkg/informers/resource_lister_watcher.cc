@@ -29,7 +29,7 @@ class ResourceWatch final : public cache::WatchInterface {
     std::lock_guard lock(*mu_);
     // ResourceListerWatcher asks for protobuf only when the codec can read it.
     auto event = stream_->protobuf() && codec_.decode_watch_event_protobuf != nullptr
-                     ? codec_.decode_watch_event_protobuf(**frame)
+                     ? codec_.decode_watch_event_protobuf(*decoder_, **frame)
                      : codec_.decode_watch_event(*decoder_, PaddedInput(**frame));
     if (!event.ok()) {
       // Behaviour 1.8: a frame we cannot decode ends the stream with a synthetic 500.
@@ -76,15 +76,15 @@ Result<api::ObjectList> ResourceListerWatcher::List(const api::ListOptions& opti
   std::string content_type;
   auto body = client_->List(namespace_, opts, stop_, accept_, &content_type);
   if (!body.ok()) return body.error();
-  // The server may answer JSON to a protobuf Accept; the Content-Type tells.
-  if (client::IsProtobufContentType(content_type) && codec_.decode_list_protobuf != nullptr) {
-    return codec_.decode_list_protobuf(*body);
-  }
   // A decoder of its own, dropped with the body: simdjson sizes its buffers to the largest
   // document parsed, and an unpaginated relist of 50,000 pods is ~80 MB. Kept, those buffers
   // would stay resident for the informer's lifetime (measured: ~1.6 KB per cached pod); watch
-  // frames keep using the long-lived decoder, sized to one object.
-  api::Decoder decoder;
+  // frames keep using the long-lived decoder, sized to one object. The intern table is shared.
+  api::Decoder decoder(interner_);
+  // The server may answer JSON to a protobuf Accept; the Content-Type tells.
+  if (client::IsProtobufContentType(content_type) && codec_.decode_list_protobuf != nullptr) {
+    return codec_.decode_list_protobuf(decoder, *body);
+  }
   return codec_.decode_list(decoder, PaddedInput(*body));
 }
 

@@ -13,6 +13,7 @@
 
 #include "pkg/api/codec.h"
 #include "pkg/api/decoder.h"
+#include "pkg/api/intern_table.h"
 #include "pkg/cache/listwatch.h"
 #include "pkg/client/resource_client.h"
 
@@ -42,9 +43,12 @@ class ResourceListerWatcher final : public cache::ListerWatcher {
   std::string accept_;  // the Accept of LIST and WATCH; "" = JSON
   // For watch frames, shared by the watches this ListerWatcher opens (one at a time, on the
   // reflector thread; the mutex makes that contract checkable rather than assumed). List uses a
-  // fresh decoder per call so a big LIST's buffers do not outlive it.
+  // fresh decoder per call so a big LIST's buffers do not outlive it. All of them intern labels
+  // and owner references through one table, so a relisted pod shares its sets with the watched
+  // ones (and pods of one ReplicaSet share theirs across LIST and WATCH).
+  std::shared_ptr<api::InternTable> interner_ = std::make_shared<api::InternTable>();
   std::shared_ptr<std::mutex> decoder_mu_ = std::make_shared<std::mutex>();
-  std::shared_ptr<api::Decoder> decoder_ = std::make_shared<api::Decoder>();
+  std::shared_ptr<api::Decoder> decoder_ = std::make_shared<api::Decoder>(interner_);
 };
 
 }  // namespace kcm::informers

@@ -13,7 +13,14 @@ namespace kcm::api {
 
 static_assert(kJsonPadding == simdjson::SIMDJSON_PADDING, "padding contract out of date");
 
-Decoder::Decoder() : impl_(std::make_unique<internal::DecoderImpl>()) {}
+Decoder::Decoder() : Decoder(std::make_shared<InternTable>()) {}
+Decoder::Decoder(std::shared_ptr<InternTable> interner)
+    : impl_(std::make_unique<internal::DecoderImpl>()) {
+  impl_->interner = std::move(interner);
+}
+InternTable& Decoder::interner() {
+  return *impl_->interner;
+}
 Decoder::~Decoder() = default;
 Decoder::Decoder(Decoder&&) noexcept = default;
 Decoder& Decoder::operator=(Decoder&&) noexcept = default;
@@ -136,11 +143,39 @@ Status ReadStringMapAt(od::value v, std::string_view path,
   });
 }
 
+Status ReadLabelsAt(DecoderImpl& d, od::value v, std::string_view path, Labels* out) {
+  // Views into the parser's string buffer, valid for the whole document; the table copies them
+  // only when the set is new.
+  std::vector<Labels::value_type>& items = d.label_scratch;
+  items.clear();
+  Status s = ForEachField(v, path, [&](od::field& f) -> Status {
+    std::string_view key;
+    if (auto ec = f.unescaped_key().get(key); ec) return DecodeErrorAt(path, ec);
+    std::string_view val;
+    od::value fv = f.value();
+    bool is_null = false;
+    if (auto ec = fv.is_null().get(is_null); ec) {
+      return DecodeErrorAt(std::string(path) + "." + std::string(key), ec);
+    }
+    if (!is_null) {
+      if (auto ec = fv.get_string().get(val); ec) {
+        return DecodeErrorAt(std::string(path) + "." + std::string(key), ec);
+      }
+    }
+    items.emplace_back(key, val);
+    return OkStatus();
+  });
+  if (!s.ok()) return s;
+  *out = d.interner->InternLabels(&items);
+  return OkStatus();
+}
+
 namespace {
 
-Status DecodeOwnerReferences(od::value v, std::vector<OwnerReference>* out) {
-  out->clear();
-  return ForEachElement(v, "metadata.ownerReferences", [&](od::value e, size_t) -> Status {
+Status DecodeOwnerReferences(DecoderImpl& d, od::value v, OwnerReferences* result) {
+  std::vector<OwnerReference> refs;
+  std::vector<OwnerReference>* out = &refs;
+  Status st = ForEachElement(v, "metadata.ownerReferences", [&](od::value e, size_t) -> Status {
     OwnerReference ref;
     Status s = ForEachField(e, "metadata.ownerReferences[]", [&](od::field& f) -> Status {
       if (KeyIs(f, "apiVersion"))
@@ -163,6 +198,9 @@ Status DecodeOwnerReferences(od::value v, std::vector<OwnerReference>* out) {
     out->push_back(std::move(ref));
     return OkStatus();
   });
+  if (!st.ok()) return st;
+  *result = d.interner->InternOwnerReferences(std::move(refs));
+  return OkStatus();
 }
 
 }  // namespace
@@ -176,7 +214,7 @@ std::optional<int32_t> ParseInt32(std::string_view s) {
   return n;
 }
 
-Status DecodeObjectMeta(od::value v, ObjectMeta* meta, MetaMode mode,
+Status DecodeObjectMeta(DecoderImpl& d, od::value v, ObjectMeta* meta, MetaMode mode,
                         std::optional<int32_t>* deletion_cost) {
   return ForEachField(v, "metadata", [&](od::field& f) -> Status {
     // Most frequent keys first; managedFields and unknown keys are skipped without parsing.
@@ -187,7 +225,9 @@ Status DecodeObjectMeta(od::value v, ObjectMeta* meta, MetaMode mode,
     if (KeyIs(f, "resourceVersion")) {
       return ReadStringAt(f.value(), "metadata.resourceVersion", &meta->resource_version);
     }
-    if (KeyIs(f, "generateName")) {
+    // No controller reads a pod's generateName (it only names the pods we create, from the
+    // template); pods do not keep it (often longer than the short-string buffer).
+    if (KeyIs(f, "generateName") && mode == MetaMode::kFull) {
       return ReadStringAt(f.value(), "metadata.generateName", &meta->generate_name);
     }
     if (KeyIs(f, "generation"))
@@ -198,18 +238,7 @@ Status DecodeObjectMeta(od::value v, ObjectMeta* meta, MetaMode mode,
     if (KeyIs(f, "deletionTimestamp")) {
       return ReadTimeAt(f.value(), "metadata.deletionTimestamp", &meta->deletion_timestamp);
     }
-    if (KeyIs(f, "deletionGracePeriodSeconds")) {
-      int64_t n = 0;
-      bool is_null = false;
-      if (auto ec = f.value().is_null().get(is_null); ec) {
-        return DecodeErrorAt("metadata.deletionGracePeriodSeconds", ec);
-      }
-      if (is_null) return OkStatus();
-      Status s = ReadInt64At(f.value(), "metadata.deletionGracePeriodSeconds", &n);
-      if (s.ok()) meta->deletion_grace_period_seconds = n;
-      return s;
-    }
-    if (KeyIs(f, "labels")) return ReadStringMapAt(f.value(), "metadata.labels", &meta->labels);
+    if (KeyIs(f, "labels")) return ReadLabelsAt(d, f.value(), "metadata.labels", &meta->labels);
     if (KeyIs(f, "annotations")) {
       if (mode == MetaMode::kFull) {
         return ReadStringMapAt(f.value(), "metadata.annotations", &meta->annotations);
@@ -224,7 +253,7 @@ Status DecodeObjectMeta(od::value v, ObjectMeta* meta, MetaMode mode,
       });
     }
     if (KeyIs(f, "ownerReferences"))
-      return DecodeOwnerReferences(f.value(), &meta->owner_references);
+      return DecodeOwnerReferences(d, f.value(), &meta->owner_references);
     if (KeyIs(f, "finalizers")) {
       meta->finalizers.clear();
       return ForEachElement(f.value(), "metadata.finalizers", [&](od::value e, size_t) -> Status {

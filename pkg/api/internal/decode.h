@@ -10,6 +10,7 @@
 
 #include "pkg/api/condition.h"
 #include "pkg/api/decoder.h"
+#include "pkg/api/intern_table.h"
 #include "pkg/api/internal/ondemand.h"
 #include "pkg/api/json_input.h"
 #include "pkg/api/label_selector.h"
@@ -25,8 +26,10 @@ inline constexpr int kLevels = 4;
 
 struct DecoderImpl {
   std::array<od::parser, kLevels> parsers;
-  std::string scratch;       // padded copy of unpadded input
-  std::string generic_kind;  // for GenericObject list items without their own kind
+  std::string scratch;                    // padded copy of unpadded input
+  std::string generic_kind;               // for GenericObject list items without their own kind
+  std::shared_ptr<InternTable> interner;  // never null
+  std::vector<Labels::value_type> label_scratch;  // ReadLabelsAt's views, reused
 
   // A padded view of `in`: in place when the caller promised padding, else copied to scratch.
   simdjson::padded_string_view Prepare(const JsonInput& in);
@@ -86,10 +89,12 @@ Status ReadBoolAt(od::value v, std::string_view path, bool* out);
 // null → nullopt.
 Status ReadTimeAt(od::value v, std::string_view path, std::optional<Time>* out);
 Status ReadStringMapAt(od::value v, std::string_view path, std::map<std::string, std::string>* out);
+// A labels object, interned through d.interner (null → empty).
+Status ReadLabelsAt(DecoderImpl& d, od::value v, std::string_view path, Labels* out);
 
 enum class MetaMode { kFull, kPod };
 // kPod drops annotations except the pod deletion cost, which goes to *deletion_cost.
-Status DecodeObjectMeta(od::value v, ObjectMeta* meta, MetaMode mode,
+Status DecodeObjectMeta(DecoderImpl& d, od::value v, ObjectMeta* meta, MetaMode mode,
                         std::optional<int32_t>* deletion_cost);
 Status RequireName(const ObjectMeta& meta);
 

@@ -25,7 +25,13 @@ simdjson::error_code ReadString(od::value v, std::string* out) {
   }
   std::string_view s;
   if (auto ec = v.get_string().get(s); ec) return ec;
-  out->assign(s.data(), s.size());
+  // A fresh string is allocated to size; assign() into a short string's buffer would round the
+  // capacity up to twice the short-string size (16 B more on every cached pod's name).
+  if (out->capacity() < s.size()) {
+    *out = std::string(s);
+  } else {
+    out->assign(s.data(), s.size());
+  }
   return simdjson::SUCCESS;
 }
 

@@ -51,7 +51,7 @@ struct Seen {
 std::string LabelV(const api::ObjectPtr& obj) {
   const auto& labels = obj->Meta().labels;
   auto it = labels.find("v");
-  return it == labels.end() ? "" : it->second;
+  return it == labels.end() ? "" : std::string(it->second);
 }
 
 class PodProtobufIntegration : public ::testing::TestWithParam<std::string> {
@@ -109,9 +109,9 @@ TEST_P(PodProtobufIntegration, ServerAnswersInTheNegotiatedEncoding) {
   ASSERT_TRUE(frame.ok()) << frame.error().ToString();
   ASSERT_TRUE(frame->has_value());
   EXPECT_EQ((*stream)->protobuf(), Protobuf());
-  auto ev = Protobuf() ? api::PodCodec().decode_watch_event_protobuf(**frame)
-                       : api::PodCodec().decode_watch_event(*std::make_unique<api::Decoder>(),
-                                                            api::JsonInput(**frame));
+  api::Decoder decoder;
+  auto ev = Protobuf() ? api::PodCodec().decode_watch_event_protobuf(decoder, **frame)
+                       : api::PodCodec().decode_watch_event(decoder, api::JsonInput(**frame));
   ASSERT_TRUE(ev.ok()) << ev.error().ToString();
   EXPECT_EQ(ev->type, api::WatchEventType::kModified);
   EXPECT_EQ(ev->object->Meta().name, "pre-0");

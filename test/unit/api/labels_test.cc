@@ -7,18 +7,27 @@
 namespace kcm::api {
 namespace {
 
+// Matches `labels` as a std::map (labels::Set, what templates and selectors carry) and as the
+// interned api::Labels of a decoded object; the two must always agree.
+bool MatchesBoth(const labels::Selector& sel, const labels::Set& labels) {
+  bool as_set = sel.Matches(labels);
+  bool as_labels = sel.Matches(Labels(labels));
+  EXPECT_EQ(as_set, as_labels) << sel.String();
+  return as_set;
+}
+
 TEST(LabelSelectorTest, NullMatchesNothingEmptyMatchesEverything) {
   auto nothing = LabelSelectorAsSelector(nullptr);
   ASSERT_TRUE(nothing.ok());
   EXPECT_TRUE(nothing->IsNothing());
-  EXPECT_FALSE(nothing->Matches({}));
-  EXPECT_FALSE(nothing->Matches({{"a", "b"}}));
+  EXPECT_FALSE(MatchesBoth(*nothing, {}));
+  EXPECT_FALSE(MatchesBoth(*nothing, {{"a", "b"}}));
   LabelSelector empty;
   auto everything = LabelSelectorAsSelector(&empty);
   ASSERT_TRUE(everything.ok());
   EXPECT_TRUE(everything->Empty());
-  EXPECT_TRUE(everything->Matches({}));
-  EXPECT_TRUE(everything->Matches({{"a", "b"}}));
+  EXPECT_TRUE(MatchesBoth(*everything, {}));
+  EXPECT_TRUE(MatchesBoth(*everything, {{"a", "b"}}));
   EXPECT_EQ(everything->String(), "");
 }
 
@@ -32,13 +41,13 @@ TEST(LabelSelectorTest, MatchLabelsAndExpressions) {
   auto s = LabelSelectorAsSelector(&sel);
   ASSERT_TRUE(s.ok()) << s.error().ToString();
   EXPECT_EQ(s->String(), "a=b,c in (x,y),!d,e,f notin (z)");
-  EXPECT_TRUE(s->Matches({{"a", "b"}, {"c", "x"}, {"e", ""}}));
-  EXPECT_TRUE(s->Matches({{"a", "b"}, {"c", "y"}, {"e", "1"}, {"f", "q"}}));
-  EXPECT_FALSE(s->Matches({{"a", "b"}, {"c", "x"}, {"e", ""}, {"f", "z"}}));  // NotIn
-  EXPECT_FALSE(s->Matches({{"a", "b"}, {"c", "x"}, {"e", ""}, {"d", ""}}));   // DoesNotExist
-  EXPECT_FALSE(s->Matches({{"a", "b"}, {"c", "w"}, {"e", ""}}));              // In
-  EXPECT_FALSE(s->Matches({{"a", "b"}, {"c", "x"}}));                         // Exists
-  EXPECT_FALSE(s->Matches({{"a", "c"}, {"c", "x"}, {"e", ""}}));              // matchLabels
+  EXPECT_TRUE(MatchesBoth(*s, {{"a", "b"}, {"c", "x"}, {"e", ""}}));
+  EXPECT_TRUE(MatchesBoth(*s, {{"a", "b"}, {"c", "y"}, {"e", "1"}, {"f", "q"}}));
+  EXPECT_FALSE(MatchesBoth(*s, {{"a", "b"}, {"c", "x"}, {"e", ""}, {"f", "z"}}));  // NotIn
+  EXPECT_FALSE(MatchesBoth(*s, {{"a", "b"}, {"c", "x"}, {"e", ""}, {"d", ""}}));   // DoesNotExist
+  EXPECT_FALSE(MatchesBoth(*s, {{"a", "b"}, {"c", "w"}, {"e", ""}}));              // In
+  EXPECT_FALSE(MatchesBoth(*s, {{"a", "b"}, {"c", "x"}}));                         // Exists
+  EXPECT_FALSE(MatchesBoth(*s, {{"a", "c"}, {"c", "x"}, {"e", ""}}));              // matchLabels
 }
 
 TEST(LabelSelectorTest, OperatorRulesAreValidated) {
@@ -86,7 +95,7 @@ TEST(LabelSelectorTest, FromJsonAndBack) {
 TEST(LabelSelectorTest, SelectorFromSet) {
   auto s = labels::Selector::FromSet({{"b", "2"}, {"a", "1"}});
   EXPECT_EQ(s.String(), "a=1,b=2");
-  EXPECT_TRUE(s.Matches({{"a", "1"}, {"b", "2"}, {"c", "3"}}));
+  EXPECT_TRUE(MatchesBoth(s, {{"a", "1"}, {"b", "2"}, {"c", "3"}}));
 }
 
 }  // namespace

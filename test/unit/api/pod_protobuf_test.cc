@@ -27,7 +27,6 @@ void ExpectSamePod(const Pod& json, const Pod& pb) {
   EXPECT_EQ(a.generation, b.generation);
   EXPECT_EQ(a.creation_timestamp, b.creation_timestamp);
   EXPECT_EQ(a.deletion_timestamp, b.deletion_timestamp);
-  EXPECT_EQ(a.deletion_grace_period_seconds, b.deletion_grace_period_seconds);
   EXPECT_EQ(a.labels, b.labels);
   EXPECT_EQ(a.annotations, b.annotations);
   ASSERT_EQ(a.owner_references.size(), b.owner_references.size());
@@ -79,17 +78,18 @@ std::vector<std::string> Lines(const std::string& text) {
 
 TEST(PodProtobufTest, SamePodAsJson) {
   Decoder d;
+  Decoder& pbd = d;
   auto json = DecodePod(d, testing::ApiTestdata("pod-protobuf.json"));
   ASSERT_TRUE(json.ok()) << json.error().ToString();
   const std::string body = testing::ApiTestdata("pod-protobuf.pb");
   ASSERT_TRUE(HasProtobufMagic(body));
-  auto pb = DecodePodProtobuf(body);
+  auto pb = DecodePodProtobuf(pbd, body);
   ASSERT_TRUE(pb.ok()) << pb.error().ToString();
   ExpectSamePod(**json, **pb);
   // The fixture exercises every kept field (so the comparison above compares something).
   const Pod& p = **pb;
   EXPECT_EQ(p.metadata.name, "web-7d9f8b6c5d-proto");
-  EXPECT_EQ(p.metadata.generate_name, "web-7d9f8b6c5d-");
+  EXPECT_EQ(p.metadata.generate_name, "");  // pruned, as by the JSON decoder
   EXPECT_FALSE(p.metadata.uid.empty());
   EXPECT_EQ(p.metadata.generation, 1);
   EXPECT_TRUE(p.metadata.creation_timestamp.has_value());
@@ -113,7 +113,7 @@ TEST(PodProtobufTest, SameListAsJson) {
   Decoder d;
   auto json = PodCodec().decode_list(d, testing::ApiTestdata("podlist-protobuf.json"));
   ASSERT_TRUE(json.ok()) << json.error().ToString();
-  auto pb = PodCodec().decode_list_protobuf(testing::ApiTestdata("podlist-protobuf.pb"));
+  auto pb = PodCodec().decode_list_protobuf(d, testing::ApiTestdata("podlist-protobuf.pb"));
   ASSERT_TRUE(pb.ok()) << pb.error().ToString();
   EXPECT_FALSE(pb->resource_version.empty());
   EXPECT_EQ(json->resource_version, pb->resource_version);
@@ -134,7 +134,7 @@ TEST(PodProtobufTest, SameWatchEventsAsJson) {
     SCOPED_TRACE(i);
     auto json = PodCodec().decode_watch_event(d, json_frames[i]);
     ASSERT_TRUE(json.ok()) << json.error().ToString();
-    auto pb = PodCodec().decode_watch_event_protobuf(pb_frames[i]);
+    auto pb = PodCodec().decode_watch_event_protobuf(d, pb_frames[i]);
     ASSERT_TRUE(pb.ok()) << pb.error().ToString();
     EXPECT_EQ(pb->type, WatchEventType::kModified);
     EXPECT_EQ(json->type, pb->type);
@@ -144,10 +144,9 @@ TEST(PodProtobufTest, SameWatchEventsAsJson) {
   }
   // The fixture's events: a label change, the delete (deletionTimestamp set, finalizer kept),
   // the finalizer's removal.
-  auto last = PodCodec().decode_watch_event_protobuf(pb_frames[2]);
+  auto last = PodCodec().decode_watch_event_protobuf(d, pb_frames[2]);
   const Pod& p = static_cast<const Pod&>(*last->object);
   EXPECT_TRUE(p.metadata.deletion_timestamp.has_value());
-  EXPECT_TRUE(p.metadata.deletion_grace_period_seconds.has_value());
   EXPECT_TRUE(p.metadata.finalizers.empty());
   EXPECT_FALSE(p.IsActive());
 }
@@ -176,10 +175,11 @@ std::string WatchFrame(std::string_view type, std::string_view object) {
 }
 
 TEST(PodProtobufTest, BookmarkAndErrorFrames) {
+  Decoder pbd;
   const std::string bookmark_meta =
       Bytes(6, "4242") + Bytes(12, Bytes(1, kInitialEventsEndAnnotation) + Bytes(2, "true"));
-  auto bookmark =
-      DecodePodWatchEventProtobuf(WatchFrame("BOOKMARK", Envelope("Pod", Bytes(1, bookmark_meta))));
+  auto bookmark = DecodePodWatchEventProtobuf(
+      pbd, WatchFrame("BOOKMARK", Envelope("Pod", Bytes(1, bookmark_meta))));
   ASSERT_TRUE(bookmark.ok()) << bookmark.error().ToString();
   EXPECT_EQ(bookmark->type, WatchEventType::kBookmark);
   EXPECT_EQ(bookmark->resource_version, "4242");
@@ -191,7 +191,7 @@ TEST(PodProtobufTest, BookmarkAndErrorFrames) {
       Bytes(5, Bytes(4, Bytes(1, "FieldValueInvalid"))) + VarintField(6, 410);
   // Enveloped at the frame level too: accepted.
   auto error = DecodePodWatchEventProtobuf(
-      Envelope("WatchEvent", WatchFrame("ERROR", Envelope("Status", status))));
+      pbd, Envelope("WatchEvent", WatchFrame("ERROR", Envelope("Status", status))));
   ASSERT_TRUE(error.ok()) << error.error().ToString();
   EXPECT_EQ(error->type, WatchEventType::kError);
   EXPECT_EQ(error->error.code, 410);
@@ -202,11 +202,12 @@ TEST(PodProtobufTest, BookmarkAndErrorFrames) {
 }
 
 TEST(PodProtobufTest, SkipsUnknownFieldsOfEveryWireType) {
+  Decoder pbd;
   const std::string fixed64 = Varint((uint64_t{99} << 3) | 1) + std::string(8, '\x7f');
   const std::string fixed32 = Varint((uint64_t{98} << 3) | 5) + std::string(4, '\x7f');
   const std::string pod = fixed64 + Bytes(1, Bytes(1, "p") + fixed32 + VarintField(97, 1)) +
                           Bytes(96, "ignored") + fixed32;
-  auto decoded = DecodePodProtobuf(Envelope("Pod", pod));
+  auto decoded = DecodePodProtobuf(pbd, Envelope("Pod", pod));
   ASSERT_TRUE(decoded.ok()) << decoded.error().ToString();
   EXPECT_EQ((*decoded)->metadata.name, "p");
 }
@@ -218,41 +219,42 @@ void ExpectDecodeError(const Result<std::shared_ptr<const Pod>>& r, std::string_
 }
 
 TEST(PodProtobufTest, MalformedInputIsADecodeError) {
+  Decoder pbd;
   const std::string meta = Bytes(1, Bytes(1, "p"));
-  ExpectDecodeError(DecodePodProtobuf(R"({"metadata":{"name":"p"}})"), "envelope");
-  ExpectDecodeError(DecodePodProtobuf(""), "envelope");
+  ExpectDecodeError(DecodePodProtobuf(pbd, R"({"metadata":{"name":"p"}})"), "envelope");
+  ExpectDecodeError(DecodePodProtobuf(pbd, ""), "envelope");
   // Truncated varint (a tag whose continuation bit promises more).
-  ExpectDecodeError(DecodePodProtobuf(Envelope("Pod", meta + "\x80")), "truncated varint");
+  ExpectDecodeError(DecodePodProtobuf(pbd, Envelope("Pod", meta + "\x80")), "truncated varint");
   // A varint of eleven bytes.
-  ExpectDecodeError(DecodePodProtobuf(Envelope(
-                        "Pod", VarintField(50, 1) + "\x90" + std::string(10, '\xff') + "\x01")),
+  ExpectDecodeError(DecodePodProtobuf(pbd, Envelope("Pod", VarintField(50, 1) + "\x90" +
+                                                               std::string(10, '\xff') + "\x01")),
                     "varint");
   // A length past the end.
-  ExpectDecodeError(DecodePodProtobuf(Envelope("Pod", meta + "\x12\x05" + "ab")),
+  ExpectDecodeError(DecodePodProtobuf(pbd, Envelope("Pod", meta + "\x12\x05" + "ab")),
                     "length past the end");
   // metadata.name as a varint.
-  ExpectDecodeError(DecodePodProtobuf(Envelope("Pod", Bytes(1, VarintField(1, 5)))),
+  ExpectDecodeError(DecodePodProtobuf(pbd, Envelope("Pod", Bytes(1, VarintField(1, 5)))),
                     "metadata.name: wrong wire type");
   // Field number 0; groups.
-  ExpectDecodeError(DecodePodProtobuf(Envelope("Pod", meta + std::string("\x02\x00", 2))),
+  ExpectDecodeError(DecodePodProtobuf(pbd, Envelope("Pod", meta + std::string("\x02\x00", 2))),
                     "invalid field number");
-  ExpectDecodeError(DecodePodProtobuf(Envelope("Pod", meta + Varint((7 << 3) | 3))),
+  ExpectDecodeError(DecodePodProtobuf(pbd, Envelope("Pod", meta + Varint((7 << 3) | 3))),
                     "unsupported wire type");
-  ExpectDecodeError(DecodePodProtobuf(Envelope("Pod", "")), "metadata.name: required");
-  ExpectDecodeError(DecodePodProtobuf(Envelope("ReplicaSet", meta)), "unexpected kind");
-  ExpectDecodeError(DecodePodProtobuf(Envelope("Pod", meta) + Bytes(3, "gzip")),
+  ExpectDecodeError(DecodePodProtobuf(pbd, Envelope("Pod", "")), "metadata.name: required");
+  ExpectDecodeError(DecodePodProtobuf(pbd, Envelope("ReplicaSet", meta)), "unexpected kind");
+  ExpectDecodeError(DecodePodProtobuf(pbd, Envelope("Pod", meta) + Bytes(3, "gzip")),
                     "unsupported contentEncoding");
 
-  auto watch = DecodePodWatchEventProtobuf(WatchFrame("MODIFIED", "not enveloped"));
+  auto watch = DecodePodWatchEventProtobuf(pbd, WatchFrame("MODIFIED", "not enveloped"));
   ASSERT_FALSE(watch.ok());
   EXPECT_NE(watch.error().message.find("object: missing"), std::string::npos);
-  watch = DecodePodWatchEventProtobuf(WatchFrame("RENAMED", Envelope("Pod", meta)));
+  watch = DecodePodWatchEventProtobuf(pbd, WatchFrame("RENAMED", Envelope("Pod", meta)));
   ASSERT_FALSE(watch.ok());
   EXPECT_NE(watch.error().message.find("unknown watch event type"), std::string::npos);
-  watch = DecodePodWatchEventProtobuf(Bytes(1, "ADDED"));
+  watch = DecodePodWatchEventProtobuf(pbd, Bytes(1, "ADDED"));
   ASSERT_FALSE(watch.ok());
   EXPECT_NE(watch.error().message.find("object: required"), std::string::npos);
-  auto list = DecodePodListProtobuf(Envelope("PodList", Bytes(2, Bytes(1, Bytes(3, "ns")))));
+  auto list = DecodePodListProtobuf(pbd, Envelope("PodList", Bytes(2, Bytes(1, Bytes(3, "ns")))));
   ASSERT_FALSE(list.ok());
   EXPECT_NE(list.error().message.find("items[0].metadata.name: required"), std::string::npos)
       << list.error().message;
@@ -261,17 +263,18 @@ TEST(PodProtobufTest, MalformedInputIsADecodeError) {
 // Every truncation of a real body fails cleanly (or, where the cut falls between fields of the
 // outermost message, decodes), and never reads past the end (ASan in hack/fuzz.sh).
 TEST(PodProtobufTest, EveryTruncationOfARealPodIsHandled) {
+  Decoder pbd;
   const std::string body = testing::ApiTestdata("pod-protobuf.pb");
   for (size_t n = 0; n < body.size(); ++n) {
     // A copy of exactly n bytes, so reading past it is an ASan error rather than silent.
     const std::string cut = body.substr(0, n);
-    auto r = DecodePodProtobuf(cut);
+    auto r = DecodePodProtobuf(pbd, cut);
     if (!r.ok()) {
       EXPECT_EQ(r.error().reason, "DecodeError");
     }
   }
   // A cut inside the envelope's raw field is always an error (its length runs past the end).
-  auto r = DecodePodProtobuf(body.substr(0, body.size() - 1));
+  auto r = DecodePodProtobuf(pbd, body.substr(0, body.size() - 1));
   EXPECT_FALSE(r.ok());
 }
 

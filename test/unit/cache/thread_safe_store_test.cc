@@ -28,7 +28,7 @@ std::vector<std::string> ByAppLabel(const api::Object& obj) {
   auto it = obj.Meta().labels.find("app");
   if (it == obj.Meta().labels.end()) return {};
   std::vector<std::string> out;
-  std::string value = it->second;
+  std::string value(it->second);
   size_t start = 0;
   while (true) {
     size_t comma = value.find(',', start);
@@ -43,7 +43,7 @@ api::ObjectPtr WithApp(std::string ns, std::string name, std::string app) {
   api::ObjectMeta meta;
   meta.namespace_ = std::move(ns);
   meta.name = std::move(name);
-  meta.labels["app"] = std::move(app);
+  meta.labels = {{"app", app}};
   return std::make_shared<testing::FakeObject>(std::move(meta));
 }
 

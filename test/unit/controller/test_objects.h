@@ -47,11 +47,15 @@ struct PodBuilder {
   }
   PodBuilder& Deleting() { return pod.metadata.deletion_timestamp = kNow, *this; }
   PodBuilder& Label(std::string k, std::string v) {
-    pod.metadata.labels[std::move(k)] = std::move(v);
+    auto labels = pod.metadata.labels.ToMap();
+    labels[std::move(k)] = std::move(v);
+    pod.metadata.labels = labels;
     return *this;
   }
   PodBuilder& Owner(api::OwnerReference ref) {
-    pod.metadata.owner_references.push_back(std::move(ref));
+    auto refs = pod.metadata.owner_references.ToVector();
+    refs.push_back(std::move(ref));
+    pod.metadata.owner_references = std::move(refs);
     return *this;
   }
   std::shared_ptr<const api::Pod> Build() const { return std::make_shared<const api::Pod>(pod); }

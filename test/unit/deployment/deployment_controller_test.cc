@@ -31,8 +31,10 @@ TEST_F(DeploymentControllerTest, ReplicaSetEventsEnqueueOwnerOrMatchingDeploymen
   // Owner changed: the old and the new owner both sync.
   api::ReplicaSet moved = *owned;
   moved.metadata.resource_version = "11";
-  moved.metadata.owner_references[0].name = "bar";
-  moved.metadata.owner_references[0].uid = "bar-uid";
+  auto refs = moved.metadata.owner_references.ToVector();
+  refs[0].name = "bar";
+  refs[0].uid = "bar-uid";
+  moved.metadata.owner_references = std::move(refs);
   EXPECT_THAT(Keys(controller_->OnReplicaSetUpdate(*owned, moved)),
               ElementsAre("default/foo", "default/bar"));
   EXPECT_THAT(Keys(controller_->OnReplicaSetDelete(*owned)), ElementsAre("default/foo"));

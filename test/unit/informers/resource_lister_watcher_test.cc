@@ -146,6 +146,33 @@ TEST(ResourceListerWatcherTest, WatchDecodesEventsAndPassesErrorFrames) {
   EXPECT_NE(reqs[0].query.find("resourceVersion=4"), std::string::npos);
 }
 
+// LIST (its own decoder per call) and WATCH (the long-lived one) intern through one table: the
+// pods they decode share one label set (docs/architecture.md, "Compact pod records").
+TEST(ResourceListerWatcherTest, ListAndWatchShareInternedLabels) {
+  TestServer server([](const RecordedRequest& r, Conn& c) {
+    if (!IsWatch(r)) {
+      c.Respond(200, PodList("5", PodJson("ns", "listed", "4")));
+      return;
+    }
+    c.StartChunked(200);
+    c.Chunk(R"({"type":"ADDED","object":)" + PodJson("ns", "watched", "6") + "}\n");
+    c.EndChunked();
+  });
+  ResourceListerWatcher lw(PodsClient(server.url()), "ns", api::PodCodec());
+  auto list = lw.List({});
+  ASSERT_TRUE(list.ok()) << list.error().ToString();
+  ASSERT_EQ(list->items.size(), 1u);
+  auto w = lw.Watch({});
+  ASSERT_TRUE(w.ok()) << w.error().ToString();
+  auto e = (*w)->Next();
+  ASSERT_TRUE(e.ok() && e->has_value());
+  ASSERT_NE((*e)->object, nullptr);
+  const api::Labels& listed = list->items[0]->Meta().labels;
+  const api::Labels& watched = (*e)->object->Meta().labels;
+  EXPECT_EQ(watched.at("app"), "web");
+  EXPECT_TRUE(listed.SharesStorageWith(watched));
+}
+
 // 1.8: an undecodable frame ends the stream with the synthetic 500 ClientWatchDecoding.
 TEST(ResourceListerWatcherTest, UndecodableFrameEndsTheStream) {
   TestServer server([](const RecordedRequest&, Conn& c) {

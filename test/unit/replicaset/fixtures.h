@@ -69,10 +69,10 @@ inline std::shared_ptr<api::Pod> NewPod(const std::string& name, const PodOption
   pod->metadata.uid = "uid-" + name;
   pod->metadata.resource_version = o.resource_version;
   pod->metadata.creation_timestamp = now - 1h;
-  if (!o.app.empty()) pod->metadata.labels["app"] = o.app;
+  if (!o.app.empty()) pod->metadata.labels = {{"app", o.app}};
   if (o.owner) {
-    pod->metadata.owner_references.push_back(
-        {"apps/v1", "ReplicaSet", *o.owner, "uid-" + *o.owner, true, true});
+    pod->metadata.owner_references = {
+        {"apps/v1", "ReplicaSet", *o.owner, "uid-" + *o.owner, true, true}};
   }
   pod->phase = o.phase;
   pod->node_name = o.node;

@@ -327,7 +327,7 @@ TEST_F(ControllerTest, DeletionOrderPrefersUnscheduledUnreadyAndLowCost) {
 // Pods of sibling ReplicaSets (same controller owner) on the same node raise a pod's rank.
 TEST_F(ControllerTest, DeletionRanksByRelatedPodsOnSameNode) {
   auto rs = NewReplicaSet("rs", 1);
-  rs->metadata.owner_references.push_back({"apps/v1", "Deployment", "d", "uid-d", true, true});
+  rs->metadata.owner_references = {{"apps/v1", "Deployment", "d", "uid-d", true, true}};
   AddRS(rs);
   auto sibling = NewReplicaSet("old", 0);
   sibling->metadata.owner_references = rs->metadata.owner_references;
@@ -445,7 +445,7 @@ TEST_F(ControllerTest, ClaimAdoptsOrphansReleasesNonMatchingIgnoresOthers) {
   AddPod("orphan-2", {.app = "rs"});
   AddPod("relabelled", {.owner = "rs", .app = "other"});
   auto foreign = NewPod("foreign", {.app = "rs"}, Now());
-  foreign->metadata.owner_references.push_back({"apps/v1", "ReplicaSet", "x", "uid-x", true, true});
+  foreign->metadata.owner_references = {{"apps/v1", "ReplicaSet", "x", "uid-x", true, true}};
   ASSERT_TRUE(pod_index_->Add(foreign).ok());
   AddPod("mine", {.owner = "rs", .app = "rs"});
 
@@ -504,7 +504,9 @@ TEST_F(ControllerTest, StatusCountsWritten) {
   AddRS(rs);
   AddPod("full-old", {.owner = "rs", .app = "rs"});  // ready 1h ago: available
   auto full = NewPod("full-new", {.owner = "rs", .app = "rs", .ready_since = Now() - 5s}, Now());
-  full->metadata.labels["tier"] = "web";
+  auto labels = full->metadata.labels.ToMap();
+  labels["tier"] = "web";
+  full->metadata.labels = labels;
   ASSERT_TRUE(pod_index_->Add(full).ok());
   AddPod("unready", {.owner = "rs", .app = "rs", .ready = false});
   AddPod("ready-2", {.owner = "rs", .app = "rs"});

@@ -1,0 +1,88 @@
+#include "pkg/api/intern_table.h"
+
+#include <algorithm>
+#include <string_view>
+
+namespace kcm::api {
+namespace {
+
+// FNV-1a; fields end with a byte no label key contains, so ("ab","c") and ("a","bc") differ.
+struct Hasher {
+  uint64_t h = 14695981039346656037ull;
+  void Add(std::string_view s) {
+    for (unsigned char c : s) {
+      h ^= c;
+      h *= 1099511628211ull;
+    }
+    h ^= 0xff;
+    h *= 1099511628211ull;
+  }
+};
+
+}  // namespace
+
+template <typename Rep>
+void InternTable::SweepLocked(Table<Rep>* table, size_t* sweep_at) {
+  std::erase_if(*table, [](const auto& slot) { return slot.second.expired(); });
+  *sweep_at = std::max(kMinSweep, 2 * table->size());
+}
+
+Labels InternTable::InternLabels(std::vector<Labels::value_type>* items) {
+  if (items->empty()) return Labels();
+  Labels::Canonicalize(items);
+  Hasher hash;
+  for (const auto& [k, v] : *items) {
+    hash.Add(k);
+    hash.Add(v);
+  }
+  std::lock_guard lock(mu_);
+  auto [first, last] = labels_.equal_range(hash.h);
+  for (auto it = first; it != last; ++it) {
+    std::shared_ptr<const Labels::Rep> rep = it->second.lock();
+    if (rep && std::equal(rep->items.begin(), rep->items.end(), items->begin(), items->end())) {
+      return Labels(std::move(rep));
+    }
+  }
+  if (labels_.size() >= labels_sweep_at_) SweepLocked(&labels_, &labels_sweep_at_);
+  std::shared_ptr<const Labels::Rep> rep = Labels::NewRep(*items);
+  labels_.emplace(hash.h, rep);
+  return Labels(std::move(rep));
+}
+
+OwnerReferences InternTable::InternOwnerReferences(std::vector<OwnerReference>&& refs) {
+  if (refs.empty()) return OwnerReferences();
+  Hasher hash;
+  for (const OwnerReference& r : refs) {
+    hash.Add(r.api_version);
+    hash.Add(r.kind);
+    hash.Add(r.name);
+    hash.Add(r.uid);
+    hash.Add(std::string_view(r.controller ? "1" : "0"));
+    hash.Add(std::string_view(r.block_owner_deletion ? "1" : "0"));
+  }
+  std::lock_guard lock(mu_);
+  auto [first, last] = owner_references_.equal_range(hash.h);
+  for (auto it = first; it != last; ++it) {
+    std::shared_ptr<const OwnerReferences::Rep> rep = it->second.lock();
+    if (rep && *rep == refs) return OwnerReferences(std::move(rep));
+  }
+  if (owner_references_.size() >= owner_references_sweep_at_) {
+    SweepLocked(&owner_references_, &owner_references_sweep_at_);
+  }
+  auto rep = std::make_shared<const OwnerReferences::Rep>(std::move(refs));
+  owner_references_.emplace(hash.h, rep);
+  return OwnerReferences(std::move(rep));
+}
+
+InternTable::Slots InternTable::SlotCount() const {
+  std::lock_guard lock(mu_);
+  return Slots{labels_.size(), owner_references_.size()};
+}
+
+void InternTable::Sweep() {
+  std::lock_guard lock(mu_);
+  SweepLocked(&labels_, &labels_sweep_at_);
+  SweepLocked(&owner_references_, &owner_references_sweep_at_);
+}
+
+}  // namespace kcm::api

@@ -1,0 +1,56 @@
+// InternTable: hands out one shared Labels / OwnerReferences value per distinct content, so the
+// pods of one ReplicaSet (same labels, same controller reference) share a single immutable set.
+// Owned by whoever decodes (a Decoder, or the ResourceListerWatcher that gives its LIST and WATCH
+// decoders one table); never global. Slots hold weak_ptrs: a set is freed when the last object
+// referring to it goes, and its slot is dropped by the next sweep, which runs whenever the table
+// has doubled since the last one (so the table stays within twice the live sets, amortised O(1)).
+// Thread-safe: decoders on several threads may share one table (a mutex guards it); the values it
+// returns are immutable.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "pkg/api/shared_meta.h"
+
+namespace kcm::api {
+
+class InternTable {
+ public:
+  InternTable() = default;
+  InternTable(const InternTable&) = delete;
+  InternTable& operator=(const InternTable&) = delete;
+
+  // `items`: decoded labels in any order, repeated keys allowed (the last wins); the views need
+  // to live only for the call. Reorders *items.
+  Labels InternLabels(std::vector<Labels::value_type>* items);
+  OwnerReferences InternOwnerReferences(std::vector<OwnerReference>&& refs);
+
+  struct Slots {
+    size_t labels = 0;
+    size_t owner_references = 0;
+  };
+  // Slots in use, dead ones not yet swept included (tests, benchmarks).
+  Slots SlotCount() const;
+  // Drops the slots of sets no object refers to any more.
+  void Sweep();
+
+ private:
+  static constexpr size_t kMinSweep = 64;
+  template <typename Rep>
+  using Table = std::unordered_multimap<uint64_t, std::weak_ptr<const Rep>>;
+  template <typename Rep>
+  static void SweepLocked(Table<Rep>* table, size_t* sweep_at);
+
+  mutable std::mutex mu_;
+  Table<Labels::Rep> labels_;                     // guarded by mu_
+  Table<OwnerReferences::Rep> owner_references_;  // guarded by mu_
+  size_t labels_sweep_at_ = kMinSweep;            // guarded by mu_
+  size_t owner_references_sweep_at_ = kMinSweep;  // guarded by mu_
+};
+
+}  // namespace kcm::api

@@ -1,0 +1,89 @@
+#include "pkg/api/shared_meta.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace kcm::api {
+
+void Labels::Canonicalize(std::vector<value_type>* items) {
+  // Stable, so of equal keys the later one stays later; keep the last of each run.
+  std::stable_sort(items->begin(), items->end(),
+                   [](const value_type& a, const value_type& b) { return a.first < b.first; });
+  size_t out = 0;
+  for (size_t i = 0; i < items->size(); ++i) {
+    if (i + 1 < items->size() && (*items)[i + 1].first == (*items)[i].first) continue;
+    (*items)[out++] = (*items)[i];
+  }
+  items->resize(out);
+}
+
+std::shared_ptr<const Labels::Rep> Labels::NewRep(const std::vector<value_type>& canonical) {
+  if (canonical.empty()) return nullptr;
+  auto rep = std::make_shared<Rep>();
+  size_t total = 0;
+  for (const auto& [k, v] : canonical) total += k.size() + v.size();
+  rep->chars.reserve(total);
+  for (const auto& [k, v] : canonical) {
+    rep->chars.append(k);
+    rep->chars.append(v);
+  }
+  // Views are taken only now: `chars` no longer moves or grows (the Rep stays where it is).
+  rep->items.reserve(canonical.size());
+  const char* p = rep->chars.data();
+  for (const auto& [k, v] : canonical) {
+    std::string_view key(p, k.size());
+    p += k.size();
+    std::string_view value(p, v.size());
+    p += v.size();
+    rep->items.emplace_back(key, value);
+  }
+  return rep;
+}
+
+Labels Labels::Make(std::vector<value_type> items) {
+  Canonicalize(&items);
+  return Labels(NewRep(items));
+}
+
+Labels::Labels(std::initializer_list<value_type> items)
+    : Labels(Make(std::vector<value_type>(items))) {}
+
+Labels::Labels(const std::map<std::string, std::string>& map) {
+  std::vector<value_type> items;
+  items.reserve(map.size());
+  for (const auto& [k, v] : map) items.emplace_back(k, v);
+  *this = Make(std::move(items));
+}
+
+Labels::const_iterator Labels::find(std::string_view key) const {
+  auto it = std::lower_bound(begin(), end(), key,
+                             [](const value_type& e, std::string_view k) { return e.first < k; });
+  return it != end() && it->first == key ? it : end();
+}
+
+std::string_view Labels::at(std::string_view key) const {
+  auto it = find(key);
+  if (it == end()) throw std::out_of_range("Labels::at: no label " + std::string(key));
+  return it->second;
+}
+
+std::map<std::string, std::string> Labels::ToMap() const {
+  std::map<std::string, std::string> out;
+  for (const auto& [k, v] : *this) out.emplace(k, v);
+  return out;
+}
+
+bool operator==(const Labels& a, const Labels& b) {
+  if (a.rep_ == b.rep_) return true;
+  return std::equal(a.begin(), a.end(), b.begin(), b.end());
+}
+
+OwnerReferences::OwnerReferences(std::vector<OwnerReference> refs)
+    : rep_(refs.empty() ? nullptr : std::make_shared<const Rep>(std::move(refs))) {}
+
+bool operator==(const OwnerReferences& a, const OwnerReferences& b) {
+  if (a.rep_ == b.rep_) return true;
+  return std::equal(a.begin(), a.end(), b.begin(), b.end());
+}
+
+}  // namespace kcm::api
