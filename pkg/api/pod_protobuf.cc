@@ -419,6 +419,12 @@ Result<std::shared_ptr<const Pod>> DecodePodProtobuf(std::string_view body) {
   return PodFromMessage(env->raw);
 }
 
+Result<ObjectPtr> DecodePodListItemProtobuf(std::string_view message) {
+  auto pod = PodFromMessage(message);
+  if (!pod.ok()) return pod.error();
+  return ObjectPtr(std::move(pod).value());
+}
+
 Result<ObjectList> DecodePodListProtobuf(std::string_view body) {
   auto env = Unwrap(body, "");
   if (!env.ok()) return env.error();
