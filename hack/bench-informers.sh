@@ -13,6 +13,10 @@
 #   KCM_BENCH_KEEP_PODS=1     leave the pods (a later run with the same N reuses them)
 #   KCM_BENCH_GO_FLAGS        extra flags for the Go program (e.g. -strip-managed-fields)
 #   KCM_BENCH_GO_WATCHLIST    client-go WatchListClient gate (default false: both sides LIST)
+#   KCM_BENCH_OURS_FORMATS    formats our informer reads pods in, each run (default
+#                             "protobuf json"); client-go reads its default (protobuf). Every
+#                             output line names its format.
+#   KCM_BENCH_OURS_FLAGS      extra flags for pod_cache_rss (e.g. --watch-list=1)
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -30,7 +34,8 @@ cmake --build "$build" --target pod_cache_rss create_pods >/dev/null
 ours=$build/bench/informers/pod_cache_rss
 creator=$build/bench/informers/create_pods
 
-gobin=${XDG_CACHE_HOME:-$HOME/.cache}/kcm-bench/pod-cache-rss-go
+# In the build dir, so that checkouts benchmarking at once do not overwrite each other's.
+gobin=${KCM_BENCH_GO_BIN:-$build/bench/informers/pod-cache-rss-go}
 mkdir -p "$(dirname "$gobin")"
 # Only the Go module proxy is needed (and only on the first build).
 (cd "$repo/bench/informers/go" && GOFLAGS=-mod=mod go build -o "$gobin" .)
@@ -63,7 +68,15 @@ log "creating $n pods in namespace $ns"
 # ---- runs -----------------------------------------------------------------------------------
 log "machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 for ((i = 1; i <= runs; i++)); do
-  "$ours" --kubeconfig="$kubeconfig" --namespace="$ns" --expect="$n"
+  for format in ${KCM_BENCH_OURS_FORMATS:-protobuf json}; do
+    case $format in
+      protobuf) ct=application/vnd.kubernetes.protobuf ;;
+      json) ct=application/json ;;
+      *) echo "unknown format $format" >&2; exit 2 ;;
+    esac
+    # shellcheck disable=SC2086
+    "$ours" --kubeconfig="$kubeconfig" --namespace="$ns" --expect="$n" --content-type="$ct" ${KCM_BENCH_OURS_FLAGS:-}
+  done
   # shellcheck disable=SC2086
   KUBE_FEATURE_WatchListClient=${KCM_BENCH_GO_WATCHLIST:-false} "$gobin" -kubeconfig="$kubeconfig" -namespace="$ns" -expect="$n" ${KCM_BENCH_GO_FLAGS:-}
 done

@@ -1,5 +1,7 @@
 // libFuzzer target for the pkg/api decoders: every codec's object, list and watch decoder (JSON,
-// and protobuf where the codec has one), the protobuf Pod and Status decoders, the JSON Status
+// and protobuf where the codec has one), the streaming list decoder (list_stream.h) in both
+// encodings fed in chunks whose size the input's first byte picks, the protobuf Pod and Status
+// decoders, the JSON Status
 // decoder and the JSON value parser must return a value or a DecodeError — never crash, leak or
 // hit UB (run under ASan/UBSan).
 #include <cstddef>
@@ -8,6 +10,7 @@
 
 #include "pkg/api/codec.h"
 #include "pkg/api/json.h"
+#include "pkg/api/list_stream.h"
 #include "pkg/api/protobuf.h"
 #include "pkg/api/status.h"
 
@@ -23,6 +26,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (codec->decode_list_protobuf != nullptr) (void)codec->decode_list_protobuf(decoder, in);
     if (codec->decode_watch_event_protobuf != nullptr)
       (void)codec->decode_watch_event_protobuf(decoder, in);
+    const size_t chunk = in.empty() ? 1 : 1 + static_cast<uint8_t>(in[0]) % 64;
+    for (auto encoding : {kcm::api::ListEncoding::kJson, kcm::api::ListEncoding::kProtobuf}) {
+      kcm::api::ListStreamDecoder stream(*codec, encoding, /*max_item_bytes=*/4096);
+      bool failed = false;
+      for (size_t i = 0; i < in.size() && !failed; i += chunk) {
+        failed = !stream.Feed(in.substr(i, chunk)).ok();
+      }
+      if (!failed) (void)stream.Finish();
+    }
   }
   (void)kcm::api::DecodePodProtobuf(decoder, in);
   (void)kcm::api::DecodeStatusProtobuf(in);

@@ -28,6 +28,12 @@ struct Codec {
   // prefix, same results as the JSON decoders. nullptr for kinds read as JSON only.
   Result<ObjectList> (*decode_list_protobuf)(Decoder&, std::string_view) = nullptr;
   Result<WatchEvent> (*decode_watch_event_protobuf)(Decoder&, std::string_view) = nullptr;
+  // Streaming LIST (list_stream.h): one element of a JSON list's "items" array (`list_kind` is
+  // the list's "kind", e.g. "PodList", for kinds that take their own kind from it), and one item
+  // of a protobuf list (the item's message, without an envelope). nullptr: the list is buffered
+  // whole and given to decode_list / decode_list_protobuf.
+  Result<ObjectPtr> (*decode_list_item)(Decoder&, JsonInput, std::string_view list_kind) = nullptr;
+  Result<ObjectPtr> (*decode_list_item_protobuf)(Decoder&, std::string_view) = nullptr;
 };
 
 const Codec& PodCodec();

@@ -159,7 +159,11 @@ Result<std::shared_ptr<const Deployment>> DecodeDeployment(Decoder& decoder, Jso
 
 const Codec& DeploymentCodec() {
   using F = internal::CodecFns<internal::kDeploymentFromValue>;
-  static const Codec codec{"Deployment", &F::Decode, &F::List, &F::Watch};
+  static const Codec codec{.kind = "Deployment",
+                           .decode = &F::Decode,
+                           .decode_list = &F::List,
+                           .decode_watch_event = &F::Watch,
+                           .decode_list_item = &F::ListItem};
   return codec;
 }
 

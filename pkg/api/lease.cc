@@ -111,7 +111,11 @@ Result<std::shared_ptr<const Lease>> DecodeLease(Decoder& decoder, JsonInput jso
 
 const Codec& LeaseCodec() {
   using F = internal::CodecFns<internal::kLeaseFromValue>;
-  static const Codec codec{"Lease", &F::Decode, &F::List, &F::Watch};
+  static const Codec codec{.kind = "Lease",
+                           .decode = &F::Decode,
+                           .decode_list = &F::List,
+                           .decode_watch_event = &F::Watch,
+                           .decode_list_item = &F::ListItem};
   return codec;
 }
 

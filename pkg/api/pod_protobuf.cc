@@ -433,6 +433,13 @@ Result<std::shared_ptr<const Pod>> DecodePodProtobuf(Decoder& decoder, std::stri
   return PodFromMessage(ctx, env->raw);
 }
 
+Result<ObjectPtr> DecodePodListItemProtobuf(Decoder& decoder, std::string_view message) {
+  Ctx ctx{decoder.interner(), {}, {}};
+  auto pod = PodFromMessage(ctx, message);
+  if (!pod.ok()) return pod.error();
+  return ObjectPtr(std::move(pod).value());
+}
+
 Result<ObjectList> DecodePodListProtobuf(Decoder& decoder, std::string_view body) {
   auto env = Unwrap(body, "");
   if (!env.ok()) return env.error();

@@ -36,6 +36,9 @@ std::optional<Error> DecodeStatusProtobuf(std::string_view body);
 Result<std::shared_ptr<const Pod>> DecodePodProtobuf(Decoder& decoder, std::string_view body);
 // One enveloped PodList (a LIST answer).
 Result<ObjectList> DecodePodListProtobuf(Decoder& decoder, std::string_view body);
+// One item of a PodList: a Pod message without an envelope (what the streaming list decoder,
+// list_stream.h, cuts out of a list body).
+Result<ObjectPtr> DecodePodListItemProtobuf(Decoder& decoder, std::string_view message);
 // One watch frame without its length prefix (a bare WatchEvent; an enveloped one is accepted
 // too). Same contract as Codec::decode_watch_event.
 Result<WatchEvent> DecodePodWatchEventProtobuf(Decoder& decoder, std::string_view frame);

@@ -87,6 +87,38 @@ Status DeltaFIFO::Delete(api::ObjectPtr obj) {
   return QueueActionLocked(DeltaType::kDeleted, std::move(obj), seq);
 }
 
+namespace {
+
+bool SameWrite(const api::Object& held, const api::Object& obj) {
+  const api::ObjectMeta& a = held.Meta();
+  const api::ObjectMeta& b = obj.Meta();
+  return !b.resource_version.empty() && a.resource_version == b.resource_version &&
+         a.uid == b.uid && held.Kind() == obj.Kind() && AsTombstone(held) == nullptr;
+}
+
+}  // namespace
+
+api::ObjectPtr DeltaFIFO::ReuseUnchanged(api::ObjectPtr obj) const {
+  if (!obj || options_.transform || obj->Meta().resource_version.empty()) return obj;
+  const std::string key = KeyOf(*obj);
+  {
+    std::lock_guard lock(mu_);
+    if (auto it = items_.find(key); it != items_.end() && !it->second.empty()) {
+      // What is queued is newer than what the consumer holds.
+      const Delta& last = it->second.back();
+      if (last.type != DeltaType::kDeleted && last.object && SameWrite(*last.object, *obj)) {
+        return last.object;
+      }
+      return obj;
+    }
+  }
+  if (options_.known_objects) {
+    api::ObjectPtr known = options_.known_objects->GetByKey(key);
+    if (known && SameWrite(*known, *obj)) return known;
+  }
+  return obj;
+}
+
 Status DeltaFIFO::Replace(std::vector<api::ObjectPtr> items, const std::string& resource_version) {
   std::lock_guard lock(mu_);
   // The whole list is one push: its RV counts once every item and tombstone has been popped.

@@ -67,6 +67,9 @@ class DeltaFIFO final : public ReflectorStore {
   // The stream is complete up to resource_version: once everything queued before it has been
   // popped, LastStoreSyncResourceVersion reports it.
   void Bookmark(const std::string& resource_version) override;
+  // The newest queued (not deleted) object of obj's key, else the known object, when it is the
+  // same write as obj. Not with a transform: the held object is transformed, obj is not yet.
+  api::ObjectPtr ReuseUnchanged(api::ObjectPtr obj) const override;
 
   // The resourceVersion up to which the consumer has applied the stream (client-go's
   // Store.LastStoreSyncResourceVersion with AtomicFIFO): the RV of the latest event, list or

@@ -3,6 +3,7 @@
 // the reflector thread while WatchInterface::Stop is called from another.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 
@@ -24,11 +25,25 @@ class WatchInterface {
   virtual void Stop() = 0;
 };
 
+// Called with each listed item; returns the object the list keeps (ReflectorStore::ReuseUnchanged).
+using ListItemFunc = std::function<api::ObjectPtr(api::ObjectPtr)>;
+
 class ListerWatcher {
  public:
   virtual ~ListerWatcher() = default;
   // One LIST page (options.limit / options.continue_token select the page).
   virtual Result<api::ObjectList> List(const api::ListOptions& options) = 0;
+  // The same, each item passed through on_item. An adapter that decodes a list while it arrives
+  // calls it per item as decoded, so a replaced item is dropped before the next one exists; this
+  // default applies it afterwards.
+  virtual Result<api::ObjectList> List(const api::ListOptions& options,
+                                       const ListItemFunc& on_item) {
+    Result<api::ObjectList> list = List(options);
+    if (list.ok() && on_item) {
+      for (api::ObjectPtr& item : list->items) item = on_item(std::move(item));
+    }
+    return list;
+  }
   virtual Result<std::unique_ptr<WatchInterface>> Watch(const api::ListOptions& options) = 0;
 };
 

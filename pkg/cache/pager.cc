@@ -5,10 +5,10 @@
 namespace kcm::cache {
 
 Result<PagedList> ListAllPages(ListerWatcher& lw, api::ListOptions options, int64_t page_size,
-                               std::stop_token stop) {
+                               std::stop_token stop, const ListItemFunc& on_item) {
   const api::ListOptions original = options;
   options.limit = page_size;
-  Result<api::ObjectList> page = lw.List(options);
+  Result<api::ObjectList> page = lw.List(options, on_item);
   if (!page.ok()) {
     return page.error();
   }
@@ -25,7 +25,7 @@ Result<PagedList> ListAllPages(ListerWatcher& lw, api::ListOptions options, int6
     options.continue_token = std::move(next);
     options.resource_version.clear();
     options.resource_version_match.clear();
-    page = lw.List(options);
+    page = lw.List(options, on_item);
     if (!page.ok()) {
       if (!errors::IsResourceExpired(page.error())) {
         return page.error();
@@ -33,7 +33,7 @@ Result<PagedList> ListAllPages(ListerWatcher& lw, api::ListOptions options, int6
       api::ListOptions full = original;
       full.limit = 0;
       full.continue_token.clear();
-      Result<api::ObjectList> all = lw.List(full);
+      Result<api::ObjectList> all = lw.List(full, on_item);
       if (!all.ok()) {
         return all.error();
       }

@@ -29,7 +29,8 @@ inline constexpr int64_t kDefaultPageSize = 500;
 // by one unpaginated list at the original resourceVersion (spec 1.9; upstream's ListPager with
 // FullListIfExpired), since the snapshot the continue token pointed into is gone; any other error,
 // or an Expired first page, is returned. The one pager of the code base.
+// on_item (may be empty) is passed to ListerWatcher::List for every page.
 Result<PagedList> ListAllPages(ListerWatcher& lw, api::ListOptions options, int64_t page_size,
-                               std::stop_token stop);
+                               std::stop_token stop, const ListItemFunc& on_item = {});
 
 }  // namespace kcm::cache

@@ -93,14 +93,19 @@ Status Reflector::List(std::stop_token stop) {
     // without a watch cache paging is what protects the server.
     page_size = 0;
   }
-  Result<PagedList> list = ListAllPages(*lister_watcher_, options, page_size, stop);
+  // Unchanged items are swapped for the objects the store holds as they are decoded, so a relist
+  // costs the changed items only, not a second copy of the cache.
+  const ListItemFunc reuse = [this](api::ObjectPtr obj) {
+    return store_->ReuseUnchanged(std::move(obj));
+  };
+  Result<PagedList> list = ListAllPages(*lister_watcher_, options, page_size, stop, reuse);
   if (!list.ok() &&
       (IsExpiredOrGone(list.error()) || errors::IsTooLargeResourceVersion(list.error()))) {
     // The RV we asked for is gone or not there yet: relist from the latest state right away.
     SetResourceVersionUnavailable(true);
     api::ListOptions latest;
     latest.resource_version = RelistResourceVersion();
-    list = ListAllPages(*lister_watcher_, latest, page_size, stop);
+    list = ListAllPages(*lister_watcher_, latest, page_size, stop, reuse);
   }
   if (!list.ok()) {
     return list.error();
@@ -325,7 +330,11 @@ Result<bool> Reflector::HandleWatch(WatchInterface& w, ReflectorStore& store, st
     bool initial_events_end = false;
     switch (event.type) {
       case api::WatchEventType::kAdded:
-        applied = store.Add(std::move(event.object));
+        // The initial events of a streaming list go to a private store; an unchanged object is
+        // taken from the real one, as for a LIST.
+        applied =
+            store.Add(exit_on_initial_events_end ? store_->ReuseUnchanged(std::move(event.object))
+                                                 : std::move(event.object));
         break;
       case api::WatchEventType::kModified:
         applied = store.Update(std::move(event.object));

@@ -28,6 +28,12 @@ class ReflectorStore {
   // A watch bookmark: the stream is complete up to resource_version (client-go Store.Bookmark).
   // Only stores that report how far they have applied the stream care.
   virtual void Bookmark(const std::string& /*resource_version*/) {}
+  // For a list being received: an object equal to obj that the store already holds (same key,
+  // kind, uid and resourceVersion — one write of one object), else obj itself. Handing that back
+  // lets a relist drop each unchanged item as soon as it is decoded instead of holding a second
+  // copy of the cache until Replace. Thread-safe; a hint only (a miss costs memory, not
+  // correctness).
+  virtual api::ObjectPtr ReuseUnchanged(api::ObjectPtr obj) const { return obj; }
 };
 
 // Read access by key: the "known objects" a DeltaFIFO consults (behaviour 3.3, 3.4, 3.6).

@@ -119,6 +119,16 @@ Result<std::string> ResourceClient::List(std::string_view ns, const api::ListOpt
   return client_->Do(r, stop, content_type);
 }
 
+Status ResourceClient::ListStreaming(std::string_view ns, const api::ListOptions& opts,
+                                     BodySink& sink, std::stop_token stop,
+                                     std::string_view accept) {
+  Request r{.verb = "GET", .path = Path(ns), .accept = std::string(accept), .body_sink = &sink};
+  AppendListOptions(opts, /*watch=*/false, &r.query);
+  auto body = client_->Do(r, stop);
+  if (!body.ok()) return body.error();
+  return OkStatus();
+}
+
 Result<std::unique_ptr<WatchStream>> ResourceClient::Watch(std::string_view ns,
                                                            const api::ListOptions& opts,
                                                            std::stop_token stop,

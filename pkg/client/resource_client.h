@@ -13,6 +13,7 @@
 #include "pkg/api/list_options.h"
 #include "pkg/client/request_path.h"
 #include "pkg/client/rest_client.h"
+#include "pkg/client/transport.h"
 #include "pkg/client/watch_stream.h"
 #include "pkg/util/result.h"
 
@@ -58,6 +59,10 @@ class ResourceClient {
   Result<std::string> List(std::string_view ns, const api::ListOptions& opts,
                            std::stop_token stop = {}, std::string_view accept = {},
                            std::string* content_type = nullptr);
+  // The same request, its answer's body handed to `sink` as it arrives (the sink's Begin gets
+  // the answer's Content-Type); errors as List's.
+  Status ListStreaming(std::string_view ns, const api::ListOptions& opts, BodySink& sink,
+                       std::stop_token stop = {}, std::string_view accept = {});
   // The stream tells which framing the server chose (WatchStream::protobuf()).
   Result<std::unique_ptr<WatchStream>> Watch(std::string_view ns, const api::ListOptions& opts,
                                              std::stop_token stop = {},

@@ -120,6 +120,7 @@ Result<HttpRequest> MakeHttpRequest(const Request& request, std::string url,
     http.stall_timeout = config.stall_timeout;
     http.stall_bytes_per_second = config.stall_bytes_per_second;
     if (request.single_object) http.max_body_bytes = config.max_object_bytes;
+    http.body_sink = request.body_sink;
   }
   http.headers.emplace_back(
       "Accept", request.accept.empty() ? std::string(kContentTypeJSON) : request.accept);

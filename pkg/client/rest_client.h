@@ -18,6 +18,7 @@
 
 namespace kcm::client {
 
+class BodySink;
 class RateLimiter;
 class TokenSource;
 class Transport;
@@ -45,6 +46,9 @@ struct Request {
   std::string accept;        // the Accept header; "" = application/json
   // The answer is one object: its body may not exceed RestConfig::max_object_bytes.
   bool single_object = false;
+  // When set, a 2xx answer's body is handed to it as it arrives and Do returns "" (a streamed
+  // LIST, transport.h); error answers are decoded as usual. Not owned.
+  BodySink* body_sink = nullptr;
 };
 
 // How failed attempts are retried. The wait before retry n (1-based) is

@@ -9,6 +9,7 @@
 #include <memory>
 #include <stop_token>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -16,6 +17,18 @@
 #include "pkg/util/result.h"
 
 namespace kcm::client {
+
+// Receives the body of a 2xx answer as it arrives (a streamed LIST), instead of it being
+// buffered.
+class BodySink {
+ public:
+  virtual ~BodySink() = default;
+  // A 2xx answer starts; called before its first byte (also for an empty body), and again for
+  // each retried attempt, which must forget what an earlier attempt delivered.
+  virtual void Begin(std::string_view content_type) = 0;
+  // The body's next bytes. An error aborts the transfer and is what RoundTrip returns.
+  virtual Status Write(std::string_view data) = 0;
+};
 
 struct HttpRequest {
   std::string method = "GET";
@@ -30,6 +43,9 @@ struct HttpRequest {
   long stall_bytes_per_second = 1;
   // RoundTrip only: a body longer than this fails (cause kTooLarge); 0 = unlimited.
   std::size_t max_body_bytes = 0;
+  // RoundTrip only: where a 2xx answer's body goes (HttpResponse::body then stays empty); other
+  // answers (errors, whose Status body is decoded) are buffered as usual. Not owned.
+  BodySink* body_sink = nullptr;
 };
 
 struct HttpResponse {

@@ -1,5 +1,10 @@
 #include "pkg/informers/resource_lister_watcher.h"
 
+#include <optional>
+#include <string_view>
+
+#include "pkg/api/list_stream.h"
+
 namespace kcm::informers {
 
 namespace {
@@ -70,22 +75,60 @@ ResourceListerWatcher::ResourceListerWatcher(std::shared_ptr<client::ResourceCli
                   ? std::string(client::kAcceptProtobufOrJSON)
                   : std::string()) {}
 
+namespace {
+
+// Decodes a LIST answer as libcurl delivers it (api::ListStreamDecoder): the body is never held
+// whole, only the item being received. A retried attempt starts a fresh decoder.
+class ListSink final : public client::BodySink {
+ public:
+  ListSink(const api::Codec& codec, size_t max_item_bytes, api::ListItemFunc on_item,
+           std::shared_ptr<api::InternTable> interner)
+      : codec_(codec),
+        max_item_bytes_(max_item_bytes),
+        on_item_(std::move(on_item)),
+        interner_(std::move(interner)) {}
+
+  void Begin(std::string_view content_type) override {
+    // The server may answer JSON to a protobuf Accept; the Content-Type tells.
+    const bool protobuf =
+        client::IsProtobufContentType(content_type) && codec_.decode_list_protobuf != nullptr;
+    decoder_.emplace(codec_, protobuf ? api::ListEncoding::kProtobuf : api::ListEncoding::kJson,
+                     max_item_bytes_, on_item_, interner_);
+  }
+  Status Write(std::string_view data) override { return decoder_->Feed(data); }
+
+  Result<api::ObjectList> Finish() {
+    if (!decoder_) return Error::Local("DecodeError", "the list answer had no body");
+    Result<api::ObjectList> list = decoder_->Finish();
+    // The decoder (its simdjson parser, sized to the largest item) goes with the list.
+    decoder_.reset();
+    return list;
+  }
+
+ private:
+  const api::Codec& codec_;
+  size_t max_item_bytes_;
+  api::ListItemFunc on_item_;
+  std::shared_ptr<api::InternTable> interner_;
+  std::optional<api::ListStreamDecoder> decoder_;
+};
+
+}  // namespace
+
 Result<api::ObjectList> ResourceListerWatcher::List(const api::ListOptions& options) {
+  return List(options, {});
+}
+
+Result<api::ObjectList> ResourceListerWatcher::List(const api::ListOptions& options,
+                                                    const cache::ListItemFunc& on_item) {
   api::ListOptions opts = options;
   if (tweak_) tweak_(opts);
-  std::string content_type;
-  auto body = client_->List(namespace_, opts, stop_, accept_, &content_type);
-  if (!body.ok()) return body.error();
-  // A decoder of its own, dropped with the body: simdjson sizes its buffers to the largest
-  // document parsed, and an unpaginated relist of 50,000 pods is ~80 MB. Kept, those buffers
-  // would stay resident for the informer's lifetime (measured: ~1.6 KB per cached pod); watch
-  // frames keep using the long-lived decoder, sized to one object. The intern table is shared.
-  api::Decoder decoder(interner_);
-  // The server may answer JSON to a protobuf Accept; the Content-Type tells.
-  if (client::IsProtobufContentType(content_type) && codec_.decode_list_protobuf != nullptr) {
-    return codec_.decode_list_protobuf(decoder, *body);
+  // One item is bounded like one watch frame or one object (RestConfig::max_object_bytes).
+  ListSink sink(codec_, client_->config().max_object_bytes, on_item, interner_);
+  if (Status s = client_->ListStreaming(namespace_, opts, sink, stop_, accept_); !s.ok()) {
+    return s.error();
   }
-  return codec_.decode_list(decoder, PaddedInput(*body));
+  return sink.Finish();
 }
 
 Result<std::unique_ptr<cache::WatchInterface>> ResourceListerWatcher::Watch(

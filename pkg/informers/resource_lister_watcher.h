@@ -32,6 +32,9 @@ class ResourceListerWatcher final : public cache::ListerWatcher {
                         std::stop_token stop = {});
 
   Result<api::ObjectList> List(const api::ListOptions& options) override;
+  // Decodes the answer as it arrives; on_item sees each item as soon as it is decoded.
+  Result<api::ObjectList> List(const api::ListOptions& options,
+                               const cache::ListItemFunc& on_item) override;
   Result<std::unique_ptr<cache::WatchInterface>> Watch(const api::ListOptions& options) override;
 
  private:

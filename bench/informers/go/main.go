@@ -11,6 +11,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net/http"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -97,12 +98,28 @@ func (w *injectingWatch) Stop() {
 }
 func (w *injectingWatch) ResultChan() <-chan watch.Event { return w.out }
 
+// contentTypeRecorder remembers the Content-Type of the first answer (the LIST, or the watch of a
+// streaming list), so the output names the format client-go actually received.
+type contentTypeRecorder struct {
+	rt   http.RoundTripper
+	seen *atomic.Value
+}
+
+func (c contentTypeRecorder) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := c.rt.RoundTrip(r)
+	if err == nil && c.seen.Load() == nil {
+		c.seen.Store(resp.Header.Get("Content-Type"))
+	}
+	return resp, err
+}
+
 func main() {
 	kubeconfig := flag.String("kubeconfig", "", "kubeconfig of the API server")
 	namespace := flag.String("namespace", "", "namespace to cache (\"\" = all)")
 	expect := flag.Int("expect", 0, "pods expected in the cache (for bytes per pod)")
 	relist := flag.Bool("relist", true, "force a relist (410) after steady state and report its peak")
 	stripManagedFields := flag.Bool("strip-managed-fields", false, "transform: drop managedFields (as kube-controller-manager does)")
+	contentType := flag.String("content-type", "", "rest.Config ContentType (\"\" = client-go's default, protobuf for built-in types)")
 	flag.Parse()
 
 	cfg, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
@@ -111,6 +128,13 @@ func main() {
 		os.Exit(1)
 	}
 	cfg.QPS = -1
+	if *contentType != "" {
+		cfg.ContentType = *contentType
+	}
+	var listContentType atomic.Value
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return contentTypeRecorder{rt: rt, seen: &listContentType}
+	})
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -164,8 +188,12 @@ func main() {
 		n = *expect
 	}
 	bytesPerPod := float64(rssSteady-rssBefore) * 1024 / float64(max(n, 1))
-	fmt.Printf("impl=client-go pods=%d sync_s=%.2f rss_before_kb=%d hwm_sync_kb=%d rss_steady_kb=%d bytes_per_pod=%.0f",
-		cached, syncSeconds, rssBefore, hwmSync, rssSteady, bytesPerPod)
+	format := "json"
+	if ct, _ := listContentType.Load().(string); strings.Contains(ct, "protobuf") {
+		format = "protobuf"
+	}
+	fmt.Printf("impl=client-go format=%s pods=%d sync_s=%.2f rss_before_kb=%d hwm_sync_kb=%d rss_steady_kb=%d bytes_per_pod=%.0f",
+		format, cached, syncSeconds, rssBefore, hwmSync, rssSteady, bytesPerPod)
 
 	if *relist {
 		resetPeak()

@@ -391,6 +391,13 @@ Status DecodeStatusValue(od::value v, Error* out) {
   });
 }
 
+void SetGenericKindFromList(DecoderImpl& d, std::string_view list_kind) {
+  d.generic_kind.assign(list_kind);
+  if (d.generic_kind.size() > 4 && d.generic_kind.ends_with("List")) {
+    d.generic_kind.resize(d.generic_kind.size() - 4);
+  }
+}
+
 Result<ObjectList> DecodeListWith(Decoder& decoder, const JsonInput& in, FromValueFn fn) {
   DecoderImpl& d = decoder.impl();
   d.generic_kind.clear();
@@ -402,10 +409,9 @@ Result<ObjectList> DecodeListWith(Decoder& decoder, const JsonInput& in, FromVal
   bool saw_items = false;
   Status s = ForEachField(root, "", [&](od::field& f) -> Status {
     if (KeyIs(f, "kind")) {
-      Status st = ReadStringAt(f.value(), "kind", &d.generic_kind);
-      if (d.generic_kind.size() > 4 && d.generic_kind.ends_with("List")) {
-        d.generic_kind.resize(d.generic_kind.size() - 4);
-      }
+      std::string kind;
+      Status st = ReadStringAt(f.value(), "kind", &kind);
+      SetGenericKindFromList(d, kind);
       return st;
     }
     if (KeyIs(f, "metadata")) {

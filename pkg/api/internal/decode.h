@@ -104,6 +104,9 @@ Status DecodeLabelSelector(od::value v, std::string_view path, std::optional<Lab
 Status DecodePodTemplate(DecoderImpl& d, od::value v, int level, PodTemplate* out);
 
 Result<ObjectList> DecodeListWith(Decoder& decoder, const JsonInput& in, FromValueFn fn);
+// d.generic_kind = the list's kind without its "List" suffix (what list items without their own
+// "kind" are).
+void SetGenericKindFromList(DecoderImpl& d, std::string_view list_kind);
 Result<WatchEvent> DecodeWatchEventWith(Decoder& decoder, const JsonInput& in, FromValueFn fn);
 // metav1.Status at `v` → Error.
 Status DecodeStatusValue(od::value v, Error* out);
@@ -122,6 +125,12 @@ struct CodecFns {
   }
   static Result<ObjectList> List(Decoder& decoder, JsonInput in) {
     return DecodeListWith(decoder, in, Fn);
+  }
+  // One element of a list's "items", decoded as DecodeListWith decodes it.
+  static Result<ObjectPtr> ListItem(Decoder& decoder, JsonInput in, std::string_view list_kind) {
+    DecoderImpl& d = decoder.impl();
+    SetGenericKindFromList(d, list_kind);
+    return DecodeDocumentAt(d, d.Prepare(in), 0, Fn);
   }
   static Result<WatchEvent> Watch(Decoder& decoder, JsonInput in) {
     return DecodeWatchEventWith(decoder, in, Fn);

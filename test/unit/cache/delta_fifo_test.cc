@@ -233,6 +233,45 @@ TEST(DeltaFIFOTest, CloseWakesBlockedPopAndProcessErrorIsNotRequeued) {
   EXPECT_TRUE(fifo.IsClosed());
 }
 
+// A relisted item that is the same write as the one held (same key, kind, uid and RV) is swapped
+// for the held object, the newest queued one first, so the relist need not keep a second copy.
+TEST(DeltaFIFOTest, ReuseUnchangedHandsBackTheHeldObjectOfTheSameWrite) {
+  auto known = NewIndexer(MetaNamespaceKeyFunc, {});
+  api::ObjectPtr cached = MakeObj("ns", "cached", "5", "held");
+  ASSERT_TRUE(known->Add(cached).ok());
+  DeltaFIFO fifo({.known_objects = known});
+
+  // Known, same RV → the known object; another RV, or another uid (the object was recreated at
+  // the same name), or no RV → the new one.
+  EXPECT_EQ(fifo.ReuseUnchanged(MakeObj("ns", "cached", "5", "new")), cached);
+  EXPECT_EQ(Payload(fifo.ReuseUnchanged(MakeObj("ns", "cached", "6", "new"))), "new");
+  api::ObjectMeta other_uid;
+  other_uid.namespace_ = "ns";
+  other_uid.name = "cached";
+  other_uid.resource_version = "5";
+  other_uid.uid = "another";
+  EXPECT_EQ(
+      Payload(fifo.ReuseUnchanged(std::make_shared<testing::FakeObject>(other_uid, "recreated"))),
+      "recreated");
+  EXPECT_EQ(Payload(fifo.ReuseUnchanged(MakeObj("ns", "cached", "", "new"))), "new");
+  EXPECT_EQ(Payload(fifo.ReuseUnchanged(MakeObj("ns", "unknown", "5", "new"))), "new");
+
+  // A queued change is newer than the known object: it is what counts.
+  api::ObjectPtr queued = MakeObj("ns", "cached", "7", "queued");
+  ASSERT_TRUE(fifo.Update(queued).ok());
+  EXPECT_EQ(fifo.ReuseUnchanged(MakeObj("ns", "cached", "7", "new")), queued);
+  EXPECT_EQ(Payload(fifo.ReuseUnchanged(MakeObj("ns", "cached", "5", "new"))), "new");
+  // Never a deleted object.
+  ASSERT_TRUE(fifo.Delete(MakeObj("ns", "cached", "7", "deleted")).ok());
+  EXPECT_EQ(Payload(fifo.ReuseUnchanged(MakeObj("ns", "cached", "7", "new"))), "new");
+
+  // With a transform the held objects are transformed and the new one is not yet: no reuse.
+  DeltaFIFO transformed(
+      {.known_objects = known,
+       .transform = [](api::ObjectPtr obj) -> Result<api::ObjectPtr> { return obj; }});
+  EXPECT_EQ(Payload(transformed.ReuseUnchanged(MakeObj("ns", "cached", "5", "new"))), "new");
+}
+
 // 3.8
 TEST(DeltaFIFOTest, TransformPrunesQueuedObjectsButNotTombstonesOrSync) {
   auto known = NewIndexer(MetaNamespaceKeyFunc, {});

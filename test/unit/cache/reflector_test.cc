@@ -6,6 +6,8 @@
 #include <atomic>
 #include <thread>
 
+#include "pkg/cache/delta_fifo.h"
+#include "pkg/cache/indexer.h"
 #include "test/unit/cache/fakes.h"
 
 namespace kcm::cache {
@@ -91,6 +93,32 @@ TEST_F(ReflectorTest, FirstListAtRVZeroPaginatedThenUnpaginatedAtLastRV) {
   // From the watch cache: exact RV, no limit.
   EXPECT_EQ(lists[1].resource_version, "11");
   EXPECT_EQ(lists[1].limit, 0);
+}
+
+// A relist swaps each unchanged item (same write) for the object the store already holds, so the
+// cache is not held twice while the relist is applied; changed items stay as listed.
+TEST_F(ReflectorTest, RelistReusesTheStoresObjectsForUnchangedItems) {
+  auto known = NewIndexer(MetaNamespaceKeyFunc, {});
+  api::ObjectPtr held = MakeObj("ns", "a", "10", "held");
+  ASSERT_TRUE(known->Add(held).ok());
+  ASSERT_TRUE(known->Add(MakeObj("ns", "b", "10", "old-b")).ok());
+  auto fifo = std::make_shared<DeltaFIFO>(DeltaFIFOOptions{.known_objects = known});
+  lw_->open_watches_when_unscripted = false;
+  lw_->ScriptList({MakeObj("ns", "a", "10", "relisted"), MakeObj("ns", "b", "11", "changed")},
+                  "11");
+  ReflectorOptions options;
+  options.clock = &clock_;
+  options.rand = [] { return 0.5; };
+  Reflector reflector(lw_, fifo, options);
+  std::stop_source stop;
+  (void)reflector.ListAndWatch(stop.get_token());  // the watch is refused after the list
+  const Deltas a = fifo->GetByKey("ns/a");
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0].type, DeltaType::kReplaced);
+  EXPECT_EQ(a[0].object, held);
+  const Deltas b = fifo->GetByKey("ns/b");
+  ASSERT_EQ(b.size(), 1u);
+  EXPECT_EQ(testing::Payload(b[0].object), "changed");
 }
 
 // 2.2

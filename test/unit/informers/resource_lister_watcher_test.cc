@@ -215,6 +215,91 @@ TEST(ResourceListerWatcherTest, ListErrorsKeepTheirApiClassification) {
   EXPECT_TRUE(errors::IsTooLargeResourceVersion(ahead.error())) << ahead.error().ToString();
 }
 
+// A LIST answer is decoded as it arrives: items split across chunks at every odd place come out
+// whole and in order; the metadata is read wherever it is.
+TEST(ResourceListerWatcherTest, ListDecodedFromChunksAsTheyArrive) {
+  std::string items;
+  for (int i = 0; i < 50; ++i) {
+    items += (i ? "," : "") + PodJson("ns", "p" + std::to_string(i), std::to_string(i + 1));
+  }
+  const std::string body = PodList("77", items, "more");
+  TestServer server([&](const RecordedRequest&, Conn& c) {
+    c.StartChunked(200);
+    for (size_t i = 0; i < body.size(); i += 13) c.Chunk(body.substr(i, 13));
+    c.EndChunked();
+  });
+  ResourceListerWatcher lw(PodsClient(server.url()), "ns", api::PodCodec());
+  auto list = lw.List({});
+  ASSERT_TRUE(list.ok()) << list.error().ToString();
+  ASSERT_EQ(list->items.size(), 50u);
+  EXPECT_EQ(list->items[49]->Meta().name, "p49");
+  EXPECT_EQ(list->resource_version, "77");
+  EXPECT_EQ(list->continue_token, "more");
+}
+
+// A body cut short is an error, never a shorter list. The connection dies mid-body each time;
+// the client retries the GET (a reset), and every attempt starts from an empty decoder, so the
+// items of a broken attempt never leak into the next.
+TEST(ResourceListerWatcherTest, ListCutShortIsAnErrorAndRetriesStartAfresh) {
+  const std::string full = PodList("8", PodJson("ns", "a", "1") + "," + PodJson("ns", "b", "2"));
+  std::atomic<int> attempts{0};
+  TestServer server([&](const RecordedRequest&, Conn& c) {
+    const int n = ++attempts;
+    c.StartChunked(200);
+    if (n == 1) {
+      c.Chunk(full.substr(0, full.size() / 2 + 20));  // one item and a half, then gone
+      c.Close();
+      return;
+    }
+    c.Chunk(full);
+    c.EndChunked();
+  });
+  ResourceListerWatcher lw(PodsClient(server.url()), "ns", api::PodCodec());
+  auto list = lw.List({});
+  ASSERT_TRUE(list.ok()) << list.error().ToString();
+  EXPECT_EQ(attempts.load(), 2);
+  ASSERT_EQ(list->items.size(), 2u);
+  EXPECT_EQ(list->items[0]->Meta().name, "a");
+  EXPECT_EQ(list->items[1]->Meta().name, "b");
+
+  TestServer always_cut([&](const RecordedRequest&, Conn& c) {
+    c.StartChunked(200);
+    c.Chunk(full.substr(0, full.size() - 3));
+    c.Close();
+  });
+  ResourceListerWatcher cut(PodsClient(always_cut.url()), "ns", api::PodCodec());
+  auto broken = cut.List({});
+  ASSERT_FALSE(broken.ok());
+  EXPECT_TRUE(errors::IsConnectionReset(broken.error())) << broken.error().ToString();
+}
+
+// An error answer to a protobuf LIST is a protobuf Status; it keeps its API classification.
+TEST(ResourceListerWatcherTest, ProtobufStatusAnswerKeepsItsClassification) {
+  auto bytes = [](int number, const std::string& v) {
+    std::string out(1, static_cast<char>((number << 3) | 2));
+    out.push_back(static_cast<char>(v.size()));
+    return out + v;
+  };
+  const std::string status = bytes(3, "too old resource version") + bytes(4, "Expired") +
+                             std::string{0x30, static_cast<char>(0x9a), 0x03};  // code = 410
+  const std::string body =
+      std::string("k8s\0", 4) + bytes(1, bytes(1, "v1") + bytes(2, "Status")) + bytes(2, status);
+  TestServer server([&](const RecordedRequest&, Conn& c) {
+    c.Respond(410, body, {{"Content-Type", "application/vnd.kubernetes.protobuf"}});
+  });
+  client::RestConfig config{.host = server.url(), .qps = -1};
+  config.content_type = "application/vnd.kubernetes.protobuf";
+  auto rest = client::RestClient::Create(config);
+  ASSERT_TRUE(rest.ok());
+  ResourceListerWatcher lw(
+      std::make_shared<client::ResourceClient>(*rest, PodsResource().gvr, true), "ns",
+      api::PodCodec());
+  auto list = lw.List({});
+  ASSERT_FALSE(list.ok());
+  EXPECT_TRUE(errors::IsResourceExpired(list.error())) << list.error().ToString();
+  EXPECT_EQ(list.error().code, 410);
+}
+
 // 2.4: a refused connection (API server restarting) is retriable: back off and re-watch, keep the
 // cache. pkg/client classifies it (TransportCause::kConnectionRefused from the CURLcode) and the
 // adapter hands it on unchanged; nothing reads curl's wording.
