@@ -71,7 +71,8 @@ class Controller {
   struct Metrics;
 
   void Worker(std::stop_token stop);
-  void ReconcileHandler(const std::string& key, std::stop_token stop);
+  void ReconcileHandler(const std::string& key, std::optional<Clock::time_point> added_at,
+                        std::stop_token stop);
 
   ControllerOptions options_;
   Clock& clock_;
