@@ -179,15 +179,31 @@ void Controller::ReconcileHandler(const std::string& key, std::optional<Clock::t
   Request req = Request::FromKey(key);
   metrics_->active_workers.Inc();
   auto start = clock_.Now();
-  // A reconcile an event caused records its reaction time at its first write; a retry or a
-  // requeue-after (no event time) records nothing, nor does a reconcile that writes nothing.
+  // A reconcile an event caused records its reaction time at its first write. A reaction a
+  // rate-limited retry continues (the previous reconcile wrote nothing and asked to come back,
+  // e.g. a stale cache) still runs from the earliest event; a requeue-after alone (a timer)
+  // starts none, and a reconcile that writes nothing and is done records nothing.
+  std::optional<Clock::time_point> reaction_start = added_at;
+  {
+    std::lock_guard lock(reactions_mu_);
+    if (auto it = pending_reactions_.find(key); it != pending_reactions_.end()) {
+      if (!reaction_start || it->second < *reaction_start) reaction_start = it->second;
+      pending_reactions_.erase(it);
+    }
+  }
   std::optional<metrics::FirstWriteProbe> probe;
-  if (added_at) {
-    probe.emplace([this, t = *added_at] {
+  if (reaction_start) {
+    probe.emplace([this, t = *reaction_start] {
       metrics_->reaction_time.Observe(std::chrono::duration<double>(clock_.Now() - t).count());
     });
   }
   metrics::ScopedFirstWriteProbe probe_scope(probe ? &*probe : nullptr);
+  // Before a rate-limited requeue: a reaction that has not written yet goes on in the retry.
+  auto carry_reaction = [&] {
+    if (!probe || probe->fired()) return;
+    std::lock_guard lock(reactions_mu_);
+    pending_reactions_[key] = *reaction_start;
+  };
   std::optional<Result<ReconcileResult>> outcome;
   try {
     outcome.emplace(reconciler_->Reconcile(req, stop));
@@ -231,6 +247,7 @@ void Controller::ReconcileHandler(const std::string& key, std::optional<Clock::t
     }
     KLOG_ERRORS(r.error().ToString(), "Reconciler error", "controller", options_.name,
                 options_.name, klog::KRef(req.namespace_, req.name));
+    carry_reaction();
     queue_->AddRateLimited(key);
     return;
   }
@@ -242,6 +259,7 @@ void Controller::ReconcileHandler(const std::string& key, std::optional<Clock::t
     return;
   }
   if (r->requeue) {
+    carry_reaction();
     queue_->AddRateLimited(key);
     metrics_->requeue.Inc();
     return;

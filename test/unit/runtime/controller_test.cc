@@ -474,5 +474,37 @@ TEST(ControllerTest, ReactionTimeRunsFromEnqueueToFirstWrite) {
   EXPECT_NEAR(reaction.Sum() - sum0, 0.011, 1e-9);
 }
 
+// A reconcile that writes nothing and asks for a rate-limited retry (a stale cache) leaves the
+// reaction running: the retry's first write observes the time since the original event.
+TEST(ControllerTest, ReactionTimeSpansRetriesThatWroteNothing) {
+  FakeClock clock;
+  auto rec = std::make_shared<ScriptedReconciler>();
+  rec->script = [&](const Request&, int call) -> Result<ReconcileResult> {
+    if (call == 1) {
+      clock.Step(3ms);
+      return ReconcileResult{.requeue = true};
+    }
+    clock.Step(2ms);
+    metrics::NoteWriteSent();
+    return ReconcileResult{};
+  };
+  auto src = std::make_shared<ChannelSource>();
+  Harness h(Options("ctl-reaction-retry", &clock), rec);
+  ASSERT_TRUE(h.ctrl.Watch(src, EnqueueRequestForObject()).ok());
+  metrics::Histogram reaction =
+      metrics::HistogramVec("controller_reaction_duration_seconds", "", {"controller"}, {})
+          .With({"ctl-reaction-retry"});
+  const uint64_t count0 = reaction.Count();
+  const double sum0 = reaction.Sum();
+  h.Run();
+  src->Send({Obj("ns", "a")});
+  ASSERT_TRUE(Eventually([&] { return h.ctrl.queue()->NumWaiting() == 1; }));
+  EXPECT_EQ(reaction.Count() - count0, 0u);
+  clock.Step(10ms);  // Past the rate limiter's first delay (5 ms).
+  ASSERT_TRUE(Eventually([&] { return reaction.Count() - count0 == 1; }));
+  EXPECT_EQ(rec->calls, 2);
+  EXPECT_NEAR(reaction.Sum() - sum0, 0.015, 1e-9);
+}
+
 }  // namespace
 }  // namespace kcm::runtime
