@@ -8,7 +8,8 @@
 # Usage: bench/deployment/scale_bench.sh [build-dir]
 # Environment: N (1000), R (10), QPS / BURST (--kube-api-qps/--kube-api-burst for both; 20/30 =
 # upstream defaults), NODES (KWOK nodes, 110 pods each; default N*R/100+5), KCM_TESTBED_DIR (state
-# dir; a testbed already up there is reused, else one is started and stopped at the end).
+# dir; a testbed already up there is reused, else one is started and stopped at the end),
+# PERF_OUT (a file: record ours with `perf record --call-graph dwarf` over the measured window).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build}
@@ -40,7 +41,11 @@ run_one() {
     grep -qE 'Starting workers|Caches are synced' "$log" && break
     sleep 0.1
   done
-  local c0 t0 t_done=""
+  local c0 t0 t_done="" perf_pid=""
+  if [ "$label" = ours ] && [ -n "${PERF_OUT:-}" ]; then
+    perf record -q -F 499 --call-graph dwarf,16384 -p "$pid" -o "$PERF_OUT" 2>/dev/null &
+    perf_pid=$!
+  fi
   c0=$(cpu_ticks "$pid"); t0=$(now)
   for i in $(seq "$N"); do
     cat <<YAML
@@ -65,6 +70,7 @@ YAML
     sleep 2
   done
   local c1 rss; c1=$(cpu_ticks "$pid"); rss=$(rss_kb "$pid")
+  if [ -n "$perf_pid" ]; then kill -INT "$perf_pid"; wait "$perf_pid" || true; fi
   kill -TERM "$pid"; wait "$pid" || true
   printf '%-9s complete %6.1f s   cpu %6.2f s   peak rss %5d MiB\n' "$label" \
     "$(echo "${t_done:-$(now)} - $t0" | bc)" "$(echo "($c1 - $c0) / $tick" | bc -l)" "$((rss / 1024))"

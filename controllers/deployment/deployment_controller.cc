@@ -22,6 +22,21 @@ Result<api::labels::Selector> SelectorOf(const api::Deployment& d) {
   return api::LabelSelectorAsSelector(d.spec.selector ? &*d.spec.selector : nullptr);
 }
 
+// ReplicaSets by the UID of their controller, and orphans by namespace: a sync claims from its
+// own ReplicaSets and the namespace's orphans instead of every ReplicaSet there (the only ones
+// ControllerRefManager::ClaimObjects acts on; it ignores those controlled by others). Listing the
+// namespace per sync made the syncs quadratic with many Deployments in one namespace.
+constexpr char kReplicaSetControllerUIDIndex[] = "controllerUID";
+
+std::string OrphanIndexValue(const std::string& ns) {
+  return "orphan:" + ns;
+}
+
+std::vector<std::string> ReplicaSetControllerUIDIndexFunc(const api::Object& obj) {
+  if (const api::OwnerReference* ref = obj.Meta().ControllerRef()) return {ref->uid};
+  return {OrphanIndexValue(obj.Meta().namespace_)};
+}
+
 // A step that only writes: done when it succeeded, nothing to come back for.
 Result<runtime::ReconcileResult> Done(const Status& s) {
   if (!s.ok()) return s.error();
@@ -65,6 +80,15 @@ DeploymentController::DeploymentController(
       recorder_(std::move(recorder)),
       options_(std::move(options)),
       clock_(options_.clock != nullptr ? *options_.clock : RealClock::Get()) {
+  if (rs_informer_.informer) {
+    // Shared informers: the index may be there already (another controller, a second instance).
+    auto existing = rs_informer_.informer->GetIndexer()->GetIndexers();
+    rs_uid_index_ =
+        existing.contains(kReplicaSetControllerUIDIndex) ||
+        rs_informer_.informer
+            ->AddIndexers({{kReplicaSetControllerUIDIndex, ReplicaSetControllerUIDIndexFunc}})
+            .ok();
+  }
   if (!options_.read_your_writes) return;
   std::map<std::string, controller::ConsistencyStore::LastSyncRVGetter> getters =
       options_.consistency_rv_getters;
@@ -291,10 +315,30 @@ Result<ReplicaSets> DeploymentController::GetReplicaSetsForDeployment(const Depl
       "Deployment", d.metadata.uid);
   controller::ControllerRefManager manager(d.metadata, "apps/v1", "Deployment", *selector,
                                            std::move(can_adopt));
-  auto claimed = manager.ClaimObjects(rs_informer_.lister.ByNamespace(ns).List(),
+  auto claimed = manager.ClaimObjects(ReplicaSetsToClaim(ns, d.metadata.uid),
                                       controller::ReplicaSetPatcher(*replicasets_));
   if (!claimed.status.ok()) return claimed.status.error();
   return std::move(claimed.claimed);
+}
+
+ReplicaSets DeploymentController::ReplicaSetsToClaim(const std::string& ns,
+                                                     const std::string& uid) const {
+  if (rs_uid_index_) {
+    const auto& indexer = rs_informer_.informer->GetIndexer();
+    auto own = indexer->ByIndex(kReplicaSetControllerUIDIndex, uid);
+    auto orphans = indexer->ByIndex(kReplicaSetControllerUIDIndex, OrphanIndexValue(ns));
+    if (own.ok() && orphans.ok()) {
+      ReplicaSets out = informers::TypedNamespaceLister<api::ReplicaSet>::Cast(*own);
+      // A UID is unique across namespaces, but an object of another namespace naming it as its
+      // controller is not ours (as the namespace listing never saw it).
+      std::erase_if(out, [&](const ReplicaSetPtr& rs) { return rs->metadata.namespace_ != ns; });
+      for (auto& rs : informers::TypedNamespaceLister<api::ReplicaSet>::Cast(*orphans)) {
+        out.push_back(std::move(rs));
+      }
+      return out;
+    }
+  }
+  return rs_informer_.lister.ByNamespace(ns).List();
 }
 
 PodMap DeploymentController::GetPodMapForDeployment(const Deployment& d,

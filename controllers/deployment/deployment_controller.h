@@ -118,6 +118,9 @@ class DeploymentController final : public runtime::Reconciler {
   std::vector<DeploymentPtr> GetDeploymentsForReplicaSet(const api::ReplicaSet& rs) const;
   DeploymentPtr GetDeploymentForPod(const api::Pod& pod) const;
   Result<ReplicaSets> GetReplicaSetsForDeployment(const Deployment& d);
+  // The ReplicaSets a claim by the Deployment with this UID can act on: its own and the
+  // namespace's orphans (every ReplicaSet of the namespace without the index).
+  ReplicaSets ReplicaSetsToClaim(const std::string& ns, const std::string& uid) const;
   PodMap GetPodMapForDeployment(const Deployment& d, const ReplicaSets& rss) const;
 
   // --- sync.cc
@@ -198,6 +201,7 @@ class DeploymentController final : public runtime::Reconciler {
   Clock& clock_;
   // Null when read_your_writes is off or no store can vouch for the caches.
   std::unique_ptr<controller::ConsistencyStore> consistency_;
+  bool rs_uid_index_ = false;  // the ReplicaSet informer carries the controller UID index
 };
 
 }  // namespace kcm::deployment

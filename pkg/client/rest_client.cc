@@ -10,6 +10,7 @@
 #include "pkg/client/transport.h"
 #include "pkg/client/user_agent.h"
 #include "pkg/client/watch_stream.h"
+#include "pkg/metrics/first_write.h"
 
 namespace kcm::client {
 namespace {
@@ -164,6 +165,9 @@ Result<std::string> RestClient::Do(const Request& request, std::stop_token stop,
 
     auto http = MakeHttpRequest(request, *url, user_agent_, *tokens_, config_, /*watch=*/false);
     if (!http.ok()) return http.error();
+    // The end point of the running reconcile's controller_reaction_duration_seconds: after the
+    // rate limiter's wait, which is part of the controller's reaction time.
+    if (verb != "GET" && verb != "HEAD") metrics::NoteWriteSent();
     const auto start = clock_.Now();
     auto resp = transport_->RoundTrip(*http, stop);
     m.request_duration.With({verb, host_label_}).Observe(Seconds(clock_.Now() - start));

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "pkg/client/api_errors.h"
+#include "pkg/metrics/first_write.h"
 
 namespace kcm::controller {
 namespace {
@@ -47,7 +48,10 @@ Error Stopped(int done, int count) {
 
 void ParallelFor(int n, int max_concurrency, const std::function<void(int)>& fn) {
   std::atomic<int> next{0};
+  // The pool's threads belong to the caller's reconcile: its first write may be sent from one.
+  metrics::FirstWriteProbe* probe = metrics::CurrentFirstWriteProbe();
   auto worker = [&] {
+    metrics::ScopedFirstWriteProbe scope(probe);
     for (int i = next.fetch_add(1); i < n; i = next.fetch_add(1)) fn(i);
   };
   const int threads = std::clamp(n, 1, std::max(max_concurrency, 1));

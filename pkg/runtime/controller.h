@@ -11,6 +11,7 @@
 #include <optional>
 #include <stop_token>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "pkg/runtime/reconciler.h"
@@ -71,7 +72,8 @@ class Controller {
   struct Metrics;
 
   void Worker(std::stop_token stop);
-  void ReconcileHandler(const std::string& key, std::stop_token stop);
+  void ReconcileHandler(const std::string& key, std::optional<Clock::time_point> added_at,
+                        std::stop_token stop);
 
   ControllerOptions options_;
   Clock& clock_;
@@ -85,6 +87,11 @@ class Controller {
   // destroyed first.
   std::unique_ptr<Queue> queue_;
   std::vector<PendingWatch> watches_;
+
+  // controller_reaction_duration_seconds: for keys requeued rate-limited before their reconcile
+  // wrote anything, when the event that started the reaction came.
+  std::mutex reactions_mu_;
+  std::unordered_map<std::string, Clock::time_point> pending_reactions_;
 };
 
 }  // namespace kcm::runtime

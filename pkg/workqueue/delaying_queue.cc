@@ -24,7 +24,8 @@ void DelayingQueue::AddAfter(const std::string& key, Clock::duration delay) {
   if (ShuttingDown()) return;
   retry_metrics_.Retry();
   if (delay <= Clock::duration::zero()) {
-    Add(key);
+    // Not an event's enqueue (a retry whose limiter allowed it at once): no reaction starts here.
+    AddDelayed(key);
     return;
   }
   std::lock_guard lock(waiting_mu_);
@@ -78,7 +79,7 @@ void DelayingQueue::WaitingLoop(std::stop_token stop) {
         auto it = ready_at_by_key_.find(due.key);
         if (it == ready_at_by_key_.end() || it->second != due.ready_at) continue;  // Superseded.
         ready_at_by_key_.erase(it);
-        Add(due.key);
+        AddDelayed(due.key);
       }
       deadline = now + kMaxWait;
       if (!waiting_.empty()) deadline = std::min(deadline, waiting_.top().ready_at);

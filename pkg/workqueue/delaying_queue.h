@@ -20,8 +20,10 @@ class DelayingQueue : public Queue {
   explicit DelayingQueue(QueueConfig config = {});
   ~DelayingQueue() override;
 
-  // Adds key once delay has passed. delay <= 0 adds at once. A key already waiting keeps the
-  // earlier of its two ready times. Ignored after shutdown; counts in workqueue_retries_total.
+  // Adds key once delay has passed. delay <= 0 adds at once. Either way the add stamps no event
+  // time (Queue::Item): a delayed add is a retry or a timer, not an event. A key already waiting
+  // keeps the earlier of its two ready times. Ignored after shutdown; counts in
+  // workqueue_retries_total.
   void AddAfter(const std::string& key, Clock::duration delay);
   // Keys waiting for their delay to pass (not yet in the queue).
   int NumWaiting() const;

@@ -19,9 +19,19 @@ Queue::~Queue() {
 }
 
 void Queue::Add(const std::string& key) {
+  AddInternal(key, /*stamp=*/true);
+}
+
+void Queue::AddDelayed(const std::string& key) {
+  AddInternal(key, /*stamp=*/false);
+}
+
+void Queue::AddInternal(const std::string& key, bool stamp) {
   std::lock_guard lock(mu_);
   if (shutting_down_) return;
-  if (!dirty_.insert(key).second) return;
+  auto [it, inserted] = dirty_.try_emplace(key, kNotAdded);
+  if (stamp && it->second == kNotAdded) it->second = clock_.Now();
+  if (!inserted) return;
   // Counted even when a worker holds the key: depth is the number of keys that need processing.
   metrics_.Add(key);
   if (processing_.contains(key)) return;  // Done will queue it.
@@ -35,15 +45,24 @@ int Queue::Len() const {
 }
 
 std::optional<std::string> Queue::Get() {
+  std::optional<Item> item = GetItem();
+  if (!item) return std::nullopt;
+  return std::move(item->key);
+}
+
+std::optional<Queue::Item> Queue::GetItem() {
   std::unique_lock lock(mu_);
   cv_.wait(lock, [this] { return !queue_.empty() || shutting_down_; });
   if (queue_.empty()) return std::nullopt;
-  std::string key = std::move(queue_.front());
+  Item item{std::move(queue_.front()), std::nullopt};
   queue_.pop_front();
-  metrics_.Get(key);
-  processing_.insert(key);
-  dirty_.erase(key);
-  return key;
+  metrics_.Get(item.key);
+  processing_.insert(item.key);
+  if (auto it = dirty_.find(item.key); it != dirty_.end()) {
+    if (it->second != kNotAdded) item.added_at = it->second;
+    dirty_.erase(it);
+  }
+  return item;
 }
 
 void Queue::Done(const std::string& key) {

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "pkg/util/clock.h"
@@ -32,13 +33,24 @@ class Queue {
   Queue& operator=(const Queue&) = delete;
 
   // Marks key as needing processing. A no-op when the key is already waiting; when a worker holds
-  // the key it is queued again only once that worker calls Done. Ignored after shutdown.
+  // the key it is queued again only once that worker calls Done. Ignored after shutdown. The
+  // first Add since the key was last handed out stamps its event time (see Item).
   void Add(const std::string& key);
   // Keys waiting to be handed out (excludes keys held by workers).
   int Len() const;
   // Blocks until a key is available and hands it to the caller, who must call Done(key) when
   // finished. Returns nullopt once the queue is shut down and drained of waiting keys.
   std::optional<std::string> Get();
+
+  // A key handed out, with the time of the first Add since it was last handed out: what started
+  // the controller's reaction (an event handler's enqueue). Unset when only delayed re-adds
+  // (AddAfter's timer: retries, requeue-after) queued it, which no event caused.
+  struct Item {
+    std::string key;
+    std::optional<Clock::time_point> added_at;
+  };
+  // Get, with the event time.
+  std::optional<Item> GetItem();
   // Ends processing of key; if it was added meanwhile it is queued again. A key not held by a
   // worker is ignored.
   void Done(const std::string& key);
@@ -51,19 +63,26 @@ class Queue {
 
  protected:
   Clock& clock() const { return clock_; }
+  // Add without an event time: a delayed re-add whose delay has passed.
+  void AddDelayed(const std::string& key);
   const std::string& name() const { return name_; }
 
  private:
+  void AddInternal(const std::string& key, bool stamp);
   void UpdateUnfinishedWorkLoop(std::stop_token stop);
+
+  // dirty_'s value for a key that no Add (only AddDelayed) queued.
+  static constexpr Clock::time_point kNotAdded = Clock::time_point::min();
 
   const std::string name_;
   Clock& clock_;
 
   mutable std::mutex mu_;
-  std::condition_variable cv_;                  // A key became available, or shutdown.
-  std::condition_variable drained_cv_;          // processing_ became empty, or drain was cancelled.
-  std::deque<std::string> queue_;               // Keys in hand-out order; each also in dirty_.
-  std::unordered_set<std::string> dirty_;       // Keys that need processing.
+  std::condition_variable cv_;          // A key became available, or shutdown.
+  std::condition_variable drained_cv_;  // processing_ became empty, or drain was cancelled.
+  std::deque<std::string> queue_;       // Keys in hand-out order; each also in dirty_.
+  // Keys that need processing, with the time of their first Add (or kNotAdded).
+  std::unordered_map<std::string, Clock::time_point> dirty_;
   std::unordered_set<std::string> processing_;  // Keys held by a worker.
   bool shutting_down_ = false;
   bool drain_ = false;

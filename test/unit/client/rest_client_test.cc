@@ -12,6 +12,7 @@
 #include "pkg/client/resource_client.h"
 #include "pkg/client/transport.h"
 #include "pkg/client/user_agent.h"
+#include "pkg/metrics/first_write.h"
 #include "test/unit/client/test_server.h"
 
 namespace kcm::client {
@@ -342,6 +343,22 @@ TEST(RestClientTest, MetricsCounted) {
   EXPECT_THAT(text, HasSubstr("rest_client_request_duration_seconds_bucket"));
   EXPECT_THAT(text, HasSubstr("le=\"0.005\""));
   EXPECT_THAT(text, HasSubstr("le=\"60\""));
+}
+
+// The thread's first-write probe (controller_reaction_duration_seconds) fires when a write is
+// sent, not when a read is.
+TEST(RestClientTest, WriteRequestsTellTheFirstWriteProbe) {
+  TestServer server([](const RecordedRequest&, Conn& c) { c.Respond(200, "{}"); });
+  auto client = NewClient(server.url());
+  int fired = 0;
+  metrics::FirstWriteProbe probe([&] { ++fired; });
+  metrics::ScopedFirstWriteProbe scope(&probe);
+  ASSERT_TRUE(client->Do({.path = "/api/v1/namespaces/d/pods/p"}).ok());
+  EXPECT_FALSE(probe.fired());
+  ASSERT_TRUE(client->Do({.verb = "POST", .path = "/api/v1/namespaces/d/pods", .body = "{}"}).ok());
+  EXPECT_TRUE(probe.fired());
+  ASSERT_TRUE(client->Do({.verb = "DELETE", .path = "/api/v1/namespaces/d/pods/p"}).ok());
+  EXPECT_EQ(fired, 1);
 }
 
 // A transport failure (nothing listening) is code 0 with the typed cause kConnectionRefused, and

@@ -7,6 +7,9 @@
 #include <condition_variable>
 #include <mutex>
 #include <stop_token>
+#include <thread>
+
+#include "pkg/metrics/first_write.h"
 
 namespace kcm::controller {
 namespace {
@@ -163,6 +166,35 @@ TEST(SlowStartBatchTest, StopEndsBeforeTheNextBatch) {
   EXPECT_EQ(calls.load(), 3);
   EXPECT_EQ(r.successes, 3);
   EXPECT_FALSE(r.first_error.ok());
+}
+
+// ParallelFor's threads carry the caller's first-write probe: a reconcile's first write sent from
+// a pool thread still ends its reaction time, and only the first write counts.
+TEST(ParallelForTest, PoolThreadsCarryTheCallersFirstWriteProbe) {
+  std::atomic<int> fired{0};
+  metrics::FirstWriteProbe probe([&] { ++fired; });
+  metrics::ScopedFirstWriteProbe scope(&probe);
+  const std::thread::id caller = std::this_thread::get_id();
+  std::atomic<int> on_pool{0};
+  // Each call waits until every pool thread has started one, so the pool threads are busy.
+  std::mutex mu;
+  std::condition_variable cv;
+  int started = 0;
+  ParallelFor(4, 4, [&](int) {
+    {
+      std::unique_lock lock(mu);
+      ++started;
+      cv.notify_all();
+      cv.wait(lock, [&] { return started == 4; });
+    }
+    if (std::this_thread::get_id() == caller) return;
+    ++on_pool;
+    EXPECT_EQ(metrics::CurrentFirstWriteProbe(), &probe);
+    metrics::NoteWriteSent();
+  });
+  EXPECT_EQ(on_pool.load(), 3);
+  EXPECT_EQ(fired.load(), 1);
+  EXPECT_EQ(metrics::CurrentFirstWriteProbe(), &probe);
 }
 
 }  // namespace

@@ -102,5 +102,51 @@ TEST_F(DeploymentControllerTest, DeletingDeploymentOnlySyncsStatus) {
   EXPECT_EQ(LastStatus()->status.replicas, 3);
 }
 
+// With a real (not running) ReplicaSet informer the controller claims through its controllerUID
+// index: its own ReplicaSet and the namespace's orphans, never one controlled by another
+// Deployment nor one in another namespace that names its UID.
+class DeploymentControllerIndexTest : public DeploymentControllerTest {
+ protected:
+  DeploymentControllerIndexTest() {
+    cache::SharedIndexInformerOptions o;
+    o.name = "ReplicaSet";
+    o.indexers = {{cache::kNamespaceIndex, cache::MetaNamespaceIndexFunc}};
+    rs_informer_ = std::make_shared<cache::SharedIndexInformer>(nullptr, o);
+    rs_index_ = rs_informer_->GetIndexer();
+    DeploymentControllerOptions opts;
+    opts.clock = &clock_;
+    controller_ = std::make_unique<DeploymentController>(
+        informers::TypedInformer<api::Deployment>{nullptr, informers::DeploymentLister(d_index_)},
+        informers::TypedInformer<api::ReplicaSet>{rs_informer_,
+                                                  informers::ReplicaSetLister(rs_index_)},
+        informers::TypedInformer<api::Pod>{nullptr, informers::PodLister(pod_index_)}, deployments_,
+        replicasets_, recorder_, opts);
+  }
+  std::shared_ptr<cache::SharedIndexInformer> rs_informer_;
+};
+
+TEST_F(DeploymentControllerIndexTest, ClaimsOwnAndOrphanReplicaSetsThroughTheIndex) {
+  EXPECT_TRUE(rs_index_->GetIndexers().contains("controllerUID"));
+  auto d = MakeDeployment();
+  Add(d);
+  deployments_->Set(d);
+  Add(MakeRS(*d, {.replicas = 3}));  // Ours, the new ReplicaSet: nothing to create.
+  Add(MakeRS(*d, {.name = "orphan", .image = "img:0", .owned = false}));
+  Add(MakeRS(*d, {.name = "others", .image = "img:0", .replicas = 2, .owner_uid = "other-uid"}));
+  auto elsewhere = MakeDeployment({.ns = "elsewhere"});
+  Add(MakeRS(*elsewhere,
+             {.name = "elsewhere", .image = "img:0", .replicas = 2}));  // Names d-uid, other ns.
+  ASSERT_TRUE(Sync().ok());
+  auto patches = Of("patch", "replicasets");
+  ASSERT_EQ(patches.size(), 1u);  // The adoption of the orphan only.
+  EXPECT_THAT(patches[0].body, ::testing::HasSubstr("\"uid\":\"d-uid\""));
+  EXPECT_THAT(Of("create", "replicasets"), IsEmpty());
+  // Only the claimed ones count in the status: ours (3) and the adopted orphan (0), not the
+  // others' or the other namespace's.
+  EXPECT_EQ(LastStatus()->status.replicas, 3);
+  EXPECT_FALSE(ScaledTo().contains("others"));
+  EXPECT_FALSE(ScaledTo().contains("elsewhere"));
+}
+
 }  // namespace
 }  // namespace kcm::deployment::testing

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "pkg/metrics/first_write.h"
 #include "pkg/metrics/process.h"
 
 namespace kcm::metrics {
@@ -62,6 +63,35 @@ TEST(ProcessMetricsTest, ReportsResidentMemoryCpuAndFds) {
   GaugeVec start("process_start_time_seconds",
                  "Start time of the process since unix epoch in seconds.", {});
   EXPECT_GT(start.With(std::vector<std::string>{}).Value(), 1.6e9);
+}
+
+// A probe fires once; scopes nest and restore the outer probe; a thread without a probe (or a
+// null one) records nothing.
+TEST(FirstWriteProbeTest, FiresOnceAndScopesNest) {
+  NoteWriteSent();  // No probe installed: nothing to tell.
+  int outer_fired = 0, inner_fired = 0;
+  FirstWriteProbe outer([&] { ++outer_fired; });
+  FirstWriteProbe inner([&] { ++inner_fired; });
+  {
+    ScopedFirstWriteProbe a(&outer);
+    {
+      ScopedFirstWriteProbe b(&inner);
+      NoteWriteSent();
+      NoteWriteSent();
+      {
+        ScopedFirstWriteProbe none(nullptr);
+        EXPECT_EQ(CurrentFirstWriteProbe(), nullptr);
+        NoteWriteSent();
+      }
+    }
+    EXPECT_EQ(CurrentFirstWriteProbe(), &outer);
+    EXPECT_EQ(outer_fired, 0);
+    NoteWriteSent();
+  }
+  EXPECT_EQ(CurrentFirstWriteProbe(), nullptr);
+  EXPECT_EQ(inner_fired, 1);
+  EXPECT_EQ(outer_fired, 1);
+  EXPECT_TRUE(outer.fired());
 }
 
 }  // namespace

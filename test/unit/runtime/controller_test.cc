@@ -7,6 +7,7 @@
 #include <map>
 #include <thread>
 
+#include "pkg/metrics/first_write.h"
 #include "pkg/metrics/metrics.h"
 #include "pkg/runtime/channel_source.h"
 #include "test/mocks/fake_object.h"
@@ -419,6 +420,90 @@ TEST(ControllerTest, MetricsReportMaxConcurrentReconciles) {
   h.Run();
   metrics::GaugeVec g("controller_runtime_max_concurrent_reconciles", "", {"controller"});
   ASSERT_TRUE(Eventually([&] { return g.With({"ctl-gauge"}).Value() == 3; }));
+}
+
+// controller_reaction_duration_seconds: a reconcile an event queued observes the time from that
+// enqueue (not from its own start) to its first write; later writes add nothing. A reconcile a
+// requeue-after queued, and one that writes nothing, observe nothing.
+TEST(ControllerTest, ReactionTimeRunsFromEnqueueToFirstWrite) {
+  FakeClock clock;
+  auto rec = std::make_shared<ScriptedReconciler>();
+  Queue* queue = nullptr;
+  rec->script = [&](const Request& r, int call) -> Result<ReconcileResult> {
+    if (r.name == "first") {  // Holds the only worker 4 ms once "second" waits; writes nothing.
+      EXPECT_TRUE(Eventually([&] { return queue->Len() == 1; }));
+      clock.Step(4ms);
+      return ReconcileResult{};
+    }
+    if (call == 2) {  // "second", 4 ms after its enqueue.
+      clock.Step(7ms);
+      metrics::NoteWriteSent();
+      clock.Step(5ms);
+      metrics::NoteWriteSent();
+      return ReconcileResult{false, 30s};
+    }
+    metrics::NoteWriteSent();  // "second" again, queued by the requeue-after: no event caused it.
+    return ReconcileResult{};
+  };
+  auto src = std::make_shared<ChannelSource>();
+  Harness h(Options("ctl-reaction", &clock), rec);
+  ASSERT_TRUE(h.ctrl.Watch(src, EnqueueRequestForObject()).ok());
+  metrics::Histogram reaction =
+      metrics::HistogramVec("controller_reaction_duration_seconds", "", {"controller"}, {})
+          .With({"ctl-reaction"});
+  // Deltas, so the test also passes when repeated in one process (the registry is global).
+  const uint64_t count0 = reaction.Count();
+  const double sum0 = reaction.Sum();
+  auto successes = [] {
+    return CounterValue("controller_runtime_reconcile_total", {"ctl-reaction", "success"},
+                        {"controller", "result"});
+  };
+  const double success0 = successes();
+  h.Run();
+  queue = h.ctrl.queue();
+  src->Send({Obj("ns", "first")});
+  src->Send({Obj("ns", "second")});
+  ASSERT_TRUE(Eventually([&] { return h.ctrl.queue()->NumWaiting() == 1; }));
+  EXPECT_EQ(rec->Seen(), (std::vector<std::string>{"ns/first", "ns/second"}));
+  EXPECT_EQ(reaction.Count() - count0, 1u);
+  EXPECT_NEAR(reaction.Sum() - sum0, 0.011, 1e-9);
+  clock.Step(30s);
+  ASSERT_TRUE(Eventually([&] { return rec->calls == 3; }));
+  ASSERT_TRUE(Eventually([&] { return successes() - success0 == 2; }));
+  EXPECT_EQ(reaction.Count() - count0, 1u);
+  EXPECT_NEAR(reaction.Sum() - sum0, 0.011, 1e-9);
+}
+
+// A reconcile that writes nothing and asks for a rate-limited retry (a stale cache) leaves the
+// reaction running: the retry's first write observes the time since the original event.
+TEST(ControllerTest, ReactionTimeSpansRetriesThatWroteNothing) {
+  FakeClock clock;
+  auto rec = std::make_shared<ScriptedReconciler>();
+  rec->script = [&](const Request&, int call) -> Result<ReconcileResult> {
+    if (call == 1) {
+      clock.Step(3ms);
+      return ReconcileResult{.requeue = true};
+    }
+    clock.Step(2ms);
+    metrics::NoteWriteSent();
+    return ReconcileResult{};
+  };
+  auto src = std::make_shared<ChannelSource>();
+  Harness h(Options("ctl-reaction-retry", &clock), rec);
+  ASSERT_TRUE(h.ctrl.Watch(src, EnqueueRequestForObject()).ok());
+  metrics::Histogram reaction =
+      metrics::HistogramVec("controller_reaction_duration_seconds", "", {"controller"}, {})
+          .With({"ctl-reaction-retry"});
+  const uint64_t count0 = reaction.Count();
+  const double sum0 = reaction.Sum();
+  h.Run();
+  src->Send({Obj("ns", "a")});
+  ASSERT_TRUE(Eventually([&] { return h.ctrl.queue()->NumWaiting() == 1; }));
+  EXPECT_EQ(reaction.Count() - count0, 0u);
+  clock.Step(10ms);  // Past the rate limiter's first delay (5 ms).
+  ASSERT_TRUE(Eventually([&] { return reaction.Count() - count0 == 1; }));
+  EXPECT_EQ(rec->calls, 2);
+  EXPECT_NEAR(reaction.Sum() - sum0, 0.015, 1e-9);
 }
 
 }  // namespace

@@ -36,6 +36,24 @@ TEST_F(DelayingQueueTest, NonPositiveDelayAddsAtOnce) {
   EXPECT_EQ(q_.NumWaiting(), 0);
 }
 
+// A delayed add is a retry or a timer, not an event: its item has no add time, unless an Add
+// came too before the key was handed out.
+TEST_F(DelayingQueueTest, DelayedAddsCarryNoAddTime) {
+  q_.AddAfter("ns/now", 0s);
+  q_.AddAfter("ns/later", 1s);
+  StepWhenAsleep(1s);
+  ASSERT_TRUE(WaitForLen(2));
+  const Clock::time_point event_time = clock_.Now();
+  q_.Add("ns/later");  // An event for a key already waiting.
+  auto first = q_.GetItem();
+  auto second = q_.GetItem();
+  ASSERT_TRUE(first && second);
+  EXPECT_EQ(first->key, "ns/now");
+  EXPECT_EQ(first->added_at, std::nullopt);
+  EXPECT_EQ(second->key, "ns/later");
+  EXPECT_EQ(second->added_at, event_time);
+}
+
 // 7.3
 TEST_F(DelayingQueueTest, KeyIsAddedWhenItsDelayHasPassed) {
   q_.AddAfter("ns/a", 1s);

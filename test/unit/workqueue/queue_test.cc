@@ -36,6 +36,29 @@ TEST(QueueTest, AddDeduplicatesWaitingKey) {
   EXPECT_EQ(q.Len(), 0);
 }
 
+// The item carries the time of the key's first Add since it was last handed out (the start of
+// controller_reaction_duration_seconds): a deduplicated Add keeps the earlier time, and an Add
+// while a worker holds the key starts a new one.
+TEST(QueueTest, GetItemCarriesTheFirstAddTime) {
+  FakeClock clock;
+  Queue q(QueueConfig{.name = "", .clock = &clock});
+  const Clock::time_point t0 = clock.Now();
+  q.Add("ns/a");
+  clock.Step(3ms);
+  q.Add("ns/a");
+  auto item = q.GetItem();
+  ASSERT_TRUE(item);
+  EXPECT_EQ(item->key, "ns/a");
+  EXPECT_EQ(item->added_at, t0);
+  clock.Step(5ms);
+  q.Add("ns/a");  // While held: queued again at Done, with this time.
+  clock.Step(1ms);
+  q.Done("ns/a");
+  item = q.GetItem();
+  ASSERT_TRUE(item);
+  EXPECT_EQ(item->added_at, t0 + 8ms);
+}
+
 // 7.1
 TEST(QueueTest, KeyAddedWhileProcessingIsRequeuedOnlyAfterDone) {
   Queue q;
