@@ -130,7 +130,7 @@ Status DecodeDeploymentFields(DecoderImpl& d, od::value v, int level, Deployment
 }
 
 constexpr FromValueFn kDeploymentFromValue =
-    &FromValueKeepingRaw<Deployment, &DecodeDeploymentFields>;
+    &FromValueKeepingRaw<Deployment, &DecodeDeploymentFields, true>;
 
 }  // namespace
 }  // namespace internal

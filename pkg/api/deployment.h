@@ -59,7 +59,7 @@ struct Deployment final : Object {
   ObjectMeta metadata;
   DeploymentSpec spec;
   DeploymentStatus status;
-  std::string raw_json;
+  std::string raw_json;  // the whole object as received, without metadata.managedFields
 
   std::string_view Kind() const override { return "Deployment"; }
   const ObjectMeta& Meta() const override { return metadata; }

@@ -58,7 +58,7 @@ Status DecodeReplicaSetFields(DecoderImpl& d, od::value v, int level, ReplicaSet
 }
 
 constexpr FromValueFn kReplicaSetFromValue =
-    &FromValueKeepingRaw<ReplicaSet, &DecodeReplicaSetFields>;
+    &FromValueKeepingRaw<ReplicaSet, &DecodeReplicaSetFields, true>;
 
 }  // namespace
 }  // namespace internal

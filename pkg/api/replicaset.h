@@ -44,7 +44,7 @@ struct ReplicaSet final : Object {
   ObjectMeta metadata;
   ReplicaSetSpec spec;
   ReplicaSetStatus status;
-  std::string raw_json;  // the whole object as received
+  std::string raw_json;  // the whole object as received, without metadata.managedFields
 
   std::string_view Kind() const override { return "ReplicaSet"; }
   const ObjectMeta& Meta() const override { return metadata; }

@@ -12,6 +12,7 @@
 #include "pkg/api/decoder.h"
 #include "pkg/api/intern_table.h"
 #include "pkg/api/internal/ondemand.h"
+#include "pkg/api/internal/strip_managed_fields.h"
 #include "pkg/api/json_input.h"
 #include "pkg/api/label_selector.h"
 #include "pkg/api/object.h"
@@ -144,15 +145,21 @@ Result<std::shared_ptr<const T>> DecodeTyped(Decoder& decoder, JsonInput in) {
   return std::static_pointer_cast<const T>(std::move(obj).value());
 }
 
-// Kinds that keep their raw JSON: copy the value's text, then decode the fields from a re-parse
-// of it with parsers[level] (the text lies inside the caller's padded buffer).
-template <typename T, Status (*Fields)(DecoderImpl&, od::value, int, T*)>
+// Kinds that keep their raw JSON: copy the value's text (without metadata.managedFields when
+// `kDropManagedFields`, see strip_managed_fields.h), then decode the fields from a re-parse of it
+// with parsers[level] (the text lies inside the caller's padded buffer).
+template <typename T, Status (*Fields)(DecoderImpl&, od::value, int, T*),
+          bool kDropManagedFields = false>
 Result<ObjectPtr> FromValueKeepingRaw(DecoderImpl& d, od::value v, int level) {
   std::string_view raw;
   if (auto ec = RawJson(v, &raw); ec) return DecodeErrorAt("", ec);
   if (level >= kLevels) return DecodeErrorAt("", "document nested too deeply");
   auto obj = std::make_shared<T>();
-  obj->raw_json.assign(raw);
+  if constexpr (kDropManagedFields) {
+    obj->raw_json = StripManagedFields(raw);
+  } else {
+    obj->raw_json.assign(raw);
+  }
   od::document doc;
   auto psv = simdjson::padded_string_view(raw.data(), raw.size(), raw.size() + kJsonPadding);
   if (auto ec = d.parsers[level].iterate(psv).get(doc); ec) return DecodeErrorAt("", ec);

@@ -350,6 +350,22 @@ TEST_F(ReplicaSetIntegration, ScaleZeroFiftyThreeZero) {
   auto rs = GetRS("web");
   EXPECT_EQ(rs->status.fully_labeled_replicas, 3);
   EXPECT_EQ(rs->status.available_replicas, 3);
+  // The status writes came from cached copies without managedFields
+  // (api/internal/strip_managed_fields.h): the API server kept the other managers' entries.
+  auto raw = rss_->Get(ns_, "web");
+  ASSERT_TRUE(raw.ok());
+  auto parsed = json::Parse(*raw);
+  ASSERT_TRUE(parsed.ok());
+  const json::Value* managed = json::GetPath(*parsed, {"metadata", "managedFields"});
+  ASSERT_NE(managed, nullptr);
+  bool spec_manager = false;
+  bool status_manager = false;
+  for (const auto& entry : managed->as_array()) {
+    const json::Value* sub = entry.Find("subresource");
+    (sub != nullptr && sub->as_string() == "status" ? status_manager : spec_manager) = true;
+  }
+  EXPECT_TRUE(spec_manager) << *raw;
+  EXPECT_TRUE(status_manager) << *raw;
   for (const auto& p : OwnedPods(uid)) {
     EXPECT_FALSE(p.node.empty()) << p.name << " scheduled";
     EXPECT_EQ(p.name.rfind("web-", 0), 0u) << "generateName <rs>-";

@@ -1,0 +1,87 @@
+// StripManagedFields: the cached raw JSON of ReplicaSets and Deployments drops
+// metadata.managedFields and keeps every other byte.
+#include "pkg/api/internal/strip_managed_fields.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "pkg/api/decoder.h"
+#include "pkg/api/deployment.h"
+#include "pkg/api/json.h"
+#include "pkg/api/replicaset.h"
+
+namespace kcm::api {
+namespace {
+
+using internal::StripManagedFields;
+
+const std::string kManaged =
+    R"([{"manager":"kube-controller-manager","operation":"Update","apiVersion":"apps/v1",)"
+    R"("fieldsType":"FieldsV1","fieldsV1":{"f:spec":{"f:replicas":{},"f:x":{".":{}}}}}])";
+
+TEST(StripManagedFieldsTest, RemovesTheMemberFirstMiddleLastOrAlone) {
+  EXPECT_EQ(StripManagedFields(R"({"metadata":{"managedFields":)" + kManaged +
+                               R"(,"name":"a","uid":"u"},"spec":{}})"),
+            R"({"metadata":{"name":"a","uid":"u"},"spec":{}})");
+  EXPECT_EQ(StripManagedFields(R"({"metadata":{"name":"a","managedFields":)" + kManaged +
+                               R"(,"uid":"u"},"spec":{}})"),
+            R"({"metadata":{"name":"a","uid":"u"},"spec":{}})");
+  EXPECT_EQ(StripManagedFields(R"({"kind":"ReplicaSet","metadata":{"name":"a","managedFields":)" +
+                               kManaged + R"(}})"),
+            R"({"kind":"ReplicaSet","metadata":{"name":"a"}})");
+  EXPECT_EQ(StripManagedFields(R"({"metadata":{"managedFields":)" + kManaged + "}}"),
+            R"({"metadata":{}})");
+  // Pretty-printed, as kubectl sends it.
+  EXPECT_EQ(StripManagedFields("{\n  \"metadata\": {\n    \"name\": \"a\",\n    "
+                               "\"managedFields\": [ {\"manager\": \"m\"} ]\n  }\n}"),
+            "{\n  \"metadata\": {\n    \"name\": \"a\"\n  }\n}");
+}
+
+TEST(StripManagedFieldsTest, KeepsLookAlikesElsewhere) {
+  // A managedFields key outside metadata, the text inside strings (escaped quotes included), and
+  // a metadata that is not the top-level one are all kept as they are.
+  const std::string json =
+      R"({"spec":{"managedFields":[1]},"metadata":{"name":"a \"managedFields\":[]",)"
+      R"("annotations":{"managedFields":"x","k":"{\"metadata\":{\"managedFields\":1}}"}},)"
+      R"("status":{"metadata":{"managedFields":[]}}})";
+  EXPECT_EQ(StripManagedFields(json), json);
+  EXPECT_EQ(StripManagedFields(R"({"metadata":null})"), R"({"metadata":null})");
+  EXPECT_EQ(StripManagedFields("{}"), "{}");
+}
+
+TEST(StripManagedFieldsTest, DecodedReplicaSetsAndDeploymentsKeepEverythingElse) {
+  const std::string meta = R"("metadata":{"name":"web","namespace":"ns","resourceVersion":"7",)"
+                           R"("labels":{"app":"web"},"managedFields":)" +
+                           kManaged + R"(,"annotations":{"a":"b"}})";
+  const std::string spec =
+      R"("spec":{"replicas":2,"selector":{"matchLabels":{"app":"web"}},"futureField":{"x":[1,2]},)"
+      R"("template":{"metadata":{"labels":{"app":"web"}},"spec":{"containers":[]}}})";
+  Decoder decoder;
+  for (const std::string kind : {"ReplicaSet", "Deployment"}) {
+    const std::string raw = R"({"apiVersion":"apps/v1","kind":")" + kind + R"(",)" + meta + "," +
+                            spec + R"(,"status":{"replicas":2}})";
+    std::string kept;
+    if (kind == "ReplicaSet") {
+      auto rs = DecodeReplicaSet(decoder, raw);
+      ASSERT_TRUE(rs.ok()) << rs.error().ToString();
+      kept = (*rs)->raw_json;
+      EXPECT_EQ((*rs)->metadata.annotations.at("a"), "b");
+    } else {
+      auto d = DecodeDeployment(decoder, raw);
+      ASSERT_TRUE(d.ok()) << d.error().ToString();
+      kept = (*d)->raw_json;
+    }
+    auto got = json::Parse(kept);
+    ASSERT_TRUE(got.ok()) << kept;
+    EXPECT_EQ(json::GetPath(*got, {"metadata", "managedFields"}), nullptr) << kind;
+    // Everything else, unknown fields included, is what the server sent.
+    EXPECT_NE(json::GetPath(*got, {"spec", "futureField"}), nullptr) << kind;
+    EXPECT_EQ(kept.size() + std::string(R"("managedFields":,)").size() + kManaged.size(),
+              raw.size())
+        << kind;
+  }
+}
+
+}  // namespace
+}  // namespace kcm::api
