@@ -162,7 +162,7 @@ class JsonList final : public ListStreamDecoder::Impl {
       return DecodeError(in_element_ ? ItemPath(items_.size()) : "", "truncated list body");
     }
     skeleton_.reserve(skeleton_.size() + kJsonPadding);
-    auto list = codec_.decode_list(decoder_, JsonInput::Padded(skeleton_));
+    auto list = codec_.decode_list(*decoder, JsonInput::Padded(skeleton_));
     if (!list.ok()) return list.error();
     // The items the skeleton still holds (an "items" key we did not recognise, e.g. written with
     // escapes) were decoded by decode_list; ours come first.

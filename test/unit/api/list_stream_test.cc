@@ -105,8 +105,8 @@ Result<ObjectList> Stream(const Codec& codec, ListEncoding encoding, std::string
 }
 
 Result<ObjectList> Whole(const Codec& codec, ListEncoding encoding, const std::string& body) {
-  if (encoding == ListEncoding::kProtobuf) return codec.decode_list_protobuf(body);
   Decoder d;
+  if (encoding == ListEncoding::kProtobuf) return codec.decode_list_protobuf(d, body);
   return codec.decode_list(d, body);
 }
 
@@ -283,7 +283,8 @@ TEST(ListStreamTest, MalformedItemNamesItsIndexAsTheWholeBodyDecoder) {
   std::vector<std::string> items = PodMessages(2);
   items.push_back(Bytes(1, Bytes(1, "")));  // a pod without a name
   const std::string pb = ProtobufList(items, "8");
-  auto pb_whole = PodCodec().decode_list_protobuf(pb);
+  Decoder whole_decoder;
+  auto pb_whole = PodCodec().decode_list_protobuf(whole_decoder, pb);
   ASSERT_FALSE(pb_whole.ok());
   for (size_t chunk : kChunkSizes) {
     auto streamed = Stream(PodCodec(), ListEncoding::kProtobuf, pb, chunk);
