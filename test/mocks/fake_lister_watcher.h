@@ -1,4 +1,6 @@
-// Test doubles for pkg/cache: a minimal api::Object and a scripted ListerWatcher.
+// Test doubles for the informer layers (pkg/cache, pkg/informers, pkg/runtime and the controllers'
+// run tests): objects built from metadata, a scripted ListerWatcher with watches the test feeds,
+// and a ReflectorStore that records what a Reflector does to it.
 #pragma once
 
 #include <chrono>
@@ -19,9 +21,7 @@
 #include "pkg/cache/store.h"
 #include "test/mocks/fake_object.h"
 
-namespace kcm::cache::testing {
-
-using mocks::FakeObject;
+namespace kcm::mocks {
 
 inline api::ObjectPtr MakeObj(std::string ns, std::string name, std::string rv = "1",
                               std::string payload = "") {
@@ -35,10 +35,6 @@ inline api::ObjectPtr MakeObj(std::string ns, std::string name, std::string rv =
 inline const std::string& Payload(const api::ObjectPtr& obj) {
   return static_cast<const FakeObject&>(*obj).payload;
 }
-
-}  // namespace kcm::cache::testing
-
-namespace kcm::cache::testing {
 
 // Bounded real-time wait for a condition another thread makes true (never a timer substitute).
 inline bool WaitUntil(const std::function<bool()>& condition,
@@ -113,7 +109,7 @@ class FakeWatch {
   bool stopped_ = false;
 };
 
-class FakeWatchHandle final : public WatchInterface {
+class FakeWatchHandle final : public cache::WatchInterface {
  public:
   explicit FakeWatchHandle(std::shared_ptr<FakeWatch> w) : w_(std::move(w)) {}
   Result<std::optional<api::WatchEvent>> Next() override { return w_->Next(); }
@@ -126,7 +122,7 @@ class FakeWatchHandle final : public WatchInterface {
 // Scripted ListerWatcher. List answers from the scripted queue (then an empty list at RV "1").
 // Watch answers from the scripted queue; when it is empty, with a fresh open FakeWatch if
 // open_watches_when_unscripted, else with a non-retriable error so ListAndWatch returns.
-class FakeListerWatcher final : public ListerWatcher {
+class FakeListerWatcher final : public cache::ListerWatcher {
  public:
   bool open_watches_when_unscripted = true;
 
@@ -165,7 +161,7 @@ class FakeListerWatcher final : public ListerWatcher {
     return out;
   }
 
-  Result<std::unique_ptr<WatchInterface>> Watch(const api::ListOptions& options) override {
+  Result<std::unique_ptr<cache::WatchInterface>> Watch(const api::ListOptions& options) override {
     std::lock_guard lock(mu_);
     watch_calls_.push_back(options);
     if (watches_.empty()) {
@@ -174,14 +170,14 @@ class FakeListerWatcher final : public ListerWatcher {
       }
       auto w = std::make_shared<FakeWatch>();
       opened_.push_back(w);
-      return std::unique_ptr<WatchInterface>(std::make_unique<FakeWatchHandle>(w));
+      return std::unique_ptr<cache::WatchInterface>(std::make_unique<FakeWatchHandle>(w));
     }
     auto next = std::move(watches_.front());
     watches_.pop_front();
     if (auto* err = std::get_if<Error>(&next)) return *err;
     auto w = std::get<std::shared_ptr<FakeWatch>>(std::move(next));
     opened_.push_back(w);
-    return std::unique_ptr<WatchInterface>(std::make_unique<FakeWatchHandle>(w));
+    return std::unique_ptr<cache::WatchInterface>(std::make_unique<FakeWatchHandle>(w));
   }
 
   std::vector<api::ListOptions> list_calls() const {
@@ -215,7 +211,7 @@ class FakeListerWatcher final : public ListerWatcher {
 };
 
 // Records what a Reflector does to its store.
-class RecordingStore final : public ReflectorStore {
+class RecordingStore final : public cache::ReflectorStore {
  public:
   Status Add(api::ObjectPtr obj) override { return Record("Add", *obj); }
   Status Update(api::ObjectPtr obj) override { return Record("Update", *obj); }
@@ -256,4 +252,4 @@ class RecordingStore final : public ReflectorStore {
   int resyncs_ = 0;
 };
 
-}  // namespace kcm::cache::testing
+}  // namespace kcm::mocks

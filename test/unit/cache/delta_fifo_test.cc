@@ -7,13 +7,13 @@
 #include <thread>
 
 #include "pkg/cache/indexer.h"
-#include "test/unit/cache/fakes.h"
+#include "test/mocks/fake_lister_watcher.h"
 
 namespace kcm::cache {
 namespace {
 
-using ::kcm::cache::testing::MakeObj;
-using ::kcm::cache::testing::Payload;
+using ::kcm::mocks::MakeObj;
+using ::kcm::mocks::Payload;
 using ::testing::ElementsAre;
 
 struct Popped {
@@ -251,7 +251,7 @@ TEST(DeltaFIFOTest, ReuseUnchangedHandsBackTheHeldObjectOfTheSameWrite) {
   other_uid.resource_version = "5";
   other_uid.uid = "another";
   EXPECT_EQ(
-      Payload(fifo.ReuseUnchanged(std::make_shared<testing::FakeObject>(other_uid, "recreated"))),
+      Payload(fifo.ReuseUnchanged(std::make_shared<mocks::FakeObject>(other_uid, "recreated"))),
       "recreated");
   EXPECT_EQ(Payload(fifo.ReuseUnchanged(MakeObj("ns", "cached", "", "new"))), "new");
   EXPECT_EQ(Payload(fifo.ReuseUnchanged(MakeObj("ns", "unknown", "5", "new"))), "new");

@@ -8,17 +8,17 @@
 
 #include "pkg/cache/delta_fifo.h"
 #include "pkg/cache/indexer.h"
-#include "test/unit/cache/fakes.h"
+#include "test/mocks/fake_lister_watcher.h"
 
 namespace kcm::cache {
 namespace {
 
 using namespace std::chrono_literals;
-using ::kcm::cache::testing::FakeListerWatcher;
-using ::kcm::cache::testing::FakeObject;
-using ::kcm::cache::testing::MakeObj;
-using ::kcm::cache::testing::RecordingStore;
-using ::kcm::cache::testing::WaitUntil;
+using ::kcm::mocks::FakeListerWatcher;
+using ::kcm::mocks::FakeObject;
+using ::kcm::mocks::MakeObj;
+using ::kcm::mocks::RecordingStore;
+using ::kcm::mocks::WaitUntil;
 using ::testing::ElementsAre;
 
 class ReflectorTest : public ::testing::Test {
@@ -118,7 +118,7 @@ TEST_F(ReflectorTest, RelistReusesTheStoresObjectsForUnchangedItems) {
   EXPECT_EQ(a[0].object, held);
   const Deltas b = fifo->GetByKey("ns/b");
   ASSERT_EQ(b.size(), 1u);
-  EXPECT_EQ(testing::Payload(b[0].object), "changed");
+  EXPECT_EQ(mocks::Payload(b[0].object), "changed");
 }
 
 // 2.2

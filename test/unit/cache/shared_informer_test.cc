@@ -10,16 +10,16 @@
 
 #include "pkg/cache/lister.h"
 #include "pkg/cache/wait.h"
-#include "test/unit/cache/fakes.h"
+#include "test/mocks/fake_lister_watcher.h"
 
 namespace kcm::cache {
 namespace {
 
 using namespace std::chrono_literals;
-using ::kcm::cache::testing::FakeListerWatcher;
-using ::kcm::cache::testing::MakeObj;
-using ::kcm::cache::testing::Payload;
-using ::kcm::cache::testing::WaitUntil;
+using ::kcm::mocks::FakeListerWatcher;
+using ::kcm::mocks::MakeObj;
+using ::kcm::mocks::Payload;
+using ::kcm::mocks::WaitUntil;
 using ::testing::ElementsAre;
 using ::testing::UnorderedElementsAre;
 
@@ -387,7 +387,7 @@ TEST(GenericListerTest, ListByNamespaceAndGet) {
   ASSERT_TRUE(indexer->Add(MakeObj("", "node", "1", "keep")).ok());
   GenericLister lister(indexer);
   auto keep = [](const api::Object& o) {
-    return static_cast<const testing::FakeObject&>(o).payload == "keep";
+    return static_cast<const mocks::FakeObject&>(o).payload == "keep";
   };
   EXPECT_EQ(lister.List().size(), 4u);
   EXPECT_EQ(lister.List(keep).size(), 3u);

@@ -6,12 +6,12 @@
 #include <algorithm>
 
 #include "pkg/cache/indexer.h"
-#include "test/unit/cache/fakes.h"
+#include "test/mocks/fake_lister_watcher.h"
 
 namespace kcm::cache {
 namespace {
 
-using ::kcm::cache::testing::MakeObj;
+using ::kcm::mocks::MakeObj;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 using ::testing::UnorderedElementsAre;
@@ -44,7 +44,7 @@ api::ObjectPtr WithApp(std::string ns, std::string name, std::string app) {
   meta.namespace_ = std::move(ns);
   meta.name = std::move(name);
   meta.labels = {{"app", app}};
-  return std::make_shared<testing::FakeObject>(std::move(meta));
+  return std::make_shared<mocks::FakeObject>(std::move(meta));
 }
 
 // 5.1

@@ -14,18 +14,18 @@
 #include "pkg/client/rest_client.h"
 #include "pkg/informers/resource_lister_watcher.h"
 #include "pkg/informers/resources.h"
-#include "test/unit/cache/fakes.h"
+#include "test/mocks/fake_lister_watcher.h"
 #include "test/unit/client/test_server.h"
 
 namespace kcm::informers {
 namespace {
 
 using namespace std::chrono_literals;
-using cache::testing::RecordingStore;
-using cache::testing::WaitUntil;
 using kcm::testing::Conn;
 using kcm::testing::RecordedRequest;
 using kcm::testing::TestServer;
+using mocks::RecordingStore;
+using mocks::WaitUntil;
 
 std::string Pod(const std::string& name, const std::string& rv) {
   return R"({"metadata":{"name":")" + name + R"(","namespace":"ns","resourceVersion":")" + rv +

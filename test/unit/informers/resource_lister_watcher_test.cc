@@ -18,17 +18,17 @@
 #include "pkg/cache/reflector.h"
 #include "pkg/client/rest_client.h"
 #include "pkg/informers/shared_informer_factory.h"
-#include "test/unit/cache/fakes.h"
+#include "test/mocks/fake_lister_watcher.h"
 #include "test/unit/client/test_server.h"
 
 namespace kcm::informers {
 namespace {
 
 using namespace std::chrono_literals;
-using cache::testing::WaitUntil;
 using kcm::testing::Conn;
 using kcm::testing::RecordedRequest;
 using kcm::testing::TestServer;
+using mocks::WaitUntil;
 
 std::string PodJson(const std::string& ns, const std::string& name, const std::string& rv,
                     const std::string& node = "") {

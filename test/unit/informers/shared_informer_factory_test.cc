@@ -17,14 +17,14 @@
 #include "pkg/api/replicaset.h"
 #include "pkg/cache/resource_event_handler.h"
 #include "pkg/client/api_errors.h"
-#include "test/unit/cache/fakes.h"
+#include "test/mocks/fake_lister_watcher.h"
 
 namespace kcm::informers {
 namespace {
 
 using namespace std::chrono_literals;
-using cache::testing::FakeListerWatcher;
-using cache::testing::WaitUntil;
+using mocks::FakeListerWatcher;
+using mocks::WaitUntil;
 
 api::ObjectPtr MakePod(std::string ns, std::string name, std::string rv,
                        std::map<std::string, std::string> labels = {}) {

@@ -6,14 +6,14 @@
 #include <thread>
 
 #include "pkg/metrics/metrics.h"
-#include "test/unit/cache/fakes.h"
+#include "test/mocks/fake_lister_watcher.h"
 #include "test/unit/replicaset/fixtures.h"
 
 namespace kcm::replicaset::testing {
 namespace {
 
-using cache::testing::FakeListerWatcher;
-using cache::testing::WaitUntil;
+using mocks::FakeListerWatcher;
+using mocks::WaitUntil;
 
 TEST(ReplicaSetControllerRunTest, SyncsThroughInformersAndRuntimeQueue) {
   const api::Time now = std::chrono::system_clock::now();
