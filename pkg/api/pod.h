@@ -1,5 +1,5 @@
-// Pod: the pruned record the pod cache keeps (ARCHITECTURE decision 3) — only what the ReplicaSet
-// and Deployment controllers read (spec R9, R10, R14). Immutable once cached; thread-safe to read.
+// Pod: the pruned record the pod cache keeps (decision 3) — only what the ReplicaSet
+// and Deployment controllers read (R9, R10, R14). Immutable once cached; thread-safe to read.
 #pragma once
 
 #include <cstdint>

@@ -26,7 +26,7 @@ inline constexpr int64_t kDefaultPageSize = 500;
 // Lists with limit = page_size (0 = unpaginated), following continue tokens; resourceVersion and
 // resourceVersionMatch are sent with the first page only (the server refuses them alongside a
 // continue token). A continue page answered 410 Expired (errors::IsResourceExpired) is followed
-// by one unpaginated list at the original resourceVersion (spec 1.9; upstream's ListPager with
+// by one unpaginated list at the original resourceVersion (behaviour 1.9; upstream's ListPager with
 // FullListIfExpired), since the snapshot the continue token pointed into is gone; any other error,
 // or an Expired first page, is returned. The one pager of the code base.
 // on_item (may be empty) is passed to ListerWatcher::List for every page.

@@ -201,7 +201,7 @@ bool Reflector::RetryWatchListAfter(const Error& err, std::stop_token stop) {
 }
 
 Status Reflector::WatchWithResync(std::unique_ptr<WatchInterface> w, std::stop_token stop) {
-  // The resync timer lives exactly as long as this watch phase (spec 2.6).
+  // The resync timer lives exactly as long as this watch phase (behaviour 2.6).
   std::stop_source cancel;
   std::stop_callback forward(stop, [&cancel] { cancel.request_stop(); });
   std::jthread resyncer;
@@ -284,7 +284,7 @@ Status Reflector::Watch(std::unique_ptr<WatchInterface> w, std::stop_token stop)
       LOG(WARNING) << options_.name << ": watch ended with: " << err.ToString() << "; relisting";
       return OkStatus();
     }
-    // A clean close (server timeout): re-watch from the last RV without relisting (spec 2.4).
+    // A clean close (server timeout): re-watch from the last RV without relisting (behaviour 2.4).
   }
   return OkStatus();
 }

@@ -1,6 +1,6 @@
 // Reflector: keeps a ReflectorStore in step with the API server by LIST then WATCH, relisting and
-// re-watching with backoff (spec 2). Run/ListAndWatch are called from one thread (the reflector's);
-// LastSyncResourceVersion may be called from any thread.
+// re-watching with backoff (behaviour 2). Run/ListAndWatch are called from one thread (the
+// reflector's); LastSyncResourceVersion may be called from any thread.
 #pragma once
 
 #include <chrono>
@@ -25,18 +25,18 @@ struct ReflectorOptions {
   std::string name = "reflector";
   // Watch events whose object has another Kind() are logged and skipped ("" = accept any).
   std::string expected_kind;
-  // 0 = never resync (spec 2.6).
+  // 0 = never resync (behaviour 2.6).
   Clock::duration resync_period{0};
   // Asked before each periodic resync; unset = always.
   std::function<bool()> should_resync;
-  // Streaming list (spec 2.7). Off by default: with the LIST decoded as it arrives, the streaming
-  // list measured no faster at 50,000 pods and left more resident (docs/benchmarks.md).
+  // Streaming list (behaviour 2.7). Off by default: with the LIST decoded as it arrives, the
+  // streaming list measured no faster at 50,000 pods and left more resident (docs/benchmarks.md).
   bool use_watch_list = false;
   // How long a streaming list may take to deliver its initial-events-end bookmark before the
   // reflector gives up on it and falls back to LIST.
   Clock::duration watch_list_timeout = std::chrono::seconds(60);
   int64_t page_size = kDefaultPageSize;
-  // timeoutSeconds = min_watch_timeout × random[1, 2), spreading reconnects (spec 2.4).
+  // timeoutSeconds = min_watch_timeout × random[1, 2), spreading reconnects (behaviour 2.4).
   Clock::duration min_watch_timeout = std::chrono::minutes(5);
   ExponentialBackoff::Options backoff;
   // Defaults to RealClock::Get().
@@ -50,7 +50,7 @@ class Reflector {
   Reflector(std::shared_ptr<ListerWatcher> lister_watcher, std::shared_ptr<ReflectorStore> store,
             ReflectorOptions options);
 
-  // Loops ListAndWatch with backoff between attempts (spec 2.1) until stop is requested.
+  // Loops ListAndWatch with backoff between attempts (behaviour 2.1) until stop is requested.
   void Run(std::stop_token stop);
   // One LIST (or streaming list) followed by WATCHes until the watch must be re-listed, an error
   // occurs, or stop is requested (then OK). The active watch is stopped as soon as stop is set.
@@ -84,7 +84,7 @@ class Reflector {
   ExponentialBackoff backoff_;  // reflector thread only
 
   // Set once a RV="0" list came back paginated: the watch cache is off for this resource, so
-  // later lists stay paginated too (spec 2.2). Reflector thread only.
+  // later lists stay paginated too (behaviour 2.2). Reflector thread only.
   bool paginated_result_ = false;
 
   mutable std::mutex mu_;

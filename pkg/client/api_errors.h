@@ -1,5 +1,5 @@
-// Decoding a failed response into kcm::Error (k8s.io/apimachinery/pkg/api/errors, spec 1.7). The
-// vocabulary — reasons, predicates, transport causes — is pkg/util/errors.h. Pure functions;
+// Decoding a failed response into kcm::Error (k8s.io/apimachinery/pkg/api/errors, behaviour 1.7).
+// The vocabulary — reasons, predicates, transport causes — is pkg/util/errors.h. Pure functions;
 // thread-safe.
 #pragma once
 

@@ -1,4 +1,4 @@
-// The rest_client_* metrics (daemon spec M2) with upstream names, labels and buckets. Internal
+// The rest_client_* metrics (daemon.md M2) with upstream names, labels and buckets. Internal
 // to pkg/client. Handles are thread-safe.
 #pragma once
 

@@ -1,4 +1,4 @@
-// In-cluster configuration (rest.InClusterConfig, spec 1.3): the API server from the service
+// In-cluster configuration (rest.InClusterConfig, behaviour 1.3): the API server from the service
 // environment variables and the pod's service-account token and CA. Thread-safe (no state).
 #pragma once
 

@@ -1,5 +1,5 @@
 // JsonFrameScanner: splits a byte stream into complete top-level JSON objects (the watch wire
-// format, spec 1.8: values newline-separated or back to back, split across reads at any byte).
+// format, behaviour 1.8: values newline-separated or back to back, split across reads at any byte).
 // It tracks nesting and strings only; it does not validate the JSON. A frame longer than the
 // scanner's limit is an error (cause kTooLarge) and is never buffered past the limit: the scanner
 // holds at most the unfinished frame (≤ limit) plus the complete frames of the last Feed.

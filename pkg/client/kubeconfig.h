@@ -1,5 +1,5 @@
 // Kubeconfig loading (clientcmd): find the files per the loading rules, merge them, pick a
-// context and turn it into a RestConfig; fall back to in-cluster config (spec 1.1, 1.2).
+// context and turn it into a RestConfig; fall back to in-cluster config (behaviour 1.1, 1.2).
 // Free functions over plain data; thread-safe (they touch no shared state).
 #pragma once
 

@@ -1,5 +1,5 @@
-// Client-side rate limiting of API requests (flowcontrol.RateLimiter, spec 1.4): a token bucket
-// of `qps` tokens per second holding at most `burst`. All members are thread-safe.
+// Client-side rate limiting of API requests (flowcontrol.RateLimiter, behaviour 1.4): a token
+// bucket of `qps` tokens per second holding at most `burst`. All members are thread-safe.
 #pragma once
 
 #include <memory>

@@ -1,7 +1,7 @@
 // RestClient (rest.RESTClient): runs API requests against one server with the client-side rate
 // limiter, bearer-token refresh on 401, retries on 429 or 5xx with a Retry-After header and on a
-// GET's connection reset (spec 1.5; upstream's checkWait), the User-Agent (1.6), typed API errors
-// (1.7), the deadlines and size limits of RestConfig, and the rest_client_* metrics (M2).
+// GET's connection reset (behaviour 1.5; upstream's checkWait), the User-Agent (1.6), typed API
+// errors (1.7), the deadlines and size limits of RestConfig, and the rest_client_* metrics (M2).
 // Thread-safe: share one RestClient (one token bucket) per controller.
 #pragma once
 

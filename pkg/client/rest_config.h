@@ -35,8 +35,8 @@ struct RestConfig {
   // (e.g. ServiceAccountTokenSource for --use-service-account-credentials).
   std::shared_ptr<TokenSource> token_source;
 
-  // Client-side token bucket (spec 1.4). qps == 0 means the client-go default (5 QPS, burst 10);
-  // qps < 0 disables the limiter.
+  // Client-side token bucket (behaviour 1.4). qps == 0 means the client-go default (5 QPS, burst
+  // 10); qps < 0 disables the limiter.
   float qps = 0;
   int burst = 0;
 

@@ -1,4 +1,4 @@
-// The User-Agent header (rest.DefaultKubernetesUserAgent, spec 1.6):
+// The User-Agent header (rest.DefaultKubernetesUserAgent, behaviour 1.6):
 // "<binary>/<version> (<os>/<arch>) kubernetes/<commit>", plus "/<controller-name>" per client.
 // Pure functions; thread-safe.
 #pragma once

@@ -1,5 +1,5 @@
 // WatchStream: the frames of one WATCH response (watch.Interface over the raw wire format,
-// spec 1.8). One thread calls Next(); Stop() may be called from any thread and makes a blocked
+// behaviour 1.8). One thread calls Next(); Stop() may be called from any thread and makes a blocked
 // Next() return promptly. The stream must outlive concurrent Stop() callers.
 #pragma once
 

@@ -1,4 +1,4 @@
-// Pod predicates and the deletion ranking the ReplicaSet controller uses (spec R9, R10, R14):
+// Pod predicates and the deletion ranking the ReplicaSet controller uses (R9, R10, R14):
 // which pods count, which are ready/available, and which go first on scale-down (upstream
 // ActivePodsWithRanks). Pure functions over immutable pods; thread-safe.
 #pragma once

@@ -1,4 +1,4 @@
-// Controller-ref manager (spec R13, D2): a controller claims the objects it should own — keeps
+// Controller-ref manager (R13, D2): a controller claims the objects it should own — keeps
 // its own, adopts matching orphans, releases its own that stopped matching — by patching their
 // ownerReferences. One manager per sync, used from that sync's thread only (thread-compatible).
 #pragma once

@@ -1,4 +1,4 @@
-// Expectations (spec R2): how many pod creations and deletions a controller is still waiting to
+// Expectations (R2): how many pod creations and deletions a controller is still waiting to
 // see in its informer before it trusts the cache enough to manage replicas again. Every method is
 // thread-safe (controller workers and informer handlers call them concurrently).
 #pragma once
@@ -70,7 +70,7 @@ class ControllerExpectations {
 
 // UIDTrackingControllerExpectations: deletions are tracked by the set of pod keys the controller
 // deleted, so a deletion event for a pod it did not delete (or a second event for the same pod)
-// does not lower the count (spec R2). Creations behave as in ControllerExpectations.
+// does not lower the count (R2). Creations behave as in ControllerExpectations.
 class UIDTrackingControllerExpectations {
  public:
   explicit UIDTrackingControllerExpectations(const Clock& clock) : expectations_(clock) {}

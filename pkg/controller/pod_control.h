@@ -1,4 +1,4 @@
-// PodControlInterface (spec R7, R8, R11, R12): how the ReplicaSet controller creates, deletes and
+// PodControlInterface (R7, R8, R11, R12): how the ReplicaSet controller creates, deletes and
 // patches pods, with the events upstream records on the controller. RealPodControl writes through
 // the API server. Implementations are thread-safe (slow-start batches call them concurrently).
 #pragma once

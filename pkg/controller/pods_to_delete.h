@@ -1,4 +1,4 @@
-// Choosing which pods a ReplicaSet deletes on scale-down (spec R9): rank by related pods on the
+// Choosing which pods a ReplicaSet deletes on scale-down (R9): rank by related pods on the
 // same node, sort with ActivePodsWithRanks, take the first `diff`; and the
 // replicaset_controller_sorting_deletion_age_ratio histogram (daemon.md M5). Thread-safe.
 #pragma once
