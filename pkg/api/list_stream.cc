@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "pkg/api/decoder.h"
+#include "pkg/api/internal/decode_error.h"
 #include "pkg/api/json_input.h"
 #include "pkg/api/protobuf.h"
 #include "pkg/api/protobuf/wire.h"
@@ -15,29 +16,9 @@
 namespace kcm::api {
 namespace {
 
-constexpr LocalReason kDecodeError = "DecodeError";
-
-Error DecodeError(std::string_view path, std::string_view what) {
-  std::string msg;
-  if (!path.empty()) {
-    msg.append(path);
-    msg.append(": ");
-  }
-  msg.append(what);
-  return Error::Local(kDecodeError, std::move(msg));
-}
-
-// "metadata.name: x" → "items[3].metadata.name: x", as the whole-body list decoders report.
-Error PrefixPath(Error e, std::string_view prefix) {
-  size_t colon = e.message.find(": ");
-  bool has_path = colon != std::string::npos && e.message.find(' ') > colon;
-  e.message = std::string(prefix) + (has_path ? "." : ": ") + e.message;
-  return e;
-}
-
-std::string ItemPath(size_t i) {
-  return "items[" + std::to_string(i) + "]";
-}
+using internal::DecodeErrorAt;
+using internal::ListItemPath;
+using internal::PrefixErrorPath;
 
 Error TooLarge(size_t limit) {
   return Error::Transport(TransportCause::kTooLarge,
@@ -97,7 +78,8 @@ class BufferedList final : public ListStreamDecoder::Impl {
   Result<ObjectList> Decode() {
     if (encoding_ == ListEncoding::kProtobuf) {
       if (codec_.decode_list_protobuf == nullptr) {
-        return DecodeError("", "no protobuf decoder for kind \"" + std::string(codec_.kind) + "\"");
+        return DecodeErrorAt("",
+                             "no protobuf decoder for kind \"" + std::string(codec_.kind) + "\"");
       }
       return codec_.decode_list_protobuf(*decoder, body_);
     }
@@ -159,7 +141,7 @@ class JsonList final : public ListStreamDecoder::Impl {
   Result<ObjectList> Finish() override {
     if (error_) return *error_;
     if (in_element_ || in_string_ || depth_ != 0) {
-      return DecodeError(in_element_ ? ItemPath(items_.size()) : "", "truncated list body");
+      return DecodeErrorAt(in_element_ ? ListItemPath(items_.size()) : "", "truncated list body");
     }
     skeleton_.reserve(skeleton_.size() + kJsonPadding);
     auto list = codec_.decode_list(*decoder, JsonInput::Padded(skeleton_));
@@ -220,8 +202,8 @@ class JsonList final : public ListStreamDecoder::Impl {
         elem_escaped_ = false;
         return OkStatus();
       }
-      return DecodeError(ItemPath(items_.size()),
-                         std::string("unexpected character '") + c + "' in the items array");
+      return DecodeErrorAt(ListItemPath(items_.size()),
+                           std::string("unexpected character '") + c + "' in the items array");
     }
     skeleton_.push_back(c);
     switch (c) {
@@ -318,7 +300,7 @@ class JsonList final : public ListStreamDecoder::Impl {
     auto obj = codec_.decode_list_item(*decoder, JsonInput::Padded(item_), kind_);
     Recycle(&item_);
     if (!obj.ok()) {
-      error_ = PrefixPath(obj.error(), ItemPath(items_.size()));
+      error_ = PrefixErrorPath(obj.error(), ListItemPath(items_.size()));
       return;
     }
     items_.push_back(Keep(std::move(obj).value()));
@@ -392,18 +374,18 @@ class ProtobufList final : public ListStreamDecoder::Impl {
   Result<ObjectList> Finish() override {
     if (error_) return *error_;
     if (stage_ == Stage::kMagic) {
-      return DecodeError("", "missing the k8s protobuf envelope");
+      return DecodeErrorAt("", "missing the k8s protobuf envelope");
     }
     if (!pending_.empty() || skip_left_ > 0 || (in_raw_ && raw_left_ > 0)) {
-      return DecodeError(in_raw_ ? ItemPath(list_.items.size()) : "", "truncated list body");
+      return DecodeErrorAt(in_raw_ ? ListItemPath(list_.items.size()) : "", "truncated list body");
     }
-    if (!saw_raw_) return DecodeError("", "the envelope has no object");
+    if (!saw_raw_) return DecodeErrorAt("", "the envelope has no object");
     if (Status s = CheckKind(); !s.ok()) return s.error();
     if (!encoding_.empty()) {
-      return DecodeError("", "unsupported contentEncoding \"" + encoding_ + "\"");
+      return DecodeErrorAt("", "unsupported contentEncoding \"" + encoding_ + "\"");
     }
     if (!content_type_.empty() && content_type_ != kContentTypeProtobuf) {
-      return DecodeError("", "unsupported contentType \"" + content_type_ + "\"");
+      return DecodeErrorAt("", "unsupported contentType \"" + content_type_ + "\"");
     }
     return std::move(list_);
   }
@@ -424,7 +406,7 @@ class ProtobufList final : public ListStreamDecoder::Impl {
   Status CheckKind() const {
     const std::string want = std::string(codec_.kind) + "List";
     if (kind_.empty() || codec_.kind.empty() || kind_ == want) return OkStatus();
-    return DecodeError("", "unexpected kind \"" + kind_ + "\", want \"" + want + "\"");
+    return DecodeErrorAt("", "unexpected kind \"" + kind_ + "\", want \"" + want + "\"");
   }
 
   // Reads one varint at data[*pos]; false when data ends first (*pos unchanged), an error for a
@@ -435,7 +417,7 @@ class ProtobufList final : public ListStreamDecoder::Impl {
     for (int shift = 0; shift < 64; shift += 7) {
       if (p == data.size()) return false;
       const uint8_t b = static_cast<uint8_t>(data[p++]);
-      if (shift == 63 && b > 1) return DecodeError("", "varint overflows 64 bits");
+      if (shift == 63 && b > 1) return DecodeErrorAt("", "varint overflows 64 bits");
       v |= static_cast<uint64_t>(b & 0x7f) << shift;
       if (b < 0x80) {
         *out = v;
@@ -443,7 +425,7 @@ class ProtobufList final : public ListStreamDecoder::Impl {
         return true;
       }
     }
-    return DecodeError("", "varint overflows 64 bits");
+    return DecodeErrorAt("", "varint overflows 64 bits");
   }
 
   // Consumes whole fields of `data` from the start; *used = bytes consumed. need_ = the bytes the
@@ -455,7 +437,7 @@ class ProtobufList final : public ListStreamDecoder::Impl {
       if (stage_ == Stage::kMagic) {
         if (data.size() - pos < kProtobufMagic.size()) break;
         if (!HasProtobufMagic(data.substr(pos))) {
-          return DecodeError("", "missing the k8s protobuf envelope");
+          return DecodeErrorAt("", "missing the k8s protobuf envelope");
         }
         pos += kProtobufMagic.size();
         stage_ = Stage::kFields;
@@ -479,7 +461,7 @@ class ProtobufList final : public ListStreamDecoder::Impl {
       if (!*got) break;
       const uint64_t number = tag >> 3;
       if (number == 0 || number > (uint64_t{1} << 29) - 1) {
-        return DecodeError("", "invalid field number");
+        return DecodeErrorAt("", "invalid field number");
       }
       const auto type = static_cast<protobuf::WireType>(tag & 7);
       uint64_t len = 0;
@@ -507,12 +489,12 @@ class ProtobufList final : public ListStreamDecoder::Impl {
           if (!got.ok()) return got.error();
           break;
         default:
-          return DecodeError("", "unsupported wire type");
+          return DecodeErrorAt("", "unsupported wire type");
       }
       if (!*got) break;  // the header is incomplete
       const size_t header = p - pos;
       if (in_raw_ && header + len > raw_left_) {
-        return DecodeError(ItemPath(list_.items.size()), "length past the end of input");
+        return DecodeErrorAt(ListItemPath(list_.items.size()), "length past the end of input");
       }
       if (type != protobuf::WireType::kLengthDelimited) {
         pos = p;
@@ -522,7 +504,7 @@ class ProtobufList final : public ListStreamDecoder::Impl {
       const auto field = static_cast<uint32_t>(number);
       if (!in_raw_ && field == 2) {
         // runtime.Unknown.raw: the List message, read field by field.
-        if (saw_raw_) return DecodeError("", "the envelope has two objects");
+        if (saw_raw_) return DecodeErrorAt("", "the envelope has two objects");
         if (Status s = CheckKind(); !s.ok()) return s;
         saw_raw_ = true;
         in_raw_ = true;
@@ -568,7 +550,7 @@ class ProtobufList final : public ListStreamDecoder::Impl {
     while (reader.Next(&f)) {
       if (f.number == 2 && f.type == protobuf::WireType::kLengthDelimited) kind_.assign(f.bytes);
     }
-    if (reader.error() != nullptr) return DecodeError("", reader.error());
+    if (reader.error() != nullptr) return DecodeErrorAt("", reader.error());
     return OkStatus();
   }
 
@@ -577,7 +559,7 @@ class ProtobufList final : public ListStreamDecoder::Impl {
   Status ListField(uint32_t field, std::string_view value) {
     if (field == 2) {
       auto obj = codec_.decode_list_item_protobuf(*decoder, value);
-      if (!obj.ok()) return PrefixPath(obj.error(), ItemPath(list_.items.size()));
+      if (!obj.ok()) return PrefixErrorPath(obj.error(), ListItemPath(list_.items.size()));
       list_.items.push_back(Keep(std::move(obj).value()));
       return OkStatus();
     }
@@ -587,16 +569,16 @@ class ProtobufList final : public ListStreamDecoder::Impl {
       const bool bytes = f.type == protobuf::WireType::kLengthDelimited;
       switch (f.number) {
         case 2:
-          if (!bytes) return DecodeError("metadata.resourceVersion", "wrong wire type");
+          if (!bytes) return DecodeErrorAt("metadata.resourceVersion", "wrong wire type");
           list_.resource_version.assign(f.bytes);
           break;
         case 3:
-          if (!bytes) return DecodeError("metadata.continue", "wrong wire type");
+          if (!bytes) return DecodeErrorAt("metadata.continue", "wrong wire type");
           list_.continue_token.assign(f.bytes);
           break;
         case 4:
           if (f.type != protobuf::WireType::kVarint) {
-            return DecodeError("metadata.remainingItemCount", "wrong wire type");
+            return DecodeErrorAt("metadata.remainingItemCount", "wrong wire type");
           }
           list_.remaining_item_count = static_cast<int64_t>(f.varint);
           break;
@@ -604,7 +586,7 @@ class ProtobufList final : public ListStreamDecoder::Impl {
           break;
       }
     }
-    if (reader.error() != nullptr) return DecodeError("metadata", reader.error());
+    if (reader.error() != nullptr) return DecodeErrorAt("metadata", reader.error());
     return OkStatus();
   }
 

@@ -10,6 +10,7 @@
 
 #include "pkg/api/codec.h"
 #include "pkg/api/intern_table.h"
+#include "pkg/api/internal/decode_error.h"
 #include "pkg/api/internal/pod_fields.h"
 #include "pkg/api/protobuf.h"
 #include "pkg/api/protobuf/wire.h"
@@ -21,25 +22,8 @@ using protobuf::WireField;
 using protobuf::WireReader;
 using protobuf::WireType;
 
-constexpr LocalReason kDecodeError = "DecodeError";
-
-Error DecodeError(std::string_view path, std::string_view what) {
-  std::string msg;
-  if (!path.empty()) {
-    msg.append(path);
-    msg.append(": ");
-  }
-  msg.append(what);
-  return Error::Local(kDecodeError, std::move(msg));
-}
-
-// "metadata.name: x" → "items[3].metadata.name: x" (as the JSON list decoder reports).
-Error PrefixPath(Error e, std::string_view prefix) {
-  size_t colon = e.message.find(": ");
-  bool has_path = colon != std::string::npos && e.message.find(' ') > colon;
-  e.message = std::string(prefix) + (has_path ? "." : ": ") + e.message;
-  return e;
-}
+using internal::DecodeErrorAt;
+using internal::PrefixErrorPath;
 
 // Calls fn(const WireField&) → Status for each field of `message`; malformed input is an error
 // at `path`.
@@ -51,12 +35,12 @@ Status ForEachField(std::string_view message, std::string_view path, Fn&& fn) {
     Status s = fn(f);
     if (!s.ok()) return s;
   }
-  if (reader.error() != nullptr) return DecodeError(path, reader.error());
+  if (reader.error() != nullptr) return DecodeErrorAt(path, reader.error());
   return OkStatus();
 }
 
 Status WrongType(std::string_view path) {
-  return DecodeError(path, "wrong wire type");
+  return DecodeErrorAt(path, "wrong wire type");
 }
 
 Status ViewBytes(const WireField& f, std::string_view path, std::string_view* out) {
@@ -320,7 +304,7 @@ Status ReadPod(Ctx& ctx, std::string_view msg, Pod* pod, bool* initial_events_en
 Result<std::shared_ptr<const Pod>> PodFromMessage(Ctx& ctx, std::string_view msg) {
   auto pod = std::make_shared<Pod>();
   if (Status s = ReadPod(ctx, msg, pod.get(), nullptr); !s.ok()) return s.error();
-  if (pod->metadata.name.empty()) return DecodeError("metadata.name", "required field missing");
+  if (pod->metadata.name.empty()) return DecodeErrorAt("metadata.name", "required field missing");
   return std::shared_ptr<const Pod>(std::move(pod));
 }
 
@@ -332,7 +316,7 @@ struct Envelope {
 };
 
 Result<Envelope> Unwrap(std::string_view body, std::string_view path) {
-  if (!HasProtobufMagic(body)) return DecodeError(path, "missing the k8s protobuf envelope");
+  if (!HasProtobufMagic(body)) return DecodeErrorAt(path, "missing the k8s protobuf envelope");
   Envelope env;
   std::string_view encoding, content_type;
   Status s = ForEachField(body.substr(kProtobufMagic.size()), path, [&](const WireField& f) {
@@ -357,10 +341,10 @@ Result<Envelope> Unwrap(std::string_view body, std::string_view path) {
   });
   if (!s.ok()) return s.error();
   if (!encoding.empty()) {
-    return DecodeError(path, "unsupported contentEncoding \"" + std::string(encoding) + "\"");
+    return DecodeErrorAt(path, "unsupported contentEncoding \"" + std::string(encoding) + "\"");
   }
   if (!content_type.empty() && content_type != kContentTypeProtobuf) {
-    return DecodeError(path, "unsupported contentType \"" + std::string(content_type) + "\"");
+    return DecodeErrorAt(path, "unsupported contentType \"" + std::string(content_type) + "\"");
   }
   return env;
 }
@@ -369,8 +353,8 @@ Status ExpectKind(const Envelope& env, std::string_view want, std::string_view p
   // The server always names the kind; an empty one is tolerated like a JSON object without
   // "kind".
   if (env.kind.empty() || env.kind == want) return OkStatus();
-  return DecodeError(path, "unexpected kind \"" + std::string(env.kind) + "\", want \"" +
-                               std::string(want) + "\"");
+  return DecodeErrorAt(path, "unexpected kind \"" + std::string(env.kind) + "\", want \"" +
+                                 std::string(want) + "\"");
 }
 
 // meta.v1.Status {message = 3, reason = 4, details = 5 {causes = 4 {reason = 1}}, code = 6}.
@@ -412,7 +396,7 @@ Result<WatchEventType> ParseEventType(std::string_view t) {
   if (t == "DELETED") return WatchEventType::kDeleted;
   if (t == "BOOKMARK") return WatchEventType::kBookmark;
   if (t == "ERROR") return WatchEventType::kError;
-  return DecodeError("type", "unknown watch event type \"" + std::string(t) + "\"");
+  return DecodeErrorAt("type", "unknown watch event type \"" + std::string(t) + "\"");
 }
 
 }  // namespace
@@ -469,7 +453,7 @@ Result<ObjectList> DecodePodListProtobuf(Decoder& decoder, std::string_view body
       auto item_path = [i] { return "items[" + std::to_string(i) + "]"; };
       if (f.type != WireType::kLengthDelimited) return WrongType(item_path());
       auto pod = PodFromMessage(ctx, f.bytes);
-      if (!pod.ok()) return PrefixPath(pod.error(), item_path());
+      if (!pod.ok()) return PrefixErrorPath(pod.error(), item_path());
       list.items.push_back(std::move(pod).value());
     }
     return OkStatus();
@@ -507,8 +491,8 @@ Result<WatchEvent> DecodePodWatchEventProtobuf(Decoder& decoder, std::string_vie
     return OkStatus();
   });
   if (!s.ok()) return s.error();
-  if (!have_type) return DecodeError("type", "required field missing");
-  if (!have_object) return DecodeError("object", "required field missing");
+  if (!have_type) return DecodeErrorAt("type", "required field missing");
+  if (!have_object) return DecodeErrorAt("object", "required field missing");
   auto type = ParseEventType(type_name);
   if (!type.ok()) return type.error();
   WatchEvent ev;
@@ -521,7 +505,7 @@ Result<WatchEvent> DecodePodWatchEventProtobuf(Decoder& decoder, std::string_vie
       if (Status t = ExpectKind(*env, "Pod", "object"); !t.ok()) return t.error();
       Pod bookmark;
       if (Status t = ReadPod(ctx, env->raw, &bookmark, &ev.initial_events_end); !t.ok()) {
-        return PrefixPath(t.error(), "object");
+        return PrefixErrorPath(t.error(), "object");
       }
       ev.resource_version = std::move(bookmark.metadata.resource_version);
       return ev;
@@ -529,14 +513,14 @@ Result<WatchEvent> DecodePodWatchEventProtobuf(Decoder& decoder, std::string_vie
     case WatchEventType::kError: {
       if (Status t = ExpectKind(*env, "Status", "object"); !t.ok()) return t.error();
       if (Status t = ReadStatus(env->raw, &ev.error); !t.ok()) {
-        return PrefixPath(t.error(), "object");
+        return PrefixErrorPath(t.error(), "object");
       }
       return ev;
     }
     default: {
       if (Status t = ExpectKind(*env, "Pod", "object"); !t.ok()) return t.error();
       auto pod = PodFromMessage(ctx, env->raw);
-      if (!pod.ok()) return PrefixPath(pod.error(), "object");
+      if (!pod.ok()) return PrefixErrorPath(pod.error(), "object");
       ev.resource_version = (*pod)->metadata.resource_version;
       ev.object = std::move(pod).value();
       return ev;

@@ -2,16 +2,6 @@
 
 namespace kcm::api::internal {
 
-Error DecodeErrorAt(std::string_view path, std::string_view what) {
-  std::string msg;
-  if (!path.empty()) {
-    msg.append(path);
-    msg.append(": ");
-  }
-  msg.append(what);
-  return Error::Local(kDecodeError, std::move(msg));
-}
-
 Error DecodeErrorAt(std::string_view path, simdjson::error_code ec) {
   return DecodeErrorAt(path, simdjson::error_message(ec));
 }

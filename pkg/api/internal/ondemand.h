@@ -8,16 +8,13 @@
 #include <string>
 #include <string_view>
 
+#include "pkg/api/internal/decode_error.h"
 #include "pkg/util/result.h"
 
 namespace kcm::api::internal {
 
 namespace od = simdjson::ondemand;
 
-// The reason every decode failure carries.
-inline constexpr std::string_view kDecodeError = "DecodeError";
-
-Error DecodeErrorAt(std::string_view path, std::string_view what);
 Error DecodeErrorAt(std::string_view path, simdjson::error_code ec);
 
 // Reads a string (unescaped). Null reads as "" (Go's zero value).
