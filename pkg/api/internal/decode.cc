@@ -42,14 +42,6 @@ simdjson::padded_string_view DecoderImpl::Prepare(const JsonInput& in) {
 
 namespace {
 
-// Prefixes an error's field path ("metadata.name: x" → "items[3].metadata.name: x").
-Error PrefixPath(Error e, std::string_view prefix) {
-  size_t colon = e.message.find(": ");
-  bool has_path = colon != std::string::npos && e.message.find(' ') > colon;
-  e.message = std::string(prefix) + (has_path ? "." : ": ") + e.message;
-  return e;
-}
-
 Status CheckTrailing(od::document& doc) {
   const char* rest = nullptr;
   if (doc.current_location().get(rest) == simdjson::SUCCESS) {
@@ -435,7 +427,7 @@ Result<ObjectList> DecodeListWith(Decoder& decoder, const JsonInput& in, FromVal
       saw_items = true;
       return ForEachElement(f.value(), "items", [&](od::value item, size_t i) -> Status {
         auto obj = fn(d, item, 1);  // items live in parsers[0]
-        if (!obj.ok()) return PrefixPath(obj.error(), "items[" + std::to_string(i) + "]");
+        if (!obj.ok()) return PrefixErrorPath(obj.error(), ListItemPath(i));
         list.items.push_back(std::move(obj).value());
         return OkStatus();
       });
@@ -484,11 +476,11 @@ Status DecodeEventObject(DecoderImpl& d, od::value v, int level, FromValueFn fn,
       return DecodeBookmark(v, ev);
     case WatchEventType::kError: {
       Status s = DecodeStatusValue(v, &ev->error);
-      return s.ok() ? s : PrefixPath(s.error(), "object");
+      return s.ok() ? s : PrefixErrorPath(s.error(), "object");
     }
     default: {
       auto obj = fn(d, v, level);
-      if (!obj.ok()) return PrefixPath(obj.error(), "object");
+      if (!obj.ok()) return PrefixErrorPath(obj.error(), "object");
       ev->object = std::move(obj).value();
       ev->resource_version = ev->object->Meta().resource_version;
       return OkStatus();
