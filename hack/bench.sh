@@ -99,10 +99,6 @@ run_scale-rss() {
   sed -n '/Deployments, .* ReplicaSets, .* pods cached/,$p' "$out/scale-rss.txt"
 }
 run_latency() {
-  if [ ! -x bench/replicaset/reaction_latency.sh ]; then
-    echo "latency: no benchmark script (bench/replicaset/reaction_latency.sh) in this tree"
-    return 0
-  fi
   bench/replicaset/reaction_latency.sh "$build" >"$out/latency.txt" 2>&1
   tail -20 "$out/latency.txt"
 }
