@@ -2,6 +2,9 @@
 // `kubectl rollout undo` does not use it (it patches the template client-side).
 #include <glog/logging.h>
 
+#include <map>
+#include <string>
+
 #include "controllers/deployment/deployment_controller.h"
 #include "pkg/api/hash.h"
 #include "pkg/api/object_builders.h"
@@ -52,8 +55,9 @@ Result<bool> DeploymentController::RollbackToTemplate(Deployment& d, const api::
         labels->Erase(api::kPodTemplateHashLabel);
     }
     d.spec.pod_template.raw_json = api::json::Serialize(*tmpl);
-    d.spec.pod_template.labels = rs.spec.pod_template.labels;
-    d.spec.pod_template.labels.erase(std::string(api::kPodTemplateHashLabel));
+    std::map<std::string, std::string> labels = rs.spec.pod_template.labels.ToMap();
+    labels.erase(std::string(api::kPodTemplateHashLabel));
+    d.spec.pod_template.labels = labels;
     // The annotations go back with the template (e.g. change-cause), so the RS made from it
     // gets them again.
     d.metadata.annotations = util::DeploymentAnnotationsFromReplicaSet(d.metadata.annotations, rs);

@@ -46,7 +46,7 @@ api::ReplicaSetStatus CalculateStatus(const api::ReplicaSet& rs, const Calculate
   api::ReplicaSetStatus status = rs.status;
   const std::vector<PodPtr>& pods = *in.filtered_pods;
   const api::labels::Selector template_labels =
-      api::labels::Selector::FromSet(rs.spec.pod_template.labels);
+      api::labels::Selector::FromSet(rs.spec.pod_template.labels.ToMap());
   int32_t fully_labeled = 0, ready = 0, available = 0;
   for (const auto& pod : pods) {
     if (template_labels.Matches(pod->metadata.labels)) ++fully_labeled;

@@ -110,7 +110,7 @@ Result<std::string> NewReplicaSetFromDeployment(const Deployment& d,
       !s.ok()) {
     return s.error();
   }
-  std::map<std::string, std::string> labels = d.spec.pod_template.labels;
+  std::map<std::string, std::string> labels = d.spec.pod_template.labels.ToMap();
   labels[std::string(kPodTemplateHashLabel)] = hash;
 
   Value meta = Value::MakeObject();

@@ -3,17 +3,19 @@
 // Plain data; thread-compatible.
 #pragma once
 
-#include <map>
 #include <string>
 
 #include "pkg/api/json.h"
+#include "pkg/api/shared_meta.h"
 #include "pkg/util/result.h"
 
 namespace kcm::api {
 
 struct PodTemplate {
-  std::string raw_json;                       // the exact `spec.template` object ("" when absent)
-  std::map<std::string, std::string> labels;  // spec.template.metadata.labels
+  std::string raw_json;  // the exact `spec.template` object ("" when absent)
+  // spec.template.metadata.labels. Immutable and interned like ObjectMeta::labels: a decoded
+  // ReplicaSet's template labels are its own labels, so both point at one set.
+  Labels labels;
 
   // The template as a JSON value (parses raw_json; "{}" → empty object).
   Result<json::Value> ToJson() const;

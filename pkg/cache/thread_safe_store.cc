@@ -24,7 +24,7 @@ void ThreadSafeStore::Update(const std::string& key, api::ObjectPtr obj) {
   auto [it, inserted] = items_.try_emplace(key, obj);
   // Hold the old object until re-indexing is done; its index values are computed from it.
   api::ObjectPtr old = inserted ? nullptr : std::exchange(it->second, obj);
-  UpdateIndicesLocked(old.get(), obj.get(), key);
+  UpdateIndicesLocked(old.get(), obj.get(), &it->first);
 }
 
 void ThreadSafeStore::Delete(const std::string& key) {
@@ -33,7 +33,7 @@ void ThreadSafeStore::Delete(const std::string& key) {
   if (it == items_.end()) {
     return;
   }
-  UpdateIndicesLocked(it->second.get(), nullptr, key);
+  UpdateIndicesLocked(it->second.get(), nullptr, &it->first);
   items_.erase(it);
 }
 
@@ -65,10 +65,11 @@ std::vector<std::string> ThreadSafeStore::ListKeys() const {
 
 void ThreadSafeStore::Replace(std::unordered_map<std::string, api::ObjectPtr> items) {
   std::unique_lock lock(mu_);
-  items_ = std::move(items);
+  // The indices point at the keys of the old items: drop them first.
   indices_.clear();
+  items_ = std::move(items);
   for (const auto& [key, obj] : items_) {
-    UpdateIndicesLocked(nullptr, obj.get(), key);
+    UpdateIndicesLocked(nullptr, obj.get(), &key);
   }
 }
 
@@ -79,7 +80,7 @@ Result<std::vector<api::ObjectPtr>> ThreadSafeStore::Index(const std::string& in
   if (fn == indexers_.end()) {
     return IndexNotFound(index_name);
   }
-  std::set<std::string> keys;
+  IndexKeySet keys;
   auto index = indices_.find(index_name);
   if (index != indices_.end()) {
     for (const std::string& value : fn->second(obj)) {
@@ -103,7 +104,10 @@ Result<std::vector<std::string>> ThreadSafeStore::IndexKeys(const std::string& i
   if (index != indices_.end()) {
     auto set = index->second.find(value);
     if (set != index->second.end()) {
-      out.assign(set->second.begin(), set->second.end());
+      out.reserve(set->second.size());
+      for (const std::string* key : set->second) {
+        out.push_back(*key);
+      }
     }
   }
   return out;
@@ -155,14 +159,14 @@ Status ThreadSafeStore::AddIndexers(const Indexers& new_indexers) {
     // Existing items must be findable through the new index at once.
     cache::Index& index = indices_[name];
     for (const auto& [key, obj] : items_) {
-      UpdateOneIndex(index, {}, fn(*obj), key);
+      UpdateOneIndex(index, {}, fn(*obj), &key);
     }
   }
   return OkStatus();
 }
 
 void ThreadSafeStore::UpdateIndicesLocked(const api::Object* old_obj, const api::Object* new_obj,
-                                          const std::string& key) {
+                                          const std::string* key) {
   for (const auto& [name, fn] : indexers_) {
     std::vector<std::string> old_values = old_obj ? fn(*old_obj) : std::vector<std::string>{};
     std::vector<std::string> new_values = new_obj ? fn(*new_obj) : std::vector<std::string>{};
@@ -177,29 +181,35 @@ void ThreadSafeStore::UpdateIndicesLocked(const api::Object* old_obj, const api:
 void ThreadSafeStore::UpdateOneIndex(cache::Index& index,
                                      const std::vector<std::string>& old_values,
                                      const std::vector<std::string>& new_values,
-                                     const std::string& key) {
+                                     const std::string* key) {
   for (const std::string& value : old_values) {
     auto set = index.find(value);
     if (set == index.end()) {
       continue;
     }
-    set->second.erase(key);
+    // Looked up by the key's text (KeyPtrLess).
+    if (auto entry = set->second.find(std::string_view(*key)); entry != set->second.end()) {
+      set->second.erase(entry);
+    }
     // Empty sets are dropped so that values of deleted objects do not accumulate (behaviour 5.2).
     if (set->second.empty()) {
       index.erase(set);
     }
   }
   for (const std::string& value : new_values) {
-    index[value].insert(key);
+    auto set = index.find(value);
+    if (set == index.end()) {
+      set = index.emplace(value, IndexKeySet{}).first;
+    }
+    set->second.insert(key);
   }
 }
 
-std::vector<api::ObjectPtr> ThreadSafeStore::ObjectsForKeysLocked(
-    const std::set<std::string>& keys) const {
+std::vector<api::ObjectPtr> ThreadSafeStore::ObjectsForKeysLocked(const IndexKeySet& keys) const {
   std::vector<api::ObjectPtr> out;
   out.reserve(keys.size());
-  for (const std::string& key : keys) {
-    auto it = items_.find(key);
+  for (const std::string* key : keys) {
+    auto it = items_.find(*key);
     if (it != items_.end()) {
       out.push_back(it->second);
     }

@@ -40,14 +40,18 @@ class ThreadSafeStore {
   Status AddIndexers(const Indexers& new_indexers);
 
  private:
-  // Moves key from the old object's index values to the new object's; either may be null.
+  // Moves key from the old object's index values to the new object's; either may be null. key is
+  // the key held by items_ (the indices point at it), so it must stay there until the indices no
+  // longer list it.
   void UpdateIndicesLocked(const api::Object* old_obj, const api::Object* new_obj,
-                           const std::string& key);
+                           const std::string* key);
   static void UpdateOneIndex(cache::Index& index, const std::vector<std::string>& old_values,
-                             const std::vector<std::string>& new_values, const std::string& key);
-  std::vector<api::ObjectPtr> ObjectsForKeysLocked(const std::set<std::string>& keys) const;
+                             const std::vector<std::string>& new_values, const std::string* key);
+  std::vector<api::ObjectPtr> ObjectsForKeysLocked(const IndexKeySet& keys) const;
 
   mutable std::shared_mutex mu_;
+  // Node-based: a key's address is stable from insertion to erase (rehashing moves no node), which
+  // is what the indices' key pointers rely on.
   std::unordered_map<std::string, api::ObjectPtr> items_;
   Indexers indexers_;
   Indices indices_;

@@ -337,7 +337,7 @@ Status DecodePodTemplate(DecoderImpl& d, od::value v, int level, PodTemplate* ou
   if (auto ec = RawJson(v, &raw); ec) return DecodeErrorAt("spec.template", ec);
   if (raw == "null") {
     out->raw_json.clear();
-    out->labels.clear();
+    out->labels = {};
     return OkStatus();
   }
   out->raw_json.assign(raw);
@@ -353,7 +353,7 @@ Status DecodePodTemplate(DecoderImpl& d, od::value v, int level, PodTemplate* ou
     if (!KeyIs(f, "metadata")) return OkStatus();
     return ForEachField(f.value(), "spec.template.metadata", [&](od::field& m) -> Status {
       if (!KeyIs(m, "labels")) return OkStatus();
-      return ReadStringMapAt(m.value(), "spec.template.metadata.labels", &out->labels);
+      return ReadLabelsAt(d, m.value(), "spec.template.metadata.labels", &out->labels);
     });
   });
 }

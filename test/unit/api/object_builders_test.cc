@@ -131,7 +131,7 @@ TEST(ObjectBuildersTest, NewPodFromReplicaSet) {
   EXPECT_EQ(json::Serialize(*GetPath(pod, {"spec"})), json::Serialize(*GetPath(tmpl, {"spec"})));
 
   ReplicaSet no_labels = *rs;
-  no_labels.spec.pod_template.labels.clear();
+  no_labels.spec.pod_template.labels = {};
   auto refused = NewPodFromReplicaSet(no_labels);
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error().reason, "InvalidArgument");

@@ -9,6 +9,30 @@
 namespace kcm::api {
 namespace {
 
+// Template labels are an interned set like metadata.labels: the ReplicaSets the Deployment
+// controller creates carry the template's labels as their own, so both point at one set.
+TEST(ReplicaSetTest, TemplateLabelsShareTheSetOfEqualMetadataLabels) {
+  Decoder d;
+  const std::string raw =
+      R"({"apiVersion":"apps/v1","kind":"ReplicaSet","metadata":{"name":"web-1","namespace":"ns",)"
+      R"("labels":{"app":"web","pod-template-hash":"1"}},"spec":{"replicas":1,"selector":)"
+      R"({"matchLabels":{"app":"web"}},"template":{"metadata":{"labels":{"pod-template-hash":"1",)"
+      R"("app":"web"}},"spec":{"containers":[{"name":"c","image":"i"}]}}}})";
+  auto rs = DecodeReplicaSet(d, raw);
+  ASSERT_TRUE(rs.ok()) << rs.error().ToString();
+  const PodTemplate& t = (*rs)->spec.pod_template;
+  EXPECT_EQ(t.labels, (Labels{{"app", "web"}, {"pod-template-hash", "1"}}));
+  EXPECT_TRUE(t.labels.SharesStorageWith((*rs)->metadata.labels));
+  // Labels without a value, and a template without labels.
+  auto other = DecodeReplicaSet(
+      d, R"({"metadata":{"name":"x"},"spec":{"template":{"metadata":{"labels":{"a":null}}}}})");
+  ASSERT_TRUE(other.ok()) << other.error().ToString();
+  EXPECT_EQ((*other)->spec.pod_template.labels, (Labels{{"a", ""}}));
+  auto bare = DecodeReplicaSet(d, R"({"metadata":{"name":"y"},"spec":{"template":{}}})");
+  ASSERT_TRUE(bare.ok()) << bare.error().ToString();
+  EXPECT_TRUE((*bare)->spec.pod_template.labels.empty());
+}
+
 TEST(ReplicaSetTest, DecodesModelledFieldsAndKeepsRaw) {
   Decoder d;
   std::string raw = testing::ApiTestdata("replicaset.json");

@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "pkg/cache/indexer.h"
 #include "test/mocks/fake_lister_watcher.h"
@@ -344,6 +346,33 @@ TEST(DeltaFIFOTest, BookmarkAdvancesOnlyPastWhatWasApplied) {
   // A deletion of a key neither queued nor known is dropped, and counts as applied.
   ASSERT_TRUE(fifo.Delete(MakeObj("ns", "gone", "31")).ok());
   EXPECT_EQ(fifo.LastStoreSyncResourceVersion(), "31");
+}
+
+// A drained queue frees the maps a big list grew (Pop): the queue behaves the same afterwards —
+// keys queued once in order, deltas merged, the watermark and HasSynced intact.
+TEST(DeltaFIFOTest, QueueWorksAfterABigListIsDrained) {
+  DeltaFIFO fifo({});
+  std::vector<api::ObjectPtr> items;
+  for (int i = 0; i < 5000; ++i) items.push_back(MakeObj("ns", "p" + std::to_string(i), "3"));
+  ASSERT_TRUE(fifo.Replace(std::move(items), "10").ok());
+  for (int i = 0; i < 5000; ++i) PopOne(fifo);
+  EXPECT_TRUE(fifo.HasSynced());
+  EXPECT_EQ(fifo.LastStoreSyncResourceVersion(), "10");
+  EXPECT_EQ(fifo.Len(), 0u);
+
+  ASSERT_TRUE(fifo.Add(MakeObj("ns", "a", "11", "a1")).ok());
+  ASSERT_TRUE(fifo.Add(MakeObj("ns", "b", "12")).ok());
+  ASSERT_TRUE(fifo.Update(MakeObj("ns", "a", "13", "a2")).ok());
+  EXPECT_THAT(fifo.ListKeys(), ElementsAre("ns/a", "ns/b"));
+  EXPECT_EQ(fifo.GetByKey("ns/a").size(), 2u);
+  Popped a = PopOne(fifo);
+  EXPECT_EQ(a.key, "ns/a");
+  EXPECT_THAT(Types(a.deltas), ElementsAre(DeltaType::kAdded, DeltaType::kUpdated));
+  EXPECT_EQ(Payload(a.deltas[1].object), "a2");
+  EXPECT_FALSE(a.is_in_initial_list);
+  EXPECT_EQ(fifo.LastStoreSyncResourceVersion(), "11");  // b@12 still queued
+  EXPECT_EQ(PopOne(fifo).key, "ns/b");
+  EXPECT_EQ(fifo.LastStoreSyncResourceVersion(), "13");
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <memory>
+#include <string>
 
 #include "pkg/cache/indexer.h"
 #include "test/mocks/fake_lister_watcher.h"
@@ -105,6 +107,34 @@ TEST(ThreadSafeStoreTest, UpdateReindexesAndEmptySetsAreRemoved) {
   EXPECT_THAT(store.ListIndexFuncValues("app"), UnorderedElementsAre("cache"));
   store.Replace({{"ns/z", WithApp("ns", "z", "web")}});
   EXPECT_THAT(store.ListIndexFuncValues("app"), UnorderedElementsAre("web"));
+}
+
+// The indices hold the store's own copy of each key: the caller's key strings may be gone, keys
+// stay listed in key order through updates, deletes, re-adds and a Replace.
+TEST(ThreadSafeStoreTest, IndexKeysOutliveTheCallersKeyStrings) {
+  ThreadSafeStore store({{"app", ByAppLabel}, {kNamespaceIndex, MetaNamespaceIndexFunc}});
+  for (const char* name : {"c", "a", "b"}) {
+    auto key = std::make_unique<std::string>(std::string("ns/") + name);
+    store.Add(*key, WithApp("ns", name, "web"));
+    key->assign(40, 'x');  // overwrite, then free, the caller's string
+  }
+  EXPECT_THAT(*store.IndexKeys("app", "web"), ElementsAre("ns/a", "ns/b", "ns/c"));
+  EXPECT_THAT(*store.IndexKeys(kNamespaceIndex, "ns"), ElementsAre("ns/a", "ns/b", "ns/c"));
+
+  store.Update(std::string("ns/b"), WithApp("ns", "b", "web"));  // same values: no re-index
+  store.Update(std::string("ns/c"), WithApp("ns", "c", "db"));
+  store.Delete(std::string("ns/a"));
+  store.Add(std::string("ns/a"), WithApp("ns", "a", "db"));
+  EXPECT_THAT(*store.IndexKeys("app", "web"), ElementsAre("ns/b"));
+  EXPECT_THAT(*store.IndexKeys("app", "db"), ElementsAre("ns/a", "ns/c"));
+  EXPECT_THAT(Names(*store.ByIndex(kNamespaceIndex, "ns")), ElementsAre("a", "b", "c"));
+
+  store.Replace({{"ns/y", WithApp("ns", "y", "db")}, {"ns/x", WithApp("ns", "x", "db")}});
+  EXPECT_THAT(*store.IndexKeys("app", "db"), ElementsAre("ns/x", "ns/y"));
+  EXPECT_THAT(*store.IndexKeys("app", "web"), IsEmpty());
+  EXPECT_THAT(Names(*store.Index("app", *WithApp("ns", "probe", "db,web"))), ElementsAre("x", "y"));
+  store.Delete("ns/x");
+  EXPECT_THAT(*store.IndexKeys(kNamespaceIndex, "ns"), ElementsAre("ns/y"));
 }
 
 // 5.3

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <map>
+#include <string>
 
 #include "controllers/replicaset/replica_set_utils.h"
 #include "pkg/client/resource_client.h"
@@ -373,7 +375,7 @@ TEST_F(ControllerTest, CreatesFromTemplateWithControllerRef) {
 // A template without labels is refused (no pod sent), reported as the sync's error.
 TEST_F(ControllerTest, TemplateWithoutLabelsRefused) {
   auto rs = NewReplicaSet("rs", 1);
-  rs->spec.pod_template.labels.clear();
+  rs->spec.pod_template.labels = {};
   rs->spec.pod_template.raw_json = R"({"spec":{"containers":[]}})";
   AddRS(rs);
   // Through RealPodControl, which builds the body: nothing reaches the server.
@@ -499,7 +501,9 @@ TEST_F(ControllerTest, CanAdoptFailsOnRecreatedReplicaSet) {
 TEST_F(ControllerTest, StatusCountsWritten) {
   auto rs = NewReplicaSet("rs", 4);
   rs->spec.min_ready_seconds = 10;
-  rs->spec.pod_template.labels["tier"] = "web";
+  std::map<std::string, std::string> template_labels = rs->spec.pod_template.labels.ToMap();
+  template_labels["tier"] = "web";
+  rs->spec.pod_template.labels = template_labels;
   rs->metadata.generation = 7;
   AddRS(rs);
   AddPod("full-old", {.owner = "rs", .app = "rs"});  // ready 1h ago: available
