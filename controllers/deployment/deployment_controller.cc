@@ -92,7 +92,8 @@ DeploymentController::DeploymentController(
   if (!options_.read_your_writes) return;
   std::map<std::string, controller::ConsistencyStore::LastSyncRVGetter> getters =
       options_.consistency_rv_getters;
-  if (getters.empty() && d_informer_.informer && rs_informer_.informer) {
+  const bool informer_getters = getters.empty() && d_informer_.informer && rs_informer_.informer;
+  if (informer_getters) {
     getters[kDeploymentsGroupResource] = [informer = d_informer_.informer] {
       return informer->LastStoreSyncResourceVersion();
     };
@@ -101,7 +102,17 @@ DeploymentController::DeploymentController(
     };
   }
   if (!getters.empty()) {
-    consistency_ = std::make_unique<controller::ConsistencyStore>(std::move(getters));
+    consistency_ = std::make_shared<controller::ConsistencyStore>(std::move(getters));
+  }
+  if (informer_getters) {
+    // Each move of either watermark may let waiting Deployments sync.
+    for (const auto& informer : {d_informer_.informer, rs_informer_.informer}) {
+      const uint64_t id = informer->AddStoreSyncListener(
+          [weak = std::weak_ptr<controller::ConsistencyStore>(consistency_)] {
+            if (auto store = weak.lock()) store->StoresAdvanced();
+          });
+      store_sync_listeners_.emplace_back(informer, id);
+    }
   }
 }
 
@@ -112,7 +123,9 @@ void DeploymentController::RecordWrite(const Deployment& d, const char* group_re
                         resource_version);
 }
 
-DeploymentController::~DeploymentController() = default;
+DeploymentController::~DeploymentController() {
+  for (const auto& [informer, id] : store_sync_listeners_) informer->RemoveStoreSyncListener(id);
+}
 
 Status DeploymentController::Run(std::stop_token stop) {
   if (!d_informer_.informer || !rs_informer_.informer || !pod_informer_.informer) {
@@ -158,7 +171,11 @@ Status DeploymentController::Run(std::stop_token stop) {
     return s;
   }
   KLOG_INFOS("Starting controller", "controller", "deployment", "workers", options_.workers);
+  // A sync skipped for a stale cache waits in the ConsistencyStore and comes back through this
+  // controller's queue once the informers caught up (see SyncDeployment).
+  if (consistency_) consistency_->SetReadySink(controller.Enqueuer());
   Status s = controller.Start(stop);
+  if (consistency_) consistency_->SetReadySink(nullptr);
   KLOG_INFOS("Shutting down controller", "controller", "deployment");
   return s;
 }
@@ -363,17 +380,18 @@ Result<runtime::ReconcileResult> DeploymentController::SyncDeployment(const std:
   const std::string key = ns + "/" + name;
   // Read-your-own-writes: until the informers have applied what the previous sync of this
   // Deployment wrote, the cache shows the Deployment (or its ReplicaSets) as they were before,
-  // and a status or ReplicaSet write based on it would only fail with a conflict. No requeue:
-  // the store gets past the written resourceVersion only by applying that write's event, whose
-  // handler enqueues this Deployment (its update event; the ReplicaSet add/update by owner), and
-  // an event applied while this sync runs marks the key to run again after it. So the wait costs
-  // no retry (upstream's conflict costs a rate-limited one, then the same event's sync).
+  // and a status or ReplicaSet write based on it would only fail with a conflict. No rate-limited
+  // requeue: under Run the ConsistencyStore puts the key back on the queue once the watermarks
+  // pass our writes. Without a sink (SyncDeployment called directly) nothing is requeued: the
+  // store gets past the written resourceVersion only by applying that write's event, whose
+  // handler enqueues this Deployment (its update event; the ReplicaSet add/update by owner).
   if (consistency_) {
-    if (std::optional<controller::ConsistencyError> stale = consistency_->EnsureReady(key)) {
+    if (std::optional<controller::ConsistencyError> stale =
+            consistency_->EnsureReady(key, /*wait=*/true)) {
       StaleSyncSkips(stale->group_resource).Inc();
       KLOG_V_INFOS(4, "Waiting for the informers to apply this Deployment's last writes",
                    "deployment", klog::KRef(ns, name), "reason", stale->Message());
-      return runtime::ReconcileResult{};
+      return runtime::ReconcileResult{.awaiting_wake = stale->waiting};
     }
   }
   auto cached = d_informer_.lister.ByNamespace(ns).Get(name);

@@ -11,10 +11,12 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <stop_token>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "controllers/deployment/util/deployment_util.h"
@@ -52,7 +54,8 @@ struct DeploymentControllerOptions {
   // Read-your-own-writes (the ReplicaSet controller's ConsistencyStore, applied to the
   // Deployment's own writes): a sync does nothing until the Deployment and ReplicaSet informers
   // have applied the Deployment status, ReplicaSet creates and ReplicaSet updates the previous
-  // sync of the same Deployment wrote (those writes' events enqueue it again). Upstream v1.37 has
+  // sync of the same Deployment wrote (Run's controller puts it back on the queue once they
+  // have; without Run, those writes' events enqueue it again). Upstream v1.37 has
   // no such check for Deployments; without it a sync that follows our own write within the
   // informer's latency works on the Deployment as it was before that write, and its status write
   // fails with a conflict (losing, e.g., the "Created new replica set" condition of a Recreate
@@ -91,6 +94,8 @@ class DeploymentController final : public runtime::Reconciler {
                                              std::stop_token stop) override;
   // syncDeployment alone: errors are returned as they are (Reconcile applies HandleErr).
   Result<runtime::ReconcileResult> SyncDeployment(const std::string& ns, const std::string& name);
+  // The read-your-own-writes store; null when read_your_writes is off. For tests.
+  controller::ConsistencyStore* consistency_store() { return consistency_.get(); }
   // What a sync's outcome means for the queue (upstream handleErr): success, and also a create
   // refused because the namespace is terminating (every later create would fail too), forget the
   // key; any other error is retried rate-limited (up to kMaxRetries, by the runtime).
@@ -200,7 +205,11 @@ class DeploymentController final : public runtime::Reconciler {
   DeploymentControllerOptions options_;
   Clock& clock_;
   // Null when read_your_writes is off or no store can vouch for the caches.
-  std::unique_ptr<controller::ConsistencyStore> consistency_;
+  std::shared_ptr<controller::ConsistencyStore> consistency_;
+  // The informers' store-sync listeners that wake the ConsistencyStore's waiting Deployments
+  // (removed by the destructor; the informers outlive this controller).
+  std::vector<std::pair<std::shared_ptr<cache::SharedIndexInformer>, uint64_t>>
+      store_sync_listeners_;
   bool rs_uid_index_ = false;  // the ReplicaSet informer carries the controller UID index
 };
 

@@ -104,7 +104,9 @@ ReplicaSetController::ReplicaSetController(
   if (options_.stale_controller_consistency) {
     std::map<std::string, controller::ConsistencyStore::LastSyncRVGetter> getters =
         options_.consistency_rv_getters;
-    if (getters.empty() && rs_informer_.informer && pod_informer_.informer) {
+    const bool informer_getters =
+        getters.empty() && rs_informer_.informer && pod_informer_.informer;
+    if (informer_getters) {
       getters[kReplicaSetsGroupResource] = [informer = rs_informer_.informer] {
         return informer->LastStoreSyncResourceVersion();
       };
@@ -113,7 +115,17 @@ ReplicaSetController::ReplicaSetController(
       };
     }
     if (!getters.empty()) {
-      consistency_ = std::make_unique<controller::ConsistencyStore>(std::move(getters));
+      consistency_ = std::make_shared<controller::ConsistencyStore>(std::move(getters));
+    }
+    if (informer_getters) {
+      // Each move of either watermark may let waiting ReplicaSets sync.
+      for (const auto& informer : {rs_informer_.informer, pod_informer_.informer}) {
+        const uint64_t id = informer->AddStoreSyncListener(
+            [weak = std::weak_ptr<controller::ConsistencyStore>(consistency_)] {
+              if (auto store = weak.lock()) store->StoresAdvanced();
+            });
+        store_sync_listeners_.emplace_back(informer, id);
+      }
     }
   }
   if (pod_informer_.informer) {
@@ -126,7 +138,9 @@ ReplicaSetController::ReplicaSetController(
   }
 }
 
-ReplicaSetController::~ReplicaSetController() = default;
+ReplicaSetController::~ReplicaSetController() {
+  for (const auto& [informer, id] : store_sync_listeners_) informer->RemoveStoreSyncListener(id);
+}
 
 std::vector<PodPtr> ReplicaSetController::PodsControlledBy(const std::string& ns,
                                                            const std::string& uid) const {
@@ -182,7 +196,11 @@ Status ReplicaSetController::Run(std::stop_token stop) {
     return s;
   }
   KLOG_INFOS("Starting controller", "controller", "replicaset", "workers", options_.workers);
+  // A sync skipped for a stale cache waits in the ConsistencyStore and comes back through this
+  // controller's queue once the informers caught up (see Reconcile).
+  if (consistency_) consistency_->SetReadySink(controller.Enqueuer());
   Status s = controller.Start(stop);
+  if (consistency_) consistency_->SetReadySink(nullptr);
   KLOG_INFOS("Shutting down controller", "controller", "replicaset");
   return s;
 }
@@ -468,11 +486,21 @@ Result<runtime::ReconcileResult> ReplicaSetController::Reconcile(const runtime::
   // Read-your-own-writes (upstream syncReplicaSet under StaleControllerConsistencyReplicaSet):
   // until the informers have applied what the previous sync wrote, the cache would show the
   // ReplicaSet or its pods as they were before it, and this sync would act on that (create pods
-  // already created, write a status already superseded). Come back rate-limited, as upstream's
-  // returned error does, but as a requeue: it is a wait, not a failure.
+  // already created, write a status already superseded). Upstream returns an error, i.e. comes
+  // back after the per-item exponential backoff, which grows with every skip until a sync
+  // succeeds: under a steady stream of events a key could sleep for seconds after its informer
+  // caught up. Here the ConsistencyStore puts the key back on the queue the moment the
+  // informers' watermarks pass our writes (Run sets the sink); only without a sink (Reconcile
+  // called directly) is it requeued rate-limited.
   if (consistency_) {
-    if (std::optional<controller::ConsistencyError> stale = consistency_->EnsureReady(key)) {
+    if (std::optional<controller::ConsistencyError> stale =
+            consistency_->EnsureReady(key, /*wait=*/true)) {
       StaleSyncSkips(stale->group_resource).Inc();
+      if (stale->waiting) {
+        KLOG_V_INFOS(4, "Waiting for the informers to apply our last writes", "replicaSet",
+                     klog::KRef(req.namespace_, req.name), "reason", stale->Message());
+        return runtime::ReconcileResult{.awaiting_wake = true};
+      }
       KLOG_INFOS("Requeueing: the informer has not caught up with our writes", "replicaSet",
                  klog::KRef(req.namespace_, req.name), "reason", stale->Message());
       return runtime::ReconcileResult{.requeue = true};

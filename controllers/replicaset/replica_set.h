@@ -10,14 +10,17 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <stop_token>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "pkg/api/pod.h"
 #include "pkg/api/replicaset.h"
+#include "pkg/cache/shared_informer.h"
 #include "pkg/controller/active_pods.h"
 #include "pkg/controller/consistency.h"
 #include "pkg/controller/expectations.h"
@@ -52,8 +55,11 @@ struct ReplicaSetControllerOptions {
   // Compute status.terminatingReplicas. Turned off by itself when the API server drops the field.
   bool track_terminating_replicas = true;
   // Feature gate StaleControllerConsistencyReplicaSet (on by default, as upstream v1.36+): a sync
-  // waits (requeued rate-limited) until the informers have applied the ReplicaSet status and pod
-  // writes of the previous sync, so it never acts on a cache that predates its own last action.
+  // waits until the informers have applied the ReplicaSet status and pod writes of the previous
+  // sync, so it never acts on a cache that predates its own last action. Run's controller puts
+  // the waiting ReplicaSet back on its queue when the informers get there
+  // (ConsistencyStore::SetReadySink); without that (Reconcile called directly, injected getters)
+  // the sync is requeued rate-limited, as upstream's returned error is.
   bool stale_controller_consistency = true;
   // How far each store has applied its watch stream, by group resource ("replicasets.apps",
   // "pods"). Empty = the informers' LastStoreSyncResourceVersion; unit tests without informers
@@ -140,7 +146,11 @@ class ReplicaSetController final : public runtime::Reconciler {
   Clock& clock_;
   controller::UIDTrackingControllerExpectations expectations_;
   std::atomic<bool> track_terminating_;
-  std::unique_ptr<controller::ConsistencyStore> consistency_;
+  std::shared_ptr<controller::ConsistencyStore> consistency_;
+  // The informers' store-sync listeners that wake the ConsistencyStore's waiting owners (removed
+  // by the destructor; the informers outlive this controller).
+  std::vector<std::pair<std::shared_ptr<cache::SharedIndexInformer>, uint64_t>>
+      store_sync_listeners_;
 };
 
 }  // namespace kcm::replicaset

@@ -76,7 +76,7 @@ Status DeltaFIFO::Update(api::ObjectPtr obj) {
 
 Status DeltaFIFO::Delete(api::ObjectPtr obj) {
   const std::string key = KeyOf(*obj);
-  std::lock_guard lock(mu_);
+  std::unique_lock lock(mu_);
   populated_ = true;
   const bool queued = items_.contains(key);
   const bool known = options_.known_objects && options_.known_objects->GetByKey(key) != nullptr;
@@ -84,7 +84,9 @@ Status DeltaFIFO::Delete(api::ObjectPtr obj) {
   if (!queued && !known) {
     // Already deleted by a relist (or never seen): a second report would confuse handlers. The
     // consumer is as up to date as if it had been applied.
-    AdvanceLocked();
+    const bool advanced = AdvanceLocked();
+    lock.unlock();
+    if (advanced) NotifyAdvanced();
     return OkStatus();
   }
   return QueueActionLocked(DeltaType::kDeleted, std::move(obj), seq);
@@ -123,7 +125,7 @@ api::ObjectPtr DeltaFIFO::ReuseUnchanged(api::ObjectPtr obj) const {
 }
 
 Status DeltaFIFO::Replace(std::vector<api::ObjectPtr> items, const std::string& resource_version) {
-  std::lock_guard lock(mu_);
+  std::unique_lock lock(mu_);
   // The whole list is one push: its RV counts once every item and tombstone has been popped.
   const uint64_t seq = NewMarkLocked(resource_version);
   std::unordered_set<std::string> listed;
@@ -168,12 +170,14 @@ Status DeltaFIFO::Replace(std::vector<api::ObjectPtr> items, const std::string& 
     }
   }
   // An empty list (nothing queued for it) is applied at once.
-  AdvanceLocked();
+  const bool advanced = AdvanceLocked();
 
   if (!populated_) {
     populated_ = true;
     initial_population_count_ = listed.size() + queued_deletions;
   }
+  lock.unlock();
+  if (advanced) NotifyAdvanced();
   return OkStatus();
 }
 
@@ -196,9 +200,11 @@ Status DeltaFIFO::Resync() {
 }
 
 void DeltaFIFO::Bookmark(const std::string& resource_version) {
-  std::lock_guard lock(mu_);
+  std::unique_lock lock(mu_);
   NewMarkLocked(resource_version);
-  AdvanceLocked();
+  const bool advanced = AdvanceLocked();
+  lock.unlock();
+  if (advanced) NotifyAdvanced();
 }
 
 uint64_t DeltaFIFO::NewMarkLocked(const std::string& rv) {
@@ -207,12 +213,18 @@ uint64_t DeltaFIFO::NewMarkLocked(const std::string& rv) {
   return seq;
 }
 
-void DeltaFIFO::AdvanceLocked() {
+bool DeltaFIFO::AdvanceLocked() {
   // Every push older than the oldest pending one has been applied (or had nothing to apply).
   auto end = pending_.empty() ? marks_.end() : marks_.lower_bound(*pending_.begin());
-  if (end == marks_.begin()) return;
+  if (end == marks_.begin()) return false;
+  const bool changed = applied_rv_ != std::prev(end)->second;
   applied_rv_ = std::prev(end)->second;
   marks_.erase(marks_.begin(), end);
+  return changed;
+}
+
+void DeltaFIFO::NotifyAdvanced() const {
+  if (options_.on_store_sync_advanced) options_.on_store_sync_advanced();
 }
 
 std::string DeltaFIFO::LastStoreSyncResourceVersion() const {
@@ -247,6 +259,10 @@ Status DeltaFIFO::QueueActionLocked(DeltaType type, api::ObjectPtr obj,
 }
 
 Status DeltaFIFO::Pop(const PopProcessFunc& process) {
+  return Pop(process, [] {});
+}
+
+Status DeltaFIFO::Pop(const PopProcessFunc& process, const std::function<void()>& after_applied) {
   std::unique_lock lock(mu_);
   cv_.wait(lock, [&] { return !queue_.empty() || closed_; });
   if (queue_.empty()) {
@@ -262,11 +278,12 @@ Status DeltaFIFO::Pop(const PopProcessFunc& process) {
   Status s = process(node.mapped(), is_in_initial_list);
   // Applied (or dropped on error, as upstream does not requeue): these pushes no longer hold the
   // watermark back.
+  bool advanced = false;
   if (auto seqs = key_seqs_.extract(key)) {
     for (uint64_t seq : seqs.mapped()) {
       if (auto it = pending_.find(seq); it != pending_.end()) pending_.erase(it);
     }
-    AdvanceLocked();
+    advanced = AdvanceLocked();
   }
   // A drained queue gives back the bucket arrays a big list grew (50,000 pods leave ≈ 0.8 MB in
   // the two maps); steady traffic never grows them past the threshold, so nothing churns.
@@ -275,6 +292,9 @@ Status DeltaFIFO::Pop(const PopProcessFunc& process) {
     decltype(items_)().swap(items_);
     if (key_seqs_.empty()) decltype(key_seqs_)().swap(key_seqs_);
   }
+  after_applied();
+  lock.unlock();
+  if (advanced) NotifyAdvanced();
   return s;
 }
 

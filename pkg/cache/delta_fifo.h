@@ -50,6 +50,11 @@ struct DeltaFIFOOptions {
   // The informer's indexer: what the consumer already knows (behaviour 3.3, 3.4, 3.6). May be null.
   std::shared_ptr<const KeyListerGetter> known_objects;
   TransformFunc transform;
+  // Called each time LastStoreSyncResourceVersion has moved on, without the queue lock, from the
+  // thread that moved it (Pop's; the producer's for a deletion of an unknown key, an empty list
+  // or a bookmark). Calls may overlap and need not come in order: read the watermark, not a
+  // value passed along. For waiters on "the cache has applied resourceVersion r".
+  std::function<void()> on_store_sync_advanced;
 };
 
 class DeltaFIFO final : public ReflectorStore {
@@ -85,6 +90,14 @@ class DeltaFIFO final : public ReflectorStore {
   // applied the last initial item. Returns process's status (the deltas are not requeued on error,
   // as upstream no longer does), or an error with reason "FIFOClosed" once closed and empty.
   Status Pop(const PopProcessFunc& process);
+  // Pop, then `after_applied` (also under the queue lock, also when process failed) once
+  // LastStoreSyncResourceVersion counts the popped deltas as applied. The informer applies the
+  // deltas to its indexer in `process` and hands the notifications to its handlers in
+  // `after_applied`: a handler that reacts to an event then never reads a watermark older than
+  // the event, as with client-go, whose store takes the event's resourceVersion before its
+  // handlers are called. (The watermark can still stop short of the event when an older event
+  // of another key is queued: it never passes a gap.)
+  Status Pop(const PopProcessFunc& process, const std::function<void()>& after_applied);
   // Wakes every Pop; queued items are still handed out, then Pop reports FIFOClosed.
   void Close();
   bool IsClosed() const;
@@ -106,8 +119,10 @@ class DeltaFIFO final : public ReflectorStore {
   bool HasSyncedLocked() const;
   // A new push with resourceVersion rv ("" = unknown, not a mark).
   uint64_t NewMarkLocked(const std::string& rv);
-  // Moves applied_rv_ to the newest mark older than every pending push.
-  void AdvanceLocked();
+  // Moves applied_rv_ to the newest mark older than every pending push; true if it changed.
+  bool AdvanceLocked();
+  // Calls options_.on_store_sync_advanced, if set; never with mu_ held.
+  void NotifyAdvanced() const;
 
   const DeltaFIFOOptions options_;
   mutable std::mutex mu_;

@@ -119,6 +119,7 @@ void SharedIndexInformer::Run(std::stop_token stop) {
         .key_func = DeletionHandlingMetaNamespaceKeyFunc,
         .known_objects = indexer_,
         .transform = transform_,
+        .on_store_sync_advanced = [this] { NotifyStoreSync(); },
     });
     reflector = std::make_shared<Reflector>(
         lister_watcher_, fifo,
@@ -141,9 +142,22 @@ void SharedIndexInformer::Run(std::stop_token stop) {
   {
     std::stop_callback close_queue(stop, [&fifo] { fifo->Close(); });
     while (!fifo->IsClosed()) {
-      Status s = fifo->Pop([this](const Deltas& deltas, bool is_in_initial_list) {
-        return HandleDeltas(deltas, is_in_initial_list);
-      });
+      // The indexer changes first, the watermark next, the handlers last: a handler that reads
+      // the cache or LastStoreSyncResourceVersion sees at least what its event brought. Deltas
+      // and their notifications stay under block_deltas_ together (see AddEventHandler).
+      std::vector<PendingNotification> notifications;
+      std::unique_lock block(block_deltas_, std::defer_lock);
+      Status s = fifo->Pop(
+          [&](const Deltas& deltas, bool is_in_initial_list) {
+            block.lock();
+            return ApplyDeltas(deltas, is_in_initial_list, notifications);
+          },
+          [&] {
+            for (const auto& [notification, is_sync] : notifications) {
+              processor_.Distribute(notification, is_sync);
+            }
+            if (block.owns_lock()) block.unlock();
+          });
       if (!s.ok() && !fifo->IsClosed()) {
         LOG(ERROR) << options_.name << ": processing deltas failed: " << s.error().ToString();
       }
@@ -158,15 +172,14 @@ void SharedIndexInformer::Run(std::stop_token stop) {
   stopped_ = true;
 }
 
-Status SharedIndexInformer::HandleDeltas(const Deltas& deltas, bool is_in_initial_list) {
-  std::lock_guard block(block_deltas_);
+Status SharedIndexInformer::ApplyDeltas(const Deltas& deltas, bool is_in_initial_list,
+                                        std::vector<PendingNotification>& out) {
   for (const Delta& delta : deltas) {
     switch (delta.type) {
       case DeltaType::kSync:
       case DeltaType::kReplaced:
       case DeltaType::kAdded:
       case DeltaType::kUpdated: {
-        // The indexer changes first: a handler that reads the cache sees at least this state.
         if (api::ObjectPtr old = indexer_->Get(*delta.object)) {
           if (Status s = indexer_->Update(delta.object); !s.ok()) {
             return s;
@@ -175,12 +188,12 @@ Status SharedIndexInformer::HandleDeltas(const Deltas& deltas, bool is_in_initia
               delta.type == DeltaType::kSync ||
               (delta.type == DeltaType::kReplaced &&
                old->Meta().resource_version == delta.object->Meta().resource_version);
-          processor_.Distribute(UpdateNotification{std::move(old), delta.object}, is_sync);
+          out.emplace_back(UpdateNotification{std::move(old), delta.object}, is_sync);
         } else {
           if (Status s = indexer_->Add(delta.object); !s.ok()) {
             return s;
           }
-          processor_.Distribute(AddNotification{delta.object, is_in_initial_list}, false);
+          out.emplace_back(AddNotification{delta.object, is_in_initial_list}, false);
         }
         break;
       }
@@ -188,11 +201,34 @@ Status SharedIndexInformer::HandleDeltas(const Deltas& deltas, bool is_in_initia
         if (Status s = indexer_->Delete(delta.object); !s.ok()) {
           return s;
         }
-        processor_.Distribute(DeleteNotification{delta.object}, false);
+        out.emplace_back(DeleteNotification{delta.object}, false);
         break;
     }
   }
   return OkStatus();
+}
+
+uint64_t SharedIndexInformer::AddStoreSyncListener(std::function<void()> fn) {
+  std::lock_guard lock(store_sync_mu_);
+  const uint64_t id = next_store_sync_id_++;
+  store_sync_listeners_.emplace(id, std::move(fn));
+  return id;
+}
+
+void SharedIndexInformer::RemoveStoreSyncListener(uint64_t id) {
+  std::lock_guard lock(store_sync_mu_);
+  store_sync_listeners_.erase(id);
+}
+
+void SharedIndexInformer::NotifyStoreSync() const {
+  std::vector<std::function<void()>> listeners;
+  {
+    std::lock_guard lock(store_sync_mu_);
+    if (store_sync_listeners_.empty()) return;
+    listeners.reserve(store_sync_listeners_.size());
+    for (const auto& [id, fn] : store_sync_listeners_) listeners.push_back(fn);
+  }
+  for (const auto& fn : listeners) fn();
 }
 
 bool SharedIndexInformer::HasSynced() const {

@@ -3,10 +3,15 @@
 // once and blocks until its stop token is set.
 #pragma once
 
+#include <cstdint>
+#include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <stop_token>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "pkg/cache/delta_fifo.h"
 #include "pkg/cache/indexer.h"
@@ -73,11 +78,24 @@ class SharedIndexInformer {
   // How far the indexer has applied the watch stream (DeltaFIFO::LastStoreSyncResourceVersion):
   // an object written at RV r is in GetIndexer() (or superseded) once this is >= r. "" before Run.
   std::string LastStoreSyncResourceVersion() const;
+  // Calls `fn` each time LastStoreSyncResourceVersion has moved on, from the informer's threads
+  // and without its locks (DeltaFIFOOptions::on_store_sync_advanced): what waits for the cache to
+  // apply a write registers here instead of polling. Calls may overlap. Returns the id for
+  // RemoveStoreSyncListener; a call already under way may still finish after removal.
+  uint64_t AddStoreSyncListener(std::function<void()> fn);
+  void RemoveStoreSyncListener(uint64_t id);
+
   std::shared_ptr<Indexer> GetIndexer() const { return indexer_; }
   std::shared_ptr<Store> GetStore() const { return indexer_; }
 
  private:
-  Status HandleDeltas(const Deltas& deltas, bool is_in_initial_list);
+  // One notification for the handlers, and whether it is a resync.
+  using PendingNotification = std::pair<Notification, bool>;
+  // Applies the deltas to the indexer and collects the notifications they make (in order) into
+  // `out`, to be distributed once the FIFO's watermark counts them (DeltaFIFO::Pop).
+  Status ApplyDeltas(const Deltas& deltas, bool is_in_initial_list,
+                     std::vector<PendingNotification>& out);
+  void NotifyStoreSync() const;
 
   const std::shared_ptr<ListerWatcher> lister_watcher_;
   const SharedIndexInformerOptions options_;
@@ -96,6 +114,10 @@ class SharedIndexInformer {
   // Held while deltas are applied and while a late handler gets its replay, so that the replay
   // and the live notifications neither overlap nor leave a gap (behaviour 4.5).
   std::mutex block_deltas_;
+
+  mutable std::mutex store_sync_mu_;  // guards the two fields below; taken after no other lock
+  uint64_t next_store_sync_id_ = 0;
+  std::map<uint64_t, std::function<void()>> store_sync_listeners_;
 };
 
 }  // namespace kcm::cache

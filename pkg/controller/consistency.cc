@@ -54,6 +54,8 @@ void ConsistencyStore::Clear(const std::string& owner, std::string_view owner_ui
   auto it = records_.find(owner);
   if (it != records_.end() && (owner_uid.empty() || it->second.owner_uid == owner_uid)) {
     records_.erase(it);
+    // Nothing left to wait for; the owner's next event brings it back anyway.
+    waiting_.erase(owner);
   }
 }
 
@@ -66,15 +68,7 @@ std::string ConsistencyError::Message() const {
          " for group resource " + group_resource;
 }
 
-std::optional<ConsistencyError> ConsistencyStore::EnsureReady(const std::string& owner) {
-  Record record;
-  {
-    std::lock_guard lock(mu_);
-    auto it = records_.find(owner);
-    if (it == records_.end()) return std::nullopt;
-    record = it->second;
-  }
-  // The getters take their informers' locks: call them without ours.
+std::optional<ConsistencyError> ConsistencyStore::Check(const Record& record) const {
   for (const auto& [resource, wrote_rv] : record.versions) {
     auto store = stores_.find(resource);
     // No store could ever vouch for this write (upstream: "no store registered").
@@ -87,14 +81,87 @@ std::optional<ConsistencyError> ConsistencyStore::EnsureReady(const std::string&
     if (!cmp.ok()) continue;
     if (*cmp > 0) return ConsistencyError{resource, std::move(read_rv), wrote_rv};
   }
-  // Caught up: drop the record, unless a write for a recreated owner replaced it meanwhile.
-  Clear(owner, record.owner_uid);
   return std::nullopt;
+}
+
+std::optional<ConsistencyError> ConsistencyStore::EnsureReady(const std::string& owner, bool wait) {
+  Record record;
+  {
+    std::lock_guard lock(mu_);
+    auto it = records_.find(owner);
+    if (it == records_.end()) return std::nullopt;
+    record = it->second;
+  }
+  // The getters take their informers' locks: call them without ours.
+  std::optional<ConsistencyError> stale = Check(record);
+  if (stale && wait) {
+    {
+      std::lock_guard lock(mu_);
+      if (!sink_) return stale;
+      waiting_.insert(owner);
+    }
+    // A store may have caught up (and StoresAdvanced run) between the check and the insert:
+    // check again now that a later advance will find the owner waiting.
+    stale = Check(record);
+    std::lock_guard lock(mu_);
+    if (stale) {
+      // Still waiting, or StoresAdvanced found it ready after our check and woke it already.
+      stale->waiting = true;
+      return stale;
+    }
+    waiting_.erase(owner);
+  }
+  if (stale) return stale;
+  // Caught up: the owner syncs now, so it no longer waits; drop the record, unless a write for
+  // a recreated owner replaced it meanwhile.
+  std::lock_guard lock(mu_);
+  waiting_.erase(owner);
+  if (auto it = records_.find(owner);
+      it != records_.end() && it->second.owner_uid == record.owner_uid) {
+    records_.erase(it);
+  }
+  return std::nullopt;
+}
+
+void ConsistencyStore::SetReadySink(ReadySink sink) {
+  std::lock_guard lock(mu_);
+  sink_ = std::move(sink);
+  if (!sink_) waiting_.clear();
+}
+
+void ConsistencyStore::StoresAdvanced() {
+  std::vector<std::pair<std::string, Record>> candidates;
+  ReadySink sink;
+  {
+    std::lock_guard lock(mu_);
+    if (waiting_.empty()) return;
+    sink = sink_;
+    for (const std::string& owner : waiting_) {
+      // A waiting owner has a record: Clear and a ready EnsureReady drop both.
+      if (auto it = records_.find(owner); it != records_.end()) {
+        candidates.emplace_back(owner, it->second);
+      }
+    }
+  }
+  for (auto& [owner, record] : candidates) {
+    if (Check(record)) continue;
+    {
+      std::lock_guard lock(mu_);
+      // Exactly once: EnsureReady's second check or another StoresAdvanced may have taken it.
+      if (waiting_.erase(owner) == 0) continue;
+    }
+    if (sink) sink(owner);
+  }
 }
 
 size_t ConsistencyStore::Size() const {
   std::lock_guard lock(mu_);
   return records_.size();
+}
+
+size_t ConsistencyStore::Waiting() const {
+  std::lock_guard lock(mu_);
+  return waiting_.size();
 }
 
 }  // namespace kcm::controller

@@ -74,11 +74,21 @@ Controller::Controller(ControllerOptions options, std::shared_ptr<Reconciler> re
   if (options_.max_concurrent_reconciles < 1) options_.max_concurrent_reconciles = 1;
 }
 
-Controller::~Controller() = default;
+Controller::~Controller() {
+  std::lock_guard lock(handle_->mu);
+  handle_->queue = nullptr;
+}
 
 Queue* Controller::queue() {
   std::lock_guard lock(mu_);
   return queue_.get();
+}
+
+std::function<void(const std::string& key)> Controller::Enqueuer() {
+  return [handle = handle_](const std::string& key) {
+    std::lock_guard lock(handle->mu);
+    if (handle->queue != nullptr) handle->queue->Add(key);
+  };
 }
 
 Status Controller::Watch(std::shared_ptr<Source> source, std::shared_ptr<EventHandler> handler,
@@ -109,6 +119,10 @@ Status Controller::Start(std::stop_token stop) {
     qc.rate_limiter = options_.rate_limiter ? options_.rate_limiter(clock_)
                                             : workqueue::DefaultControllerRateLimiter(clock_);
     queue_ = std::make_unique<Queue>(std::move(qc));
+    {
+      std::lock_guard handle_lock(handle_->mu);
+      handle_->queue = queue_.get();
+    }
     started_ = true;
     stop_ = stop;
     watches = watches_;
@@ -256,6 +270,13 @@ void Controller::ReconcileHandler(const std::string& key, std::optional<Clock::t
     queue_->Forget(key);
     queue_->AddAfter(key, std::chrono::duration_cast<Clock::duration>(r->requeue_after));
     metrics_->requeue_after.Inc();
+    return;
+  }
+  if (r->awaiting_wake) {
+    // Neither Forget nor AddRateLimited: waiting for our own writes to reach the cache says
+    // nothing about whether the request fails, and the wake puts it back without delay.
+    carry_reaction();
+    metrics_->requeue.Inc();
     return;
   }
   if (r->requeue) {

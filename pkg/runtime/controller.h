@@ -61,6 +61,11 @@ class Controller {
 
   // The queue exists from Start on (null before); for handlers and tests.
   Queue* queue();
+  // Adds a key to the queue as an event handler would (the reaction starts now, unless one is
+  // pending for the key). Thread-safe, and safe to keep: a no-op before Start and after the
+  // controller is destroyed. For what wakes a request outside the informer handlers (a reconcile
+  // that returned awaiting_wake).
+  std::function<void(const std::string& key)> Enqueuer();
   const std::string& name() const { return options_.name; }
 
  private:
@@ -88,8 +93,15 @@ class Controller {
   std::unique_ptr<Queue> queue_;
   std::vector<PendingWatch> watches_;
 
-  // controller_reaction_duration_seconds: for keys requeued rate-limited before their reconcile
-  // wrote anything, when the event that started the reaction came.
+  // What Enqueuer's functions add to: the queue while this controller has one.
+  struct QueueHandle {
+    std::mutex mu;
+    Queue* queue = nullptr;
+  };
+  const std::shared_ptr<QueueHandle> handle_ = std::make_shared<QueueHandle>();
+
+  // controller_reaction_duration_seconds: for keys requeued rate-limited (or awaiting a wake)
+  // before their reconcile wrote anything, when the event that started the reaction came.
   std::mutex reactions_mu_;
   std::unordered_map<std::string, Clock::time_point> pending_reactions_;
 };

@@ -22,6 +22,11 @@ struct ReconcileResult {
   bool requeue = false;
   // Requeue after this delay, without counting a failure.
   std::chrono::nanoseconds requeue_after{0};
+  // The reconcile could not start yet, and what it waits for puts the request back on the queue
+  // once it can (Controller::Enqueuer; e.g. the ConsistencyStore when the informers have applied
+  // our last writes): no requeue here, and neither a success nor a failure for the rate limiter
+  // (its per-item count stays as it was). A reaction in progress goes on in that reconcile.
+  bool awaiting_wake = false;
 };
 
 }  // namespace kcm::runtime

@@ -59,28 +59,52 @@ func main() {
 	}
 	var seen []time.Time // ADDED events, in arrival order.
 	allSeen := make(chan struct{})
+	stopped := make(chan struct{})
+	rewatches := 0
 	go func() {
-		for ev := range w.ResultChan() {
-			t := time.Now()
-			p, ok := ev.Object.(*corev1.Pod)
-			if !ok {
-				continue
+		// The server may end a watch at any time; without a new one no replacement would be seen
+		// and the deleter, finding no live pod, would wait forever. Watch again from the last
+		// resourceVersion seen.
+		lastRV := list.ResourceVersion
+		for {
+			for ev := range w.ResultChan() {
+				t := time.Now()
+				p, ok := ev.Object.(*corev1.Pod)
+				if !ok {
+					continue
+				}
+				mu.Lock()
+				lastRV = p.ResourceVersion
+				switch ev.Type {
+				case watch.Added:
+					seen = append(seen, t)
+					live[p.Name] = p.DeletionTimestamp == nil
+					if len(seen) == *n {
+						close(allSeen)
+					}
+				case watch.Deleted:
+					delete(live, p.Name)
+				case watch.Modified:
+					if p.DeletionTimestamp != nil {
+						delete(live, p.Name)
+					}
+				}
+				mu.Unlock()
+			}
+			select {
+			case <-stopped:
+				return
+			default:
+			}
+			nw, err := cs.CoreV1().Pods(*ns).Watch(ctx, metav1.ListOptions{
+				LabelSelector: *selector, ResourceVersion: lastRV})
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "re-watch:", err)
+				return
 			}
 			mu.Lock()
-			switch ev.Type {
-			case watch.Added:
-				seen = append(seen, t)
-				live[p.Name] = p.DeletionTimestamp == nil
-				if len(seen) == *n {
-					close(allSeen)
-				}
-			case watch.Deleted:
-				delete(live, p.Name)
-			case watch.Modified:
-				if p.DeletionTimestamp != nil {
-					delete(live, p.Name)
-				}
-			}
+			rewatches++
+			w = nw
 			mu.Unlock()
 		}
 	}()
@@ -90,8 +114,10 @@ func main() {
 	var wg sync.WaitGroup
 	interval := time.Duration(float64(time.Second) / *rate)
 	next := time.Now()
+	// However the run goes, it ends: at most a minute past the time its deletes should take.
+	deadline := next.Add(time.Duration(float64(*n) / *rate * float64(time.Second)) + time.Minute)
 	grace := int64(0)
-	for len(sent) < *n {
+	for len(sent) < *n && time.Now().Before(deadline) {
 		time.Sleep(time.Until(next))
 		next = next.Add(interval)
 		mu.Lock()
@@ -127,9 +153,10 @@ func main() {
 	case <-allSeen:
 	case <-time.After(60 * time.Second):
 	}
-	w.Stop()
+	close(stopped)
 	mu.Lock()
 	defer mu.Unlock()
+	w.Stop()
 	var lat []float64
 	for i := 0; i < len(sent) && i < len(seen); i++ {
 		lat = append(lat, float64(seen[i].Sub(sent[i]).Microseconds())/1000)
@@ -148,6 +175,6 @@ func main() {
 		}
 		return lat[i]
 	}
-	fmt.Printf("n=%d seen=%d p50=%.1f p90=%.1f p99=%.1f max=%.1f failures=%d skipped=%d\n",
-		len(sent), len(seen), q(0.5), q(0.9), q(0.99), q(1), failures, skipped)
+	fmt.Printf("n=%d seen=%d p50=%.1f p90=%.1f p99=%.1f max=%.1f failures=%d skipped=%d rewatches=%d\n",
+		len(sent), len(seen), q(0.5), q(0.9), q(0.99), q(1), failures, skipped, rewatches)
 }

@@ -375,5 +375,43 @@ TEST(DeltaFIFOTest, QueueWorksAfterABigListIsDrained) {
   EXPECT_EQ(fifo.LastStoreSyncResourceVersion(), "13");
 }
 
+// on_store_sync_advanced: called (without the lock: it may read the watermark) each time the
+// watermark moves, from whichever call moved it, and not when it stays.
+TEST(DeltaFIFOTest, StoreSyncListenerHearsEveryMoveOfTheWatermark) {
+  std::vector<std::string> heard;
+  DeltaFIFO* self = nullptr;
+  DeltaFIFO fifo(
+      {.on_store_sync_advanced = [&] { heard.push_back(self->LastStoreSyncResourceVersion()); }});
+  self = &fifo;
+  ASSERT_TRUE(fifo.Add(MakeObj("ns", "a", "10")).ok());
+  ASSERT_TRUE(fifo.Add(MakeObj("ns", "b", "11")).ok());
+  ASSERT_TRUE(fifo.Update(MakeObj("ns", "a", "12")).ok());
+  fifo.Bookmark("13");  // behind queued events: no move
+  EXPECT_THAT(heard, ElementsAre());
+  PopOne(fifo);         // a: the watermark stops before b@11
+  PopOne(fifo);         // b: everything, up to the bookmark
+  fifo.Bookmark("13");  // same RV again: no move
+  ASSERT_TRUE(fifo.Delete(MakeObj("ns", "gone", "14")).ok());
+  ASSERT_TRUE(fifo.Replace({}, "15").ok());
+  EXPECT_THAT(heard, ElementsAre("10", "13", "14", "15"));
+}
+
+// Pop's after_applied runs after process, under the queue lock (so before anything else is
+// popped or HasSynced turns true), also when process failed.
+TEST(DeltaFIFOTest, AfterAppliedRunsAfterProcessEvenOnError) {
+  DeltaFIFO fifo({});
+  ASSERT_TRUE(fifo.Add(MakeObj("ns", "a", "10")).ok());
+  std::vector<std::string> order;
+  Status s = fifo.Pop(
+      [&](const Deltas&, bool) {
+        order.push_back("process");
+        return Error::Local("Failed", "no");
+      },
+      [&] { order.push_back("after_applied"); });
+  EXPECT_FALSE(s.ok());
+  EXPECT_THAT(order, ElementsAre("process", "after_applied"));
+  EXPECT_EQ(fifo.LastStoreSyncResourceVersion(), "10");  // dropped, as applied
+}
+
 }  // namespace
 }  // namespace kcm::cache

@@ -136,6 +136,47 @@ TEST_F(SharedInformerTest, HandleDeltasUpdatesIndexerBeforeNotifying) {
   EXPECT_THAT(informer_->GetStore()->ListKeys(), ElementsAre("ns/a"));
 }
 
+// client-go's store takes an event's resourceVersion before the handlers hear of the event
+// (threadSafeMap.Update, then OnAdd/OnUpdate): a handler that compares
+// LastStoreSyncResourceVersion with its event's object finds the event applied. And each move of
+// the watermark reaches AddStoreSyncListener's listeners, with the watermark already moved.
+TEST_F(SharedInformerTest, HandlersSeeTheirEventAppliedAndStoreSyncListenersHearEveryMove) {
+  MakeInformer();
+  std::mutex mu;
+  std::vector<std::string> at_handler;
+  std::vector<std::string> at_listener;
+  auto handler = std::make_shared<RecordingHandler>();
+  handler->hook = [&](const std::string& event) {
+    std::lock_guard lock(mu);
+    at_handler.push_back(event + " seen at " + informer_->LastStoreSyncResourceVersion());
+  };
+  const uint64_t id = informer_->AddStoreSyncListener([&] {
+    std::lock_guard lock(mu);
+    at_listener.push_back(informer_->LastStoreSyncResourceVersion());
+  });
+  ASSERT_TRUE(informer_->AddEventHandler(handler).ok());
+  lw_->ScriptList({MakeObj("ns", "a", "1")}, "1");
+  auto w = lw_->ScriptWatch();
+  Start();
+  ASSERT_TRUE(WaitUntil([&] { return handler->size() == 1; }));
+  w->Push(api::WatchEventType::kModified, MakeObj("ns", "a", "2"));
+  ASSERT_TRUE(WaitUntil([&] { return handler->size() == 2; }));
+  w->Push(api::WatchEventType::kAdded, MakeObj("ns", "b", "3"));
+  ASSERT_TRUE(WaitUntil([&] { return handler->size() == 3; }));
+  w->PushBookmark("5");
+  ASSERT_TRUE(WaitUntil([&] {
+    std::lock_guard lock(mu);
+    return at_listener.size() == 4;
+  }));
+  informer_->RemoveStoreSyncListener(id);
+  w->Push(api::WatchEventType::kAdded, MakeObj("ns", "c", "6"));
+  ASSERT_TRUE(WaitUntil([&] { return handler->size() == 4; }));
+  std::lock_guard lock(mu);
+  EXPECT_THAT(at_handler, ElementsAre("add a@1 initial seen at 1", "update a@1->2 seen at 2",
+                                      "add b@3 seen at 3", "add c@6 seen at 6"));
+  EXPECT_THAT(at_listener, ElementsAre("1", "2", "3", "5"));  // removed before c@6
+}
+
 // 4.2
 TEST_F(SharedInformerTest, ResyncGoesOnlyToListenersWhoseResyncIsDue) {
   MakeInformer(30s);

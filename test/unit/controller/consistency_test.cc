@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 namespace kcm::controller {
 namespace {
@@ -68,6 +69,86 @@ TEST(ConsistencyStoreTest, UnsyncedStoreIsNotReadyAndUncomparableVersionsDoNotBl
   // A write whose RV does not compare is never recorded.
   s.store.WroteAt("ns/other", "uid-2", "pods", "x");
   EXPECT_EQ(s.store.Size(), 0u);
+}
+
+// With a ready sink, a stale owner waits in the store and is handed to the sink when
+// StoresAdvanced finds every store caught up: not before, and once.
+TEST(ConsistencyStoreTest, WaitingOwnerGoesToTheSinkWhenTheStoresCatchUp) {
+  Stores s;
+  s.rs_rv = "5";
+  s.pod_rv = "5";
+  std::vector<std::string> woken;
+  s.store.SetReadySink([&](const std::string& owner) { woken.push_back(owner); });
+  s.store.WroteAt("ns/rs", "uid-1", "replicasets.apps", "10");
+  s.store.WroteAt("ns/rs", "uid-1", "pods", "12");
+
+  std::optional<ConsistencyError> stale = s.store.EnsureReady("ns/rs", /*wait=*/true);
+  ASSERT_TRUE(stale.has_value());
+  EXPECT_TRUE(stale->waiting);
+  EXPECT_EQ(s.store.Waiting(), 1u);
+
+  s.pod_rv = "12";
+  s.store.StoresAdvanced();
+  EXPECT_TRUE(woken.empty());  // the ReplicaSet store is still behind
+  s.rs_rv = "10";
+  s.store.StoresAdvanced();
+  s.store.StoresAdvanced();
+  EXPECT_EQ(woken, std::vector<std::string>{"ns/rs"});
+  EXPECT_EQ(s.store.Waiting(), 0u);
+  // The woken sync finds it ready and drops the record.
+  EXPECT_FALSE(s.store.EnsureReady("ns/rs", /*wait=*/true).has_value());
+  EXPECT_EQ(s.store.Size(), 0u);
+}
+
+TEST(ConsistencyStoreTest, WithoutASinkNothingWaits) {
+  Stores s;
+  s.rs_rv = "5";
+  s.store.WroteAt("ns/rs", "uid-1", "replicasets.apps", "10");
+  std::optional<ConsistencyError> stale = s.store.EnsureReady("ns/rs", /*wait=*/true);
+  ASSERT_TRUE(stale.has_value());
+  EXPECT_FALSE(stale->waiting);  // the caller requeues by itself
+  EXPECT_EQ(s.store.Waiting(), 0u);
+
+  // Clearing the sink forgets whoever waited: nothing would hand them on.
+  std::vector<std::string> woken;
+  s.store.SetReadySink([&](const std::string& owner) { woken.push_back(owner); });
+  EXPECT_TRUE(s.store.EnsureReady("ns/rs", /*wait=*/true)->waiting);
+  s.store.SetReadySink(nullptr);
+  EXPECT_EQ(s.store.Waiting(), 0u);
+  s.rs_rv = "10";
+  s.store.StoresAdvanced();
+  EXPECT_TRUE(woken.empty());
+}
+
+// A store that catches up between EnsureReady's check and its registering the owner (the
+// advance's notification came too early to find it) is seen by the second check: the sync goes
+// ahead now, and nothing is left waiting for a notification that already passed.
+TEST(ConsistencyStoreTest, CatchUpWhileRegisteringIsNotMissed) {
+  int reads = 0;
+  ConsistencyStore store({{"pods", [&] { return ++reads == 1 ? std::string("5") : "12"; }}});
+  std::vector<std::string> woken;
+  store.SetReadySink([&](const std::string& owner) { woken.push_back(owner); });
+  store.WroteAt("ns/rs", "uid-1", "pods", "12");
+  EXPECT_FALSE(store.EnsureReady("ns/rs", /*wait=*/true).has_value());
+  EXPECT_EQ(reads, 2);
+  EXPECT_EQ(store.Waiting(), 0u);
+  store.StoresAdvanced();
+  EXPECT_TRUE(woken.empty());
+}
+
+// A deleted owner (Clear) stops waiting.
+TEST(ConsistencyStoreTest, ClearedOwnerIsNotWoken) {
+  Stores s;
+  s.pod_rv = "1";
+  std::vector<std::string> woken;
+  s.store.SetReadySink([&](const std::string& owner) { woken.push_back(owner); });
+  s.store.WroteAt("ns/rs", "uid-1", "pods", "12");
+  EXPECT_TRUE(s.store.EnsureReady("ns/rs", /*wait=*/true)->waiting);
+  s.store.Clear("ns/rs", "");
+  EXPECT_EQ(s.store.Waiting(), 0u);
+  s.pod_rv = "12";
+  s.store.StoresAdvanced();
+  EXPECT_TRUE(woken.empty());
 }
 
 TEST(ConsistencyStoreTest, WriteForAStoreThatDoesNotExistIsNeverReady) {

@@ -306,6 +306,33 @@ TEST_F(DeploymentControllerTest, ReadYourWritesIsPerDeployment) {
   EXPECT_THAT(actions_->Actions(), IsEmpty());
 }
 
+// Under Run the store hands a waiting Deployment back to the controller's queue (the ready sink)
+// as soon as both informers applied its writes: the stale sync says it awaits that wake, and the
+// wake comes then, not before.
+TEST_F(DeploymentControllerTest, WaitingDeploymentIsWokenWhenTheInformersCatchUp) {
+  EnableReadYourWrites();
+  controller::ConsistencyStore* store = controller_->consistency_store();
+  ASSERT_NE(store, nullptr);
+  std::vector<std::string> woken;
+  store->SetReadySink([&](const std::string& key) { woken.push_back(key); });
+  auto d = MakeDeployment({.replicas = 3});
+  Add(d);
+  Add(MakeRS(*d, {.replicas = 3}));
+  ASSERT_TRUE(Sync().ok());  // writes the status twice (1001, 1002)
+  d_store_rv_ = "1000";
+  Result<runtime::ReconcileResult> r = controller_->SyncDeployment("default", "foo");
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->awaiting_wake);
+  store->StoresAdvanced();
+  EXPECT_THAT(woken, IsEmpty());
+  d_store_rv_ = "1001";  // the first of its two status writes: not yet
+  store->StoresAdvanced();
+  EXPECT_THAT(woken, IsEmpty());
+  d_store_rv_ = "1002";
+  store->StoresAdvanced();
+  EXPECT_THAT(woken, ElementsAre("default/foo"));
+}
+
 // --- cleanupDeployment ---------------------------------------------------------------------------
 TEST_F(DeploymentControllerTest, CleanupDeletesOnlyEligibleOldestBeyondLimit) {
   auto d = MakeDeployment({.image = "img:9",

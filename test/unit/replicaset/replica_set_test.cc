@@ -725,6 +725,52 @@ TEST_F(ControllerTest, StaleControllerConsistencyWaitsForOwnWrites) {
   EXPECT_FALSE(Sync("rs")->requeue);
 }
 
+// With a ready sink (Run sets the controller's queue), a stale sync is not requeued through the
+// rate limiter: it says it awaits a wake, and the ReplicaSet goes back to the sink exactly when
+// the stores have applied our writes, not before, and once.
+TEST_F(ControllerTest, StaleSyncIsWokenWhenTheInformersCatchUp) {
+  std::string rs_rv = "1";
+  std::string pod_rv = "1";
+  ReplicaSetControllerOptions options;
+  options.consistency_rv_getters = {{kReplicaSetsGroupResource, [&] { return rs_rv; }},
+                                    {kPodsGroupResource, [&] { return pod_rv; }}};
+  Rebuild(options);
+  controller::ConsistencyStore* store = controller_->consistency_store();
+  ASSERT_NE(store, nullptr);
+  std::vector<std::string> woken;
+  store->SetReadySink([&](const std::string& key) { woken.push_back(key); });
+  rs_client_->NumberWritesFrom(100);
+  AddRS(NewReplicaSet("rs", 3));
+  AddOwnedPods("rs", 3);
+  ASSERT_TRUE(Sync("rs").ok());  // status written at RV 100
+  controller_->RecordPodWrite("ns", {"apps/v1", "ReplicaSet", "rs", "uid-rs", true, true}, "150");
+
+  auto stale = Sync("rs");
+  ASSERT_TRUE(stale.ok());
+  EXPECT_TRUE(stale->awaiting_wake);
+  EXPECT_FALSE(stale->requeue);
+  EXPECT_EQ(rs_client_->StatusWrites().size(), 1u);
+  EXPECT_EQ(store->Waiting(), 1u);
+
+  // One store caught up, the other not yet: still waiting.
+  rs_rv = "100";
+  store->StoresAdvanced();
+  EXPECT_TRUE(woken.empty());
+  pod_rv = "149";
+  store->StoresAdvanced();
+  EXPECT_TRUE(woken.empty());
+  // Both there: woken at once, and only once.
+  pod_rv = "150";
+  store->StoresAdvanced();
+  store->StoresAdvanced();
+  EXPECT_EQ(woken, std::vector<std::string>{"ns/rs"});
+  EXPECT_EQ(store->Waiting(), 0u);
+  auto after = Sync("rs");
+  ASSERT_TRUE(after.ok());
+  EXPECT_FALSE(after->awaiting_wake);
+  EXPECT_FALSE(after->requeue);
+}
+
 TEST_F(ControllerTest, StaleControllerConsistencyOffByGate) {
   ReplicaSetControllerOptions options;
   options.stale_controller_consistency = false;

@@ -506,5 +506,64 @@ TEST(ControllerTest, ReactionTimeSpansRetriesThatWroteNothing) {
   EXPECT_NEAR(reaction.Sum() - sum0, 0.015, 1e-9);
 }
 
+// awaiting_wake (a stale cache, with the ConsistencyStore to wake the key): nothing of the
+// rate limiter's — no delayed requeue, no failure counted — and the reconcile that the
+// Enqueuer's add starts continues the reaction from the original event.
+TEST(ControllerTest, AwaitingWakeComesBackThroughTheEnqueuerOnly) {
+  FakeClock clock;
+  auto rec = std::make_shared<ScriptedReconciler>();
+  rec->script = [&](const Request&, int call) -> Result<ReconcileResult> {
+    if (call == 1) {
+      clock.Step(3ms);
+      return ReconcileResult{.awaiting_wake = true};
+    }
+    clock.Step(2ms);
+    metrics::NoteWriteSent();
+    return ReconcileResult{};
+  };
+  auto src = std::make_shared<ChannelSource>();
+  Harness h(Options("ctl-wake", &clock), rec);
+  std::function<void(const std::string&)> enqueue = h.ctrl.Enqueuer();
+  enqueue("ns/a");  // before Start: nothing to add to
+  ASSERT_TRUE(h.ctrl.Watch(src, EnqueueRequestForObject()).ok());
+  metrics::Histogram reaction =
+      metrics::HistogramVec("controller_reaction_duration_seconds", "", {"controller"}, {})
+          .With({"ctl-wake"});
+  const uint64_t count0 = reaction.Count();
+  const double sum0 = reaction.Sum();
+  auto requeues = [] {
+    return CounterValue("controller_runtime_reconcile_total", {"ctl-wake", "requeue"},
+                        {"controller", "result"});
+  };
+  const double requeues0 = requeues();  // the registry is process-wide (--gtest_repeat)
+  h.Run();
+  src->Send({Obj("ns", "a")});
+  ASSERT_TRUE(Eventually([&] { return requeues() == requeues0 + 1; }));
+  EXPECT_EQ(h.ctrl.queue()->NumWaiting(), 0);
+  EXPECT_EQ(h.ctrl.queue()->NumRequeues("ns/a"), 0);
+  clock.Step(10ms);  // past any rate-limited delay: still nothing queued
+  EXPECT_EQ(h.ctrl.queue()->Len(), 0);
+  EXPECT_EQ(rec->calls, 1);
+
+  enqueue("ns/a");
+  ASSERT_TRUE(Eventually([&] { return reaction.Count() - count0 == 1; }));
+  EXPECT_EQ(rec->calls, 2);
+  EXPECT_NEAR(reaction.Sum() - sum0, 0.015, 1e-9);  // 3 + 10 + 2 ms since the event
+}
+
+TEST(ControllerTest, EnqueuerOutlivesTheController) {
+  std::function<void(const std::string&)> enqueue;
+  {
+    FakeClock clock;
+    auto rec = std::make_shared<ScriptedReconciler>();
+    Harness h(Options("ctl-enqueuer", &clock), rec);
+    enqueue = h.ctrl.Enqueuer();
+    h.Run();
+    enqueue("ns/a");
+    ASSERT_TRUE(Eventually([&] { return rec->calls == 1; }));
+  }
+  enqueue("ns/a");  // the controller and its queue are gone: a no-op
+}
+
 }  // namespace
 }  // namespace kcm::runtime
