@@ -61,6 +61,8 @@ class ProcessorListener final : public ResourceEventHandlerRegistration {
   mutable std::mutex mu_;
   std::condition_variable_any cv_;
   std::deque<Notification> pending_;
+  // Run is blocked waiting for a notification (Add wakes it only then).
+  bool run_waiting_ = false;
   // Initial-list Adds given to this listener but not yet handled.
   int initial_outstanding_ = 0;
   Clock::duration resync_period_;

@@ -46,7 +46,11 @@ struct RestConfig {
   // or application/json reads JSON. Writes are always JSON.
   std::string content_type;
   std::chrono::milliseconds timeout{0};  // per-request total timeout; 0 = none (not for watches)
-  bool enable_http2 = true;              // offer h2 over TLS (ALPN); HTTP/1.1 otherwise
+  // Offer h2 over TLS (ALPN); HTTP/1.1 keep-alive otherwise. Off by default, unlike client-go:
+  // libcurl (7.88) opens one connection per pooled handle either way, so h2 buys no multiplexing
+  // here, and its framing (nghttp2, separate HEADERS/DATA/WINDOW_UPDATE writes) costs about 65 %
+  // more client CPU per request (bench/client/request_cpu: 165 vs 98 µs; docs/benchmarks.md).
+  bool enable_http2 = false;
 
   // Deadlines, so that no request waits forever on a server that stopped answering.
   // TCP connect (client-go's dialer: 30 s).

@@ -233,18 +233,19 @@ struct Transport::Impl {
     static_cast<Impl*>(user)->locks[data].unlock();
   }
 
+  // A pooled handle keeps the options of its last request: Acquire does not curl_easy_reset it
+  // (that would free and re-copy every option string and the TLS settings on each request, about a
+  // tenth of a request's CPU); Configure sets every per-request option again instead.
   EasyPtr Acquire() {
     {
       std::lock_guard lock(pool_mu);
       if (!idle.empty()) {
         EasyPtr h = std::move(idle.back());
         idle.pop_back();
-        // Clears options but keeps live connections and caches.
-        curl_easy_reset(h.get());
         return h;
       }
     }
-    return EasyPtr(curl_easy_init());
+    return NewHandle();
   }
 
   void Release(EasyPtr h) {
@@ -252,35 +253,20 @@ struct Transport::Impl {
     if (idle.size() < kMaxIdleHandles) idle.push_back(std::move(h));
   }
 
-  // Options every request shares; the caller adds the write/header callbacks.
-  SlistPtr Configure(CURL* h, const HttpRequest& req, char* errbuf) const {
-    curl_easy_setopt(h, CURLOPT_URL, req.url.c_str());
+  // A handle with the options that are the same for every request: connection, TLS, HTTP version.
+  EasyPtr NewHandle() const {
+    EasyPtr handle(curl_easy_init());
+    CURL* h = handle.get();
+    if (h == nullptr) return handle;
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);  // we run on many threads
     curl_easy_setopt(h, CURLOPT_SHARE, share.get());
-    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
     curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
     curl_easy_setopt(h, CURLOPT_TCP_KEEPIDLE, kKeepAliveIdleSeconds);
     curl_easy_setopt(h, CURLOPT_TCP_KEEPINTVL, kKeepAliveIntervalSeconds);
     curl_easy_setopt(h, CURLOPT_SOCKOPTFUNCTION, &SetKeepAliveCount);
-    if (req.connect_timeout.count() > 0) {
-      curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
-                       static_cast<long>(req.connect_timeout.count()));
-    }
-    if (req.stall_timeout.count() > 0) {
-      // libcurl checks the transfer speed once a second (averaged over the last few seconds) and
-      // fails with CURLE_OPERATION_TIMEDOUT once it stayed below the limit for stall_timeout, also
-      // while no answer byte has come yet.
-      curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, std::max(1L, req.stall_bytes_per_second));
-      curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, static_cast<long>(req.stall_timeout.count()));
-    }
-    curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "gzip");
     curl_easy_setopt(h, CURLOPT_HTTP_VERSION,
                      config.enable_http2 ? static_cast<long>(CURL_HTTP_VERSION_2TLS)
                                          : static_cast<long>(CURL_HTTP_VERSION_1_1));
-    if (req.timeout.count() > 0) {
-      curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(req.timeout.count()));
-    }
-
     if (config.insecure) {
       curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
       curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
@@ -309,18 +295,46 @@ struct Transport::Impl {
       curl_easy_setopt(h, CURLOPT_SSLKEY, config.key_file.c_str());
       curl_easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM");
     }
+    return handle;
+  }
+
+  // The options of one request. Every one is set on every request (to its "none" value where the
+  // request has none), because a pooled handle still holds its previous request's options; the
+  // caller adds the write/header callbacks.
+  SlistPtr Configure(CURL* h, const HttpRequest& req, char* errbuf) const {
+    curl_easy_setopt(h, CURLOPT_URL, req.url.c_str());
+    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
+    // 0 = libcurl's default (300 s).
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
+                     static_cast<long>(std::max<long>(0, req.connect_timeout.count())));
+    // libcurl checks the transfer speed once a second (averaged over the last few seconds) and
+    // fails with CURLE_OPERATION_TIMEDOUT once it stayed below the limit for stall_timeout, also
+    // while no answer byte has come yet. LOW_SPEED_TIME 0 = no such check.
+    const bool stall = req.stall_timeout.count() > 0;
+    curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT,
+                     stall ? std::max(1L, req.stall_bytes_per_second) : 0L);
+    curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME,
+                     stall ? static_cast<long>(req.stall_timeout.count()) : 0L);
+    curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "gzip");
+    // 0 = no total timeout.
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS,
+                     static_cast<long>(std::max<long>(0, req.timeout.count())));
 
     const bool send_body =
         !req.body.empty() || req.method == "POST" || req.method == "PUT" || req.method == "PATCH";
-    if (req.method == "GET") {
-      curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
-    } else {
-      curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, req.method.c_str());
-    }
     if (send_body) {
-      // Not copied: the request outlives the transfer.
+      // POSTFIELDS makes it a POST; CUSTOMREQUEST names the real verb. Not copied: the request
+      // outlives the transfer.
       curl_easy_setopt(h, CURLOPT_POSTFIELDS, req.body.data());
       curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(req.body.size()));
+      curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST,
+                       req.method == "POST" ? nullptr : req.method.c_str());
+    } else {
+      // HTTPGET drops the previous request's body (a GET-type request sends none); a DELETE
+      // without a body is a GET renamed.
+      curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
+      curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST,
+                       req.method == "GET" ? nullptr : req.method.c_str());
     }
 
     curl_slist* list = nullptr;
@@ -469,7 +483,7 @@ std::unique_ptr<HttpStream> Transport::Stream(const HttpRequest& request) {
   auto state = std::make_unique<HttpStream::State>();
   state->impl = impl_;
   state->request = request;
-  state->easy.reset(curl_easy_init());
+  state->easy = impl_->NewHandle();
   state->multi.reset(curl_multi_init());
   if (state->easy && state->multi) {
     state->headers = impl_->Configure(state->easy.get(), state->request, state->errbuf);

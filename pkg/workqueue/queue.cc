@@ -27,15 +27,18 @@ void Queue::AddDelayed(const std::string& key) {
 }
 
 void Queue::AddInternal(const std::string& key, bool stamp) {
-  std::lock_guard lock(mu_);
-  if (shutting_down_) return;
-  auto [it, inserted] = dirty_.try_emplace(key, kNotAdded);
-  if (stamp && it->second == kNotAdded) it->second = clock_.Now();
-  if (!inserted) return;
-  // Counted even when a worker holds the key: depth is the number of keys that need processing.
-  metrics_.Add(key);
-  if (processing_.contains(key)) return;  // Done will queue it.
-  queue_.push_back(key);
+  {
+    std::lock_guard lock(mu_);
+    if (shutting_down_) return;
+    auto [it, inserted] = dirty_.try_emplace(key, kNotAdded);
+    if (stamp && it->second == kNotAdded) it->second = clock_.Now();
+    if (!inserted) return;
+    // Counted even when a worker holds the key: depth is the number of keys that need processing.
+    metrics_.Add(key);
+    if (processing_.contains(key)) return;  // Done will queue it.
+    queue_.push_back(key);
+  }
+  // Outside the lock, so the woken worker does not block straight on our mutex.
   cv_.notify_one();
 }
 

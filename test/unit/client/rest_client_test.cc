@@ -303,6 +303,38 @@ TEST(ResourceClientTest, RequestsOnTheWire) {
       R"("preconditions":{"uid":"u-1","resourceVersion":"7"},"propagationPolicy":"Background"})");
 }
 
+// One client reuses one pooled libcurl handle for sequential requests without resetting it: no
+// option of a request (verb, body, content type) carries over to the next.
+TEST(RestClientTest, PooledHandleForgetsThePreviousRequest) {
+  TestServer server([](const RecordedRequest&, Conn& c) { c.Respond(200, "{}"); });
+  auto client = NewClient(server.url());
+  ASSERT_TRUE(client->Do({.verb = "PUT", .path = "/a", .body = R"({"put":1})"}).ok());
+  ASSERT_TRUE(client->Do({.verb = "GET", .path = "/b"}).ok());
+  ASSERT_TRUE(client->Do({.verb = "POST", .path = "/c", .body = R"({"post":1})"}).ok());
+  ASSERT_TRUE(client->Do({.verb = "DELETE", .path = "/d"}).ok());
+  ASSERT_TRUE(client->Do({.verb = "PATCH", .path = "/e", .body = "{}"}).ok());
+  ASSERT_TRUE(client->Do({.verb = "POST", .path = "/f", .body = "{}"}).ok());
+
+  auto reqs = server.requests();
+  ASSERT_EQ(reqs.size(), 6u);
+  EXPECT_EQ(server.connections(), 1);
+  EXPECT_EQ(reqs[0].method, "PUT");
+  EXPECT_EQ(reqs[0].body, R"({"put":1})");
+  EXPECT_EQ(reqs[1].method, "GET");
+  EXPECT_EQ(reqs[1].body, "");
+  EXPECT_EQ(reqs[1].Header("content-type"), "");
+  EXPECT_EQ(reqs[1].Header("content-length"), "");
+  EXPECT_EQ(reqs[2].method, "POST");
+  EXPECT_EQ(reqs[2].body, R"({"post":1})");
+  EXPECT_EQ(reqs[3].method, "DELETE");
+  EXPECT_EQ(reqs[3].body, "");
+  EXPECT_EQ(reqs[3].Header("content-type"), "");
+  EXPECT_EQ(reqs[4].method, "PATCH");
+  EXPECT_EQ(reqs[4].body, "{}");
+  EXPECT_EQ(reqs[5].method, "POST");
+  EXPECT_EQ(reqs[5].body, "{}");
+}
+
 // Bodies come back with simdjson padding reserved, so decoders need not copy.
 TEST(RestClientTest, BodiesArePadded) {
   TestServer server([](const RecordedRequest&, Conn& c) { c.Respond(200, R"({"a":1})"); });
