@@ -1,7 +1,7 @@
 # Shared by the controller scale benchmarks (bench/replicaset, bench/deployment); source it from
 # the repository root after setting `build`, `dir` (testbed state dir) and `NODES`.
 # Provides: $ours, $upstream, $K (kubectl as admin), $tick, bench_testbed_up, bench_testbed_down,
-# free_port, cpu_ticks <pid>, rss_kb <pid> (peak), now.
+# free_port, cpu_ticks <pid>, rss_kb <pid> (peak), now, delete_rs_and_pods <ns> <rs>.
 
 ours="$build/cmd/kube-controller-manager/kube-controller-manager"
 [ -x "$ours" ] || { echo "build $ours first" >&2; exit 1; }
@@ -28,3 +28,13 @@ free_port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0)
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 rss_kb() { awk '/VmHWM/ {print $2}' "/proc/$1/status"; }
 now() { date +%s.%N; }
+# Deletes ReplicaSet <rs> in <ns> and all pods there at once, then waits (≤ 5 min) until they are
+# gone: no namespace or garbage collector runs on the testbed, and the next run needs empty nodes.
+delete_rs_and_pods() {
+  $K -n "$1" delete rs "$2" --wait=false >/dev/null
+  $K delete --raw "/api/v1/namespaces/$1/pods?gracePeriodSeconds=0" >/dev/null
+  for _ in $(seq 600); do
+    [ "$($K -n "$1" get pods --no-headers 2>/dev/null | wc -l)" = 0 ] && break
+    sleep 0.5
+  done
+}

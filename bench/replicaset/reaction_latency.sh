@@ -103,13 +103,7 @@ YAML
     sleep 3
   done
   kill -TERM "$pid"; wait "$pid" || true
-  # No namespace controller runs here: delete the pods ourselves so the next run has the nodes.
-  $K -n "$ns" delete rs big --wait=false >/dev/null
-  $K delete --raw "/api/v1/namespaces/$ns/pods?gracePeriodSeconds=0" >/dev/null
-  for _ in $(seq 600); do
-    [ "$($K -n "$ns" get pods --no-headers 2>/dev/null | wc -l)" = 0 ] && break
-    sleep 0.5
-  done
+  delete_rs_and_pods "$ns" big
 }
 
 echo "ReplicaSet of $R, $SAMPLES deletes per rate, --kube-api-qps=$QPS --kube-api-burst=$BURST"

@@ -67,13 +67,7 @@ YAML
   printf '%-9s created %6.1f s   ready %6.1f s   cpu %6.2f s\n' "$label" \
     "$(echo "$t_created - $t0" | bc)" "$(echo "${t_ready:-$t0} - $t0" | bc)" \
     "$(echo "($c1 - $c0) / $tick" | bc -l)"
-  # Clean up before the next run so it schedules onto empty nodes.
-  $K -n "$ns" delete rs big --wait=false >/dev/null
-  $K delete --raw "/api/v1/namespaces/$ns/pods?gracePeriodSeconds=0" >/dev/null
-  for _ in $(seq 600); do
-    [ "$($K -n "$ns" get pods --no-headers 2>/dev/null | wc -l)" = 0 ] && break
-    sleep 0.5
-  done
+  delete_rs_and_pods "$ns" big
 }
 
 echo "0 -> $N replicas, --kube-api-qps=$QPS --kube-api-burst=$BURST, $NODES KWOK nodes"
