@@ -20,9 +20,9 @@ using internal::DecodeErrorAt;
 using internal::ListItemPath;
 using internal::PrefixErrorPath;
 
-Error TooLarge(size_t limit) {
+Error TooLarge(size_t limit, std::string_view what = "list item") {
   return Error::Transport(TransportCause::kTooLarge,
-                          "list item over the " + std::to_string(limit) + "-byte limit");
+                          std::string(what) + " over the " + std::to_string(limit) + "-byte limit");
 }
 
 // After a big item, do not keep its capacity for the rest of the list.
@@ -115,6 +115,12 @@ class JsonList final : public ListStreamDecoder::Impl {
       }
       if (Status s = Outside(data[i]); !s.ok()) {
         error_ = s.error();
+        return *error_;
+      }
+      // What lies outside the items (kind, apiVersion, metadata) is small in any real answer;
+      // a server that sends a huge field there is bounded like one item.
+      if (max_item_ > 0 && skeleton_.size() > max_item_) {
+        error_ = TooLarge(max_item_, "list body outside its items");
         return *error_;
       }
       if (in_element_) {

@@ -316,6 +316,17 @@ TEST(ListStreamTest, ItemOverTheLimitIsTooLarge) {
   }
 }
 
+// A hostile or broken server may send a huge field outside "items": it is held (to decode the
+// list's metadata at the end), so it is bounded like one item, not buffered without limit.
+TEST(ListStreamTest, HugeFieldOutsideTheItemsIsTooLarge) {
+  const std::string body = R"({"kind":"PodList","metadata":{"resourceVersion":"1"},"junk":")" +
+                           std::string(100000, 'x') + R"(","items":[]})";
+  auto list = Stream(PodCodec(), ListEncoding::kJson, body, 4096, /*max_item=*/2048);
+  ASSERT_FALSE(list.ok());
+  EXPECT_TRUE(errors::IsTooLarge(list.error())) << list.error().ToString();
+  EXPECT_TRUE(Stream(PodCodec(), ListEncoding::kJson, body, 4096, /*max_item=*/0).ok());
+}
+
 // --- bounded memory ----------------------------------------------------------------------------
 
 TEST(ListStreamTest, HoldsAboutOneItemNotTheBody) {
