@@ -30,8 +30,8 @@ struct Codec {
   Result<WatchEvent> (*decode_watch_event_protobuf)(Decoder&, std::string_view) = nullptr;
   // Streaming LIST (list_stream.h): one element of a JSON list's "items" array (`list_kind` is
   // the list's "kind", e.g. "PodList", for kinds that take their own kind from it), and one item
-  // of a protobuf list (the item's message, without an envelope). nullptr: the list is buffered
-  // whole and given to decode_list / decode_list_protobuf.
+  // of a protobuf list (the item's message, without an envelope). nullptr: a streamed list in that
+  // encoding is refused (never buffered whole); every codec has the JSON one.
   Result<ObjectPtr> (*decode_list_item)(Decoder&, JsonInput, std::string_view list_kind) = nullptr;
   Result<ObjectPtr> (*decode_list_item_protobuf)(Decoder&, std::string_view) = nullptr;
 };

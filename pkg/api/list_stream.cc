@@ -56,43 +56,23 @@ class ListStreamDecoder::Impl {
 
 namespace {
 
-// The fallback for a codec without a per-item decoder: the whole body, decoded at the end.
-class BufferedList final : public ListStreamDecoder::Impl {
+// A codec without the per-item decoder for the answer's encoding: the list is refused at its first
+// byte rather than buffered whole (a body of unbounded size). Every codec has the JSON one; only
+// codecs with a protobuf item decoder are asked for protobuf (ResourceListerWatcher), so this is a
+// server answering in an encoding it was not asked for.
+class UnsupportedList final : public ListStreamDecoder::Impl {
  public:
-  BufferedList(const Codec& codec, ListEncoding encoding) : codec_(codec), encoding_(encoding) {}
+  UnsupportedList(const Codec& codec, ListEncoding encoding)
+      : error_(DecodeErrorAt("", std::string("no per-item ") +
+                                     (encoding == ListEncoding::kProtobuf ? "protobuf" : "JSON") +
+                                     " decoder for kind \"" + std::string(codec.kind) + "\"")) {}
 
-  Status Feed(std::string_view chunk) override {
-    body_.append(chunk);
-    NotePeak();
-    return OkStatus();
-  }
-
-  Result<ObjectList> Finish() override {
-    Result<ObjectList> list = Decode();
-    if (list.ok()) {
-      for (ObjectPtr& item : list->items) item = Keep(std::move(item));
-    }
-    return list;
-  }
-
-  Result<ObjectList> Decode() {
-    if (encoding_ == ListEncoding::kProtobuf) {
-      if (codec_.decode_list_protobuf == nullptr) {
-        return DecodeErrorAt("",
-                             "no protobuf decoder for kind \"" + std::string(codec_.kind) + "\"");
-      }
-      return codec_.decode_list_protobuf(*decoder, body_);
-    }
-    body_.reserve(body_.size() + kJsonPadding);
-    return codec_.decode_list(*decoder, JsonInput::Padded(body_));
-  }
-
-  size_t buffered() const override { return body_.size(); }
+  Status Feed(std::string_view) override { return error_; }
+  Result<ObjectList> Finish() override { return error_; }
+  size_t buffered() const override { return 0; }
 
  private:
-  const Codec& codec_;
-  ListEncoding encoding_;
-  std::string body_;
+  Error error_;
 };
 
 // JSON: see the header. Outside the items' elements every byte is kept in skeleton_ (except the
@@ -623,7 +603,7 @@ ListStreamDecoder::ListStreamDecoder(const Codec& codec, ListEncoding encoding,
   } else if (encoding == ListEncoding::kJson && codec.decode_list_item != nullptr) {
     impl_ = std::make_unique<JsonList>(codec, max_item_bytes);
   } else {
-    impl_ = std::make_unique<BufferedList>(codec, encoding);
+    impl_ = std::make_unique<UnsupportedList>(codec, encoding);
   }
   impl_->on_item = std::move(on_item);
   if (interner) {

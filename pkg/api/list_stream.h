@@ -12,7 +12,8 @@
 // contentType = 4} whose raw is the List message {metadata = 1 (ListMeta), items = 2 (repeated)};
 // each item is a length-delimited field, cut out once its bytes are there and given to
 // Codec::decode_list_item_protobuf. Fields are read in whatever order they come.
-// A codec without the per-item decoder for an encoding buffers the body and decodes it whole.
+// A codec without the per-item decoder for an encoding fails the decode (DecodeError) at once:
+// nothing is buffered whole.
 // Thread-compatible.
 #pragma once
 

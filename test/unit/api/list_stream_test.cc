@@ -375,5 +375,21 @@ TEST(ListStreamTest, ReplicaSetListsStreamAsJson) {
   EXPECT_FALSE(pb.ok());
 }
 
+// A codec without a per-item decoder for the answer's encoding refuses the list at its first
+// byte; it never buffers the body whole (which would be unbounded).
+TEST(ListStreamTest, CodecWithoutItemDecoderFailsAtTheFirstByte) {
+  Codec codec = ReplicaSetCodec();
+  codec.decode_list_item = nullptr;
+  ListStreamDecoder d(codec, ListEncoding::kJson);
+  Status s = d.Feed(R"({"kind":"ReplicaSetList","items":[)");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().reason, "DecodeError");
+  EXPECT_NE(s.error().message.find("no per-item JSON decoder for kind \"ReplicaSet\""),
+            std::string::npos)
+      << s.error().ToString();
+  EXPECT_EQ(d.buffered_bytes(), 0u);
+  EXPECT_FALSE(d.Finish().ok());
+}
+
 }  // namespace
 }  // namespace kcm::api
