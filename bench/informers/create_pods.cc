@@ -7,24 +7,14 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "pkg/client/api_errors.h"
-#include "pkg/client/kubeconfig.h"
+#include "bench/lib/bench_client.h"
 #include "pkg/client/resource_client.h"
 
 namespace {
-
-std::string Flag(int argc, char** argv, const std::string& name, const std::string& def) {
-  const std::string prefix = "--" + name + "=";
-  for (int i = 1; i < argc; ++i) {
-    if (std::strncmp(argv[i], prefix.c_str(), prefix.size()) == 0) return argv[i] + prefix.size();
-  }
-  return def;
-}
 
 std::string PodManifest(const std::string& name) {
   return R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + name +
@@ -36,29 +26,13 @@ std::string PodManifest(const std::string& name) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::string ns = Flag(argc, argv, "namespace", "bench-informers");
-  const int count = std::stoi(Flag(argc, argv, "count", "10000"));
-  const int threads = std::stoi(Flag(argc, argv, "threads", "32"));
-  const std::string prefix = Flag(argc, argv, "prefix", "p");
-  auto config = kcm::client::BuildConfigFromFlags("", Flag(argc, argv, "kubeconfig", ""));
-  if (!config.ok()) {
-    std::fprintf(stderr, "%s\n", config.error().ToString().c_str());
-    return 1;
-  }
-  config->qps = -1;
-  auto rest = kcm::client::RestClient::Create(*config);
-  if (!rest.ok()) {
-    std::fprintf(stderr, "%s\n", rest.error().ToString().c_str());
-    return 1;
-  }
-  kcm::client::ResourceClient namespaces(*rest, {"", "v1", "namespaces"}, false);
-  auto created_ns = namespaces.Create(
-      "", R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":")" + ns + R"("}})");
-  if (!created_ns.ok() && !kcm::errors::IsAlreadyExists(created_ns.error())) {
-    std::fprintf(stderr, "namespace: %s\n", created_ns.error().ToString().c_str());
-    return 1;
-  }
-  kcm::client::ResourceClient pods(*rest, {"", "v1", "pods"}, true);
+  const std::string ns = kcm::bench::Flag(argc, argv, "namespace", "bench-informers");
+  const int count = std::stoi(kcm::bench::Flag(argc, argv, "count", "10000"));
+  const int threads = std::stoi(kcm::bench::Flag(argc, argv, "threads", "32"));
+  const std::string prefix = kcm::bench::Flag(argc, argv, "prefix", "p");
+  auto rest = kcm::bench::UnthrottledClient(kcm::bench::Flag(argc, argv, "kubeconfig", ""));
+  kcm::bench::EnsureNamespace(rest, ns);
+  kcm::client::ResourceClient pods(rest, {"", "v1", "pods"}, true);
   std::atomic<int> next{0}, failed{0};
   const auto start = std::chrono::steady_clock::now();
   std::vector<std::thread> pool;

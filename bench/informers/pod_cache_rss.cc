@@ -14,7 +14,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <fstream>
 #include <memory>
 #include <mutex>
@@ -22,7 +21,7 @@
 #include <string>
 #include <thread>
 
-#include "pkg/client/kubeconfig.h"
+#include "bench/lib/bench_client.h"
 #include "pkg/client/resource_client.h"
 #include "pkg/informers/shared_informer_factory.h"
 
@@ -117,45 +116,26 @@ class InjectingListerWatcher final : public kcm::cache::ListerWatcher {
   Injecting* current_ = nullptr;
 };
 
-std::string Flag(int argc, char** argv, const std::string& name, const std::string& def) {
-  const std::string prefix = "--" + name + "=";
-  for (int i = 1; i < argc; ++i) {
-    if (std::strncmp(argv[i], prefix.c_str(), prefix.size()) == 0) return argv[i] + prefix.size();
-  }
-  return def;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::string kubeconfig = Flag(argc, argv, "kubeconfig", "");
-  const std::string ns = Flag(argc, argv, "namespace", "");
-  const long expect = std::stol(Flag(argc, argv, "expect", "0"));
-  const bool relist = Flag(argc, argv, "relist", "1") == "1";
-  const bool watch_list = Flag(argc, argv, "watch-list", "0") == "1";
+  const std::string kubeconfig = kcm::bench::Flag(argc, argv, "kubeconfig", "");
+  const std::string ns = kcm::bench::Flag(argc, argv, "namespace", "");
+  const long expect = std::stol(kcm::bench::Flag(argc, argv, "expect", "0"));
+  const bool relist = kcm::bench::Flag(argc, argv, "relist", "1") == "1";
+  const bool watch_list = kcm::bench::Flag(argc, argv, "watch-list", "0") == "1";
   // As --kube-api-content-type: protobuf by default (upstream's and client-go's default for pods).
   const std::string content_type =
-      Flag(argc, argv, "content-type", "application/vnd.kubernetes.protobuf");
+      kcm::bench::Flag(argc, argv, "content-type", "application/vnd.kubernetes.protobuf");
 
-  auto config = kcm::client::BuildConfigFromFlags("", kubeconfig);
-  if (!config.ok()) {
-    std::fprintf(stderr, "%s\n", config.error().ToString().c_str());
-    return 1;
-  }
-  config->qps = -1;
-  config->content_type = content_type;
-  auto rest = kcm::client::RestClient::Create(*config);
-  if (!rest.ok()) {
-    std::fprintf(stderr, "%s\n", rest.error().ToString().c_str());
-    return 1;
-  }
+  auto rest = kcm::bench::UnthrottledClient(kubeconfig, content_type);
   const long rss_before = StatusKB("VmRSS");
 
   std::shared_ptr<InjectingListerWatcher> lw;
   kcm::informers::SharedInformerFactoryOptions options;
   options.namespace_ = ns;
   options.use_watch_list = watch_list;
-  auto client = *rest;
+  auto client = rest;
   kcm::informers::SharedInformerFactory factory(
       [&lw, client, ns](const kcm::informers::ResourceType& r) {
         auto rc = std::make_shared<kcm::client::ResourceClient>(client, r.gvr, r.namespaced);

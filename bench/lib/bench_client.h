@@ -1,0 +1,61 @@
+// What the benchmark programs that talk to a real API server share: their `--name=value`
+// arguments, an unthrottled client from a kubeconfig, and their namespace. Header-only; each
+// program is one .cc file.
+#pragma once
+
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "pkg/client/api_errors.h"
+#include "pkg/client/kubeconfig.h"
+#include "pkg/client/resource_client.h"
+#include "pkg/client/rest_client.h"
+
+namespace kcm::bench {
+
+// The value of `--name=value` among the arguments, or `def`.
+inline std::string Flag(int argc, char** argv, std::string_view name, std::string def) {
+  const std::string prefix = "--" + std::string(name) + "=";
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg.starts_with(prefix)) return std::string(arg.substr(prefix.size()));
+  }
+  return def;
+}
+
+// A client for the kubeconfig's cluster with the QPS limit lifted (a benchmark measures the
+// client or the server, not the rate limiter); content_type as --kube-api-content-type, "" =
+// the default. Exits the program on an error.
+inline std::shared_ptr<client::RestClient> UnthrottledClient(const std::string& kubeconfig,
+                                                             const std::string& content_type = "") {
+  auto config = client::BuildConfigFromFlags("", kubeconfig);
+  if (!config.ok()) {
+    std::fprintf(stderr, "%s\n", config.error().ToString().c_str());
+    std::exit(1);
+  }
+  config->qps = -1;
+  if (!content_type.empty()) config->content_type = content_type;
+  auto rest = client::RestClient::Create(*config);
+  if (!rest.ok()) {
+    std::fprintf(stderr, "%s\n", rest.error().ToString().c_str());
+    std::exit(1);
+  }
+  return *rest;
+}
+
+// Creates the namespace unless it exists. Exits the program on another error.
+inline void EnsureNamespace(const std::shared_ptr<client::RestClient>& rest,
+                            const std::string& ns) {
+  client::ResourceClient namespaces(rest, {"", "v1", "namespaces"}, false);
+  auto created = namespaces.Create(
+      "", R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":")" + ns + R"("}})");
+  if (!created.ok() && !errors::IsAlreadyExists(created.error())) {
+    std::fprintf(stderr, "namespace %s: %s\n", ns.c_str(), created.error().ToString().c_str());
+    std::exit(1);
+  }
+}
+
+}  // namespace kcm::bench
