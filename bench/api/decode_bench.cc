@@ -16,6 +16,7 @@
 #include "pkg/api/json_input.h"
 #include "pkg/api/protobuf.h"
 #include "pkg/api/protobuf/wire.h"
+#include "test/unit/api/protobuf_writer.h"
 
 namespace {
 
@@ -177,18 +178,7 @@ void BM_ServerPodWatchEventProtobuf(benchmark::State& state) {
 }
 BENCHMARK(BM_ServerPodWatchEventProtobuf);
 
-std::string Varint(uint64_t v) {
-  std::string out;
-  while (v >= 0x80) {
-    out.push_back(static_cast<char>((v & 0x7f) | 0x80));
-    v >>= 7;
-  }
-  out.push_back(static_cast<char>(v));
-  return out;
-}
-std::string Bytes(uint32_t field, std::string_view payload) {
-  return Varint((uint64_t{field} << 3) | 2) + Varint(payload.size()) + std::string(payload);
-}
+using kcm::api::testing::Bytes;
 
 // A PodList of 500 copies of the server pod, enveloped as the API server sends it.
 void BM_PodList500Protobuf(benchmark::State& state) {

@@ -14,30 +14,17 @@
 #include "pkg/api/generic_object.h"
 #include "pkg/api/pod.h"
 #include "pkg/api/protobuf.h"
+#include "test/unit/api/protobuf_writer.h"
 #include "test/unit/api/testdata.h"
 
 namespace kcm::api {
 namespace {
 
-// --- protobuf encoding, enough to build lists ------------------------------------------------
+// --- protobuf lists (test/unit/api/protobuf_writer.h) ---------------------------------------
 
-std::string Varint(uint64_t v) {
-  std::string out;
-  while (v >= 0x80) {
-    out.push_back(static_cast<char>((v & 0x7f) | 0x80));
-    v >>= 7;
-  }
-  out.push_back(static_cast<char>(v));
-  return out;
-}
-
-std::string Bytes(uint32_t number, std::string_view bytes) {
-  return Varint((uint64_t{number} << 3) | 2) + Varint(bytes.size()) + std::string(bytes);
-}
-
-std::string VarintField(uint32_t number, uint64_t v) {
-  return Varint(uint64_t{number} << 3) + Varint(v);
-}
+using testing::Bytes;
+using testing::Envelope;
+using testing::VarintField;
 
 std::string PodMessage(const std::string& name, const std::string& rv, const std::string& node) {
   const std::string meta =
@@ -56,8 +43,7 @@ std::string ProtobufList(const std::vector<std::string>& items, const std::strin
   for (const auto& item : items) raw += Bytes(2, item);
   raw += Bytes(15, std::string(5000, 'z'));  // an unknown List field, skipped as it streams
   // What the API server writes: typeMeta, raw, and empty contentEncoding and contentType.
-  return std::string("k8s\0", 4) + Bytes(1, Bytes(1, "v1") + Bytes(2, kind)) + Bytes(2, raw) +
-         Bytes(3, "") + Bytes(4, "");
+  return Envelope(kind, raw) + Bytes(3, "") + Bytes(4, "");
 }
 
 std::vector<std::string> PodMessages(int n) {
@@ -259,9 +245,7 @@ TEST(ListStreamTest, StatusBodyIsNotAList) {
   ASSERT_FALSE(j.ok());
   EXPECT_EQ(j.error().reason, "DecodeError");
   const std::string status_msg = Bytes(3, "too old") + Bytes(4, "Expired") + VarintField(6, 410);
-  const std::string pb_status = std::string("k8s\0", 4) +
-                                Bytes(1, Bytes(1, "v1") + Bytes(2, "Status")) +
-                                Bytes(2, status_msg) + Bytes(3, "") + Bytes(4, "");
+  const std::string pb_status = Envelope("Status", status_msg) + Bytes(3, "") + Bytes(4, "");
   auto p = Stream(PodCodec(), ListEncoding::kProtobuf, pb_status, 7);
   ASSERT_FALSE(p.ok());
   EXPECT_EQ(p.error().reason, "DecodeError");

@@ -11,6 +11,7 @@
 #include "pkg/api/pod.h"
 #include "pkg/api/protobuf.h"
 #include "pkg/api/time.h"
+#include "test/unit/api/protobuf_writer.h"
 #include "test/unit/api/testdata.h"
 
 namespace kcm::api {
@@ -151,25 +152,10 @@ TEST(PodProtobufTest, SameWatchEventsAsJson) {
   EXPECT_FALSE(p.IsActive());
 }
 
-// A minimal protobuf writer for frames the server rarely sends (bookmarks, errors).
-std::string Varint(uint64_t v) {
-  std::string out;
-  while (v >= 0x80) {
-    out.push_back(static_cast<char>((v & 0x7f) | 0x80));
-    v >>= 7;
-  }
-  out.push_back(static_cast<char>(v));
-  return out;
-}
-std::string Bytes(uint32_t field, std::string_view payload) {
-  return Varint((uint64_t{field} << 3) | 2) + Varint(payload.size()) + std::string(payload);
-}
-std::string VarintField(uint32_t field, uint64_t v) {
-  return Varint(uint64_t{field} << 3) + Varint(v);
-}
-std::string Envelope(std::string_view kind, std::string_view raw) {
-  return std::string(kProtobufMagic) + Bytes(1, Bytes(1, "v1") + Bytes(2, kind)) + Bytes(2, raw);
-}
+using testing::Bytes;
+using testing::Envelope;
+using testing::Varint;
+using testing::VarintField;
 std::string WatchFrame(std::string_view type, std::string_view object) {
   return Bytes(1, type) + Bytes(2, Bytes(1, object));
 }
