@@ -508,7 +508,9 @@ TEST(ControllerTest, ReactionTimeSpansRetriesThatWroteNothing) {
 
 // awaiting_wake (a stale cache, with the ConsistencyStore to wake the key): nothing of the
 // rate limiter's — no delayed requeue, no failure counted — and the reconcile that the
-// Enqueuer's add starts continues the reaction from the original event.
+// Enqueuer's add starts continues the reaction from the original event. This is where ours
+// departs from upstream on purpose: its syncReplicaSet returns the stale-cache error, which
+// processNextWorkItem counts as a failure and requeues through AddRateLimited.
 TEST(ControllerTest, AwaitingWakeComesBackThroughTheEnqueuerOnly) {
   FakeClock clock;
   auto rec = std::make_shared<ScriptedReconciler>();
