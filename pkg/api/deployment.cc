@@ -158,12 +158,7 @@ Result<std::shared_ptr<const Deployment>> DecodeDeployment(Decoder& decoder, Jso
 }
 
 const Codec& DeploymentCodec() {
-  using F = internal::CodecFns<internal::kDeploymentFromValue>;
-  static const Codec codec{.kind = "Deployment",
-                           .decode = &F::Decode,
-                           .decode_list = &F::List,
-                           .decode_watch_event = &F::Watch,
-                           .decode_list_item = &F::ListItem};
+  static const Codec codec = internal::JsonCodec<internal::kDeploymentFromValue>("Deployment");
   return codec;
 }
 

@@ -118,12 +118,7 @@ Result<std::shared_ptr<const Event>> DecodeEvent(Decoder& decoder, JsonInput jso
 }
 
 const Codec& EventCodec() {
-  using F = internal::CodecFns<internal::EventFromValue>;
-  static const Codec codec{.kind = "Event",
-                           .decode = &F::Decode,
-                           .decode_list = &F::List,
-                           .decode_watch_event = &F::Watch,
-                           .decode_list_item = &F::ListItem};
+  static const Codec codec = internal::JsonCodec<internal::EventFromValue>("Event");
   return codec;
 }
 

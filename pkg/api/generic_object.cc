@@ -29,12 +29,7 @@ Result<std::shared_ptr<const GenericObject>> DecodeGenericObject(Decoder& decode
 }
 
 const Codec& GenericCodec() {
-  using F = internal::CodecFns<internal::kGenericFromValue>;
-  static const Codec codec{.kind = "",
-                           .decode = &F::Decode,
-                           .decode_list = &F::List,
-                           .decode_watch_event = &F::Watch,
-                           .decode_list_item = &F::ListItem};
+  static const Codec codec = internal::JsonCodec<internal::kGenericFromValue>("");
   return codec;
 }
 

@@ -110,12 +110,7 @@ Result<std::shared_ptr<const Lease>> DecodeLease(Decoder& decoder, JsonInput jso
 }
 
 const Codec& LeaseCodec() {
-  using F = internal::CodecFns<internal::kLeaseFromValue>;
-  static const Codec codec{.kind = "Lease",
-                           .decode = &F::Decode,
-                           .decode_list = &F::List,
-                           .decode_watch_event = &F::Watch,
-                           .decode_list_item = &F::ListItem};
+  static const Codec codec = internal::JsonCodec<internal::kLeaseFromValue>("Lease");
   return codec;
 }
 

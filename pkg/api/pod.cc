@@ -119,15 +119,13 @@ Result<std::shared_ptr<const Pod>> DecodePod(Decoder& decoder, JsonInput json) {
 }
 
 const Codec& PodCodec() {
-  using F = internal::CodecFns<internal::PodFromValue>;
-  static const Codec codec{.kind = "Pod",
-                           .decode = &F::Decode,
-                           .decode_list = &F::List,
-                           .decode_watch_event = &F::Watch,
-                           .decode_list_protobuf = &DecodePodListProtobuf,
-                           .decode_watch_event_protobuf = &DecodePodWatchEventProtobuf,
-                           .decode_list_item = &F::ListItem,
-                           .decode_list_item_protobuf = &DecodePodListItemProtobuf};
+  static const Codec codec = [] {
+    Codec c = internal::JsonCodec<internal::PodFromValue>("Pod");
+    c.decode_list_protobuf = &DecodePodListProtobuf;
+    c.decode_watch_event_protobuf = &DecodePodWatchEventProtobuf;
+    c.decode_list_item_protobuf = &DecodePodListItemProtobuf;
+    return c;
+  }();
   return codec;
 }
 

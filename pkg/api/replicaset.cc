@@ -84,12 +84,7 @@ Result<std::shared_ptr<const ReplicaSet>> DecodeReplicaSet(Decoder& decoder, Jso
 }
 
 const Codec& ReplicaSetCodec() {
-  using F = internal::CodecFns<internal::kReplicaSetFromValue>;
-  static const Codec codec{.kind = "ReplicaSet",
-                           .decode = &F::Decode,
-                           .decode_list = &F::List,
-                           .decode_watch_event = &F::Watch,
-                           .decode_list_item = &F::ListItem};
+  static const Codec codec = internal::JsonCodec<internal::kReplicaSetFromValue>("ReplicaSet");
   return codec;
 }
 

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "pkg/api/codec.h"
 #include "pkg/api/condition.h"
 #include "pkg/api/decoder.h"
 #include "pkg/api/intern_table.h"
@@ -137,6 +138,17 @@ struct CodecFns {
     return DecodeWatchEventWith(decoder, in, Fn);
   }
 };
+
+// The JSON decoders of a kind as its Codec (a kind read as protobuf too adds its own).
+template <FromValueFn Fn>
+constexpr Codec JsonCodec(std::string_view kind) {
+  using F = CodecFns<Fn>;
+  return Codec{.kind = kind,
+               .decode = &F::Decode,
+               .decode_list = &F::List,
+               .decode_watch_event = &F::Watch,
+               .decode_list_item = &F::ListItem};
+}
 
 template <typename T, FromValueFn Fn>
 Result<std::shared_ptr<const T>> DecodeTyped(Decoder& decoder, JsonInput in) {
