@@ -36,11 +36,7 @@ run_one() {
   $K create namespace "$ns" >/dev/null
   "$@" >"$log" 2>&1 &
   local pid=$!
-  # The controller is ready once it has synced its caches; both log their worker start.
-  for _ in $(seq 600); do
-    grep -qE 'Starting workers|Caches are synced' "$log" && break
-    sleep 0.1
-  done
+  wait_started "$log"
   local c0 t0 t_done="" perf_pid=""
   if [ "$label" = ours ] && [ -n "${PERF_OUT:-}" ]; then
     perf record -q -F 499 --call-graph dwarf,16384 -p "$pid" -o "$PERF_OUT" 2>/dev/null &

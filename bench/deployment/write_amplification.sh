@@ -62,10 +62,7 @@ run() {  # run <ours|upstream> <command...>
   "$@" --bind-address=127.0.0.1 --secure-port="$port" --leader-elect=false \
     --controllers=deployment,replicaset >"$out/$mode.log" 2>&1 &
   local pid=$!
-  for _ in $(seq 600); do
-    grep -qE 'Starting workers|Caches are synced' "$out/$mode.log" && break
-    sleep 0.1
-  done
+  wait_started "$out/$mode.log"
   local t0 c0
   t0=$(now)
   c0=$(cpu_ticks "$pid")

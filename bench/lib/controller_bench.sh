@@ -1,7 +1,8 @@
 # Shared by the controller scale benchmarks (bench/replicaset, bench/deployment); source it from
 # the repository root after setting `build`, `dir` (testbed state dir) and `NODES`.
 # Provides: $ours, $upstream, $K (kubectl as admin), $tick, bench_testbed_up, bench_testbed_down,
-# free_port, cpu_ticks <pid>, rss_kb <pid> (peak), now, delete_rs_and_pods <ns> <rs>.
+# free_port, cpu_ticks <pid>, rss_kb <pid> (peak), now, wait_started <log>,
+# delete_rs_and_pods <ns> <rs>.
 
 ours="$build/cmd/kube-controller-manager/kube-controller-manager"
 [ -x "$ours" ] || { echo "build $ours first" >&2; exit 1; }
@@ -28,6 +29,14 @@ free_port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0)
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 rss_kb() { awk '/VmHWM/ {print $2}' "/proc/$1/status"; }
 now() { date +%s.%N; }
+# Waits (≤ 60 s) until a controller manager's log shows its workers started: ours logs
+# "Starting workers", upstream "Caches are synced" once its informers have synced.
+wait_started() {
+  for _ in $(seq 600); do
+    grep -qE 'Starting workers|Caches are synced' "$1" && break
+    sleep 0.1
+  done
+}
 # Deletes ReplicaSet <rs> in <ns> and all pods there at once, then waits (≤ 5 min) until they are
 # gone: no namespace or garbage collector runs on the testbed, and the next run needs empty nodes.
 delete_rs_and_pods() {

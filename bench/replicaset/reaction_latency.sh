@@ -64,10 +64,7 @@ run_one() {
   $K create namespace "$ns" >/dev/null
   "$@" >"$log" 2>&1 &
   local pid=$!
-  for _ in $(seq 600); do
-    grep -qE 'Starting workers|Caches are synced' "$log" && break
-    sleep 0.1
-  done
+  wait_started "$log"
   $K -n "$ns" apply -f - >/dev/null <<YAML
 apiVersion: apps/v1
 kind: ReplicaSet

@@ -29,11 +29,7 @@ run_one() {
   $K create namespace "$ns" >/dev/null
   "$@" >"$log" 2>&1 &
   local pid=$!
-  # The controller is ready once it has synced its caches; both log their worker start.
-  for _ in $(seq 600); do
-    grep -qE 'Starting workers|Caches are synced' "$log" && break
-    sleep 0.1
-  done
+  wait_started "$log"
   local c0 t0 t_created="" t_ready=""
   c0=$(cpu_ticks "$pid"); t0=$(now)
   $K -n "$ns" apply -f - >/dev/null <<YAML
