@@ -90,6 +90,8 @@ def summary(seqs):
             if code == 409:
                 c[f"{kind} 409"] += 1
                 continue
+            if code == 404:  # e.g. a DELETE of a ReplicaSet that was already gone
+                c[f"{kind} 404"] += 1
             if verb in ("update", "patch"):
                 if not changed:
                     c[f"{kind} no-op"] += 1

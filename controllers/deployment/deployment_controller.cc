@@ -123,6 +123,25 @@ void DeploymentController::RecordWrite(const Deployment& d, const char* group_re
                         resource_version);
 }
 
+void DeploymentController::NoteDeleted(const api::ReplicaSet& rs) {
+  {
+    std::lock_guard lock(deleted_rss_mu_);
+    deleted_rss_.insert(rs.metadata.uid);
+  }
+  // The store is updated before the handlers run: if it no longer holds this ReplicaSet, its
+  // delete event has been (or is being) handled and would not erase an entry made after it.
+  auto cached = rs_informer_.lister.ByNamespace(rs.metadata.namespace_).Get(rs.metadata.name);
+  if (!cached.ok() || (*cached)->metadata.uid != rs.metadata.uid) {
+    std::lock_guard lock(deleted_rss_mu_);
+    deleted_rss_.erase(rs.metadata.uid);
+  }
+}
+
+bool DeploymentController::DeletedButStillCached(const api::ReplicaSet& rs) const {
+  std::lock_guard lock(deleted_rss_mu_);
+  return deleted_rss_.contains(rs.metadata.uid);
+}
+
 DeploymentController::~DeploymentController() {
   for (const auto& [informer, id] : store_sync_listeners_) informer->RemoveStoreSyncListener(id);
 }
@@ -274,6 +293,10 @@ std::vector<runtime::Request> DeploymentController::OnReplicaSetUpdate(
 
 std::vector<runtime::Request> DeploymentController::OnReplicaSetDelete(
     const api::ReplicaSet& rs) const {
+  {
+    std::lock_guard lock(deleted_rss_mu_);
+    deleted_rss_.erase(rs.metadata.uid);
+  }
   const api::OwnerReference* ref = rs.metadata.ControllerRef();
   if (ref == nullptr) return {};  // an orphan going away concerns nobody
   if (DeploymentPtr d = ResolveControllerRef(rs.metadata.namespace_, *ref)) {

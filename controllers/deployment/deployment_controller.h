@@ -14,8 +14,10 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <stop_token>
 #include <string>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -195,6 +197,10 @@ class DeploymentController final : public runtime::Reconciler {
   // Records a write of this sync for the read-your-own-writes check (no-op when it is off).
   void RecordWrite(const Deployment& d, const char* group_resource,
                    const std::string& resource_version);
+  // History cleanup's deletes that the ReplicaSet informer has not applied yet (see
+  // deleted_rss_).
+  void NoteDeleted(const api::ReplicaSet& rs);
+  bool DeletedButStillCached(const api::ReplicaSet& rs) const;
 
   informers::TypedInformer<api::Deployment> d_informer_;
   informers::TypedInformer<api::ReplicaSet> rs_informer_;
@@ -211,6 +217,17 @@ class DeploymentController final : public runtime::Reconciler {
   std::vector<std::pair<std::shared_ptr<cache::SharedIndexInformer>, uint64_t>>
       store_sync_listeners_;
   bool rs_uid_index_ = false;  // the ReplicaSet informer carries the controller UID index
+  // UIDs of the ReplicaSets cleanupDeployment deleted that the ReplicaSet cache still holds. A
+  // DELETE of a ReplicaSet answers with a Status, not the object, so there is no resourceVersion
+  // for the read-your-own-writes store to wait for; a sync that runs before the informer applied
+  // the delete would find the ReplicaSet still there and delete it again (a 404 upstream's
+  // cleanupDeployment ignores, but a request all the same). Cleanup treats these as already going
+  // away, as it treats one with a deletionTimestamp, which is what a caught-up cache would show.
+  // Entries leave when the informer's delete event arrives (OnReplicaSetDelete), or at once if
+  // the cache applied the delete before the entry was made. Guarded by deleted_rss_mu_; mutable
+  // because the event handlers are const.
+  mutable std::mutex deleted_rss_mu_;
+  mutable std::unordered_set<std::string> deleted_rss_;
 };
 
 }  // namespace kcm::deployment

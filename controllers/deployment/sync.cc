@@ -340,12 +340,15 @@ Result<bool> DeploymentController::IsScalingEvent(Deployment& d, const ReplicaSe
 }
 
 // upstream cleanupDeployment: delete the lowest-revision old RSs beyond revisionHistoryLimit that
-// are fully scaled down.
+// are fully scaled down. An RS being deleted does not count, nor one this controller deleted
+// that the cache still shows (deleted_rss_): deleting it again could only answer 404.
 Status DeploymentController::CleanupDeployment(const ReplicaSets& old_rss, const Deployment& d) {
   if (!util::HasRevisionHistoryLimit(d)) return OkStatus();
   ReplicaSets cleanable;
   for (const auto& rs : old_rss) {
-    if (rs && !rs->metadata.deletion_timestamp) cleanable.push_back(rs);
+    if (rs && !rs->metadata.deletion_timestamp && !DeletedButStillCached(*rs)) {
+      cleanable.push_back(rs);
+    }
   }
   const int64_t diff = static_cast<int64_t>(cleanable.size()) - *d.spec.revision_history_limit;
   if (diff <= 0) return OkStatus();
@@ -362,6 +365,7 @@ Status DeploymentController::CleanupDeployment(const ReplicaSets& old_rss, const
     VLOG(4) << "Trying to cleanup replica set " << cache::MetaNamespaceKeyFunc(*rs);
     Status s = replicasets_->Delete(rs->metadata.namespace_, rs->metadata.name, rs->metadata.uid);
     if (!s.ok() && !errors::IsNotFound(s.error())) return s;
+    NoteDeleted(*rs);
   }
   return OkStatus();
 }

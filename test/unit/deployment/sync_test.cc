@@ -355,6 +355,56 @@ TEST_F(DeploymentControllerTest, CleanupDeletesOnlyEligibleOldestBeyondLimit) {
   EXPECT_THAT(deleted, UnorderedElementsAre(r1->metadata.name, r3->metadata.name));
 }
 
+// upstream cleanupDeployment deletes the old RSs beyond the limit as its cache shows them; an RS it
+// has deleted is gone from a caught-up cache and no longer counts. Ours remembers its own deletes
+// until the informer applies them, so a sync that runs before that (the cache still holding the
+// deleted RS) does what a caught-up cache would make it do: no second DELETE of the same RS.
+TEST_F(DeploymentControllerTest, CleanupDeletesAnOldReplicaSetOnceThoughTheCacheStillHoldsIt) {
+  const std::string complete = R"({"observedGeneration":1,"replicas":3,"updatedReplicas":3,)"
+                               R"("availableReplicas":3})";
+  auto d = MakeDeployment({.image = "img:9", .revision_history_limit = 2, .status = complete});
+  Add(d);
+  Add(MakeRS(*d, {.image = "img:9", .replicas = 3, .revision = 4}));
+  auto r1 = MakeRS(*d, {.image = "img:1", .replicas = 0, .revision = 1});
+  auto r2 = MakeRS(*d, {.image = "img:2", .replicas = 0, .revision = 2});
+  auto r3 = MakeRS(*d, {.image = "img:3", .replicas = 0, .revision = 3});
+  for (const auto& rs : {r1, r2, r3}) Add(rs);
+  auto deleted = [&] {
+    std::vector<std::string> names;
+    for (const auto& a : Of("delete", "replicasets")) names.push_back(a.name);
+    return names;
+  };
+  ASSERT_TRUE(Sync().ok());  // 3 old, limit 2: the lowest revision goes
+  EXPECT_THAT(deleted(), ElementsAre(r1->metadata.name));
+
+  // The informer has not applied the delete: r1 is still cached, and still not deleted again.
+  actions_->Clear();
+  ASSERT_TRUE(Sync().ok());
+  EXPECT_THAT(deleted(), IsEmpty());
+
+  // It applies it (the store first, then the handler); with the limit lowered to 1 the next
+  // lowest revision goes, and only it.
+  ASSERT_TRUE(rs_index_->Delete(r1).ok());
+  EXPECT_THAT(Keys(controller_->OnReplicaSetDelete(*r1)), ElementsAre("default/foo"));
+  Reset(d_index_,
+        {MakeDeployment({.image = "img:9", .revision_history_limit = 1, .status = complete})});
+  actions_->Clear();
+  ASSERT_TRUE(Sync().ok());
+  EXPECT_THAT(deleted(), ElementsAre(r2->metadata.name));
+
+  // A delete answered 404 (someone else deleted r3 first) is no error, as upstream; the RS is
+  // gone all the same and is not deleted again while the cache still holds it.
+  Reset(d_index_,
+        {MakeDeployment({.image = "img:9", .revision_history_limit = 0, .status = complete})});
+  replicasets_->Fail("delete", Error{404, "NotFound", "not found", {}}, 1);
+  actions_->Clear();
+  ASSERT_TRUE(Sync().ok());
+  EXPECT_THAT(deleted(), ElementsAre(r3->metadata.name));
+  actions_->Clear();
+  ASSERT_TRUE(Sync().ok());
+  EXPECT_THAT(deleted(), IsEmpty());
+}
+
 // --- scaleReplicaSetAndRecordEvent ---------------------------------------------------------------
 TEST_F(DeploymentControllerTest, ScaleDownEvent) {
   auto d =
