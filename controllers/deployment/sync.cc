@@ -38,12 +38,10 @@ Status SetAnnotations(Value& obj, const std::map<std::string, std::string>& anno
 }  // namespace
 
 Status DeploymentController::UpdateStatus(Deployment& d) {
-  Result<std::string> with_annotations = api::MutateRawJson(
-      d.raw_json, [&](Value& obj) { return SetAnnotations(obj, d.metadata.annotations); });
+  Result<std::string> with_annotations =
+      api::ReplaceAnnotations(d.raw_json, d.metadata.annotations);
   if (!with_annotations.ok()) return with_annotations.error();
-  Deployment encoded = d;
-  encoded.raw_json = std::move(with_annotations).value();
-  Result<std::string> body = api::EncodeDeploymentStatus(encoded, d.status);
+  Result<std::string> body = api::EncodeDeploymentStatus(*with_annotations, d.status);
   if (!body.ok()) return body.error();
   auto updated =
       deployments_->UpdateStatus(d.metadata.namespace_, d.metadata.name, std::move(body).value());

@@ -1,6 +1,11 @@
 #include "pkg/api/object_builders.h"
 
+#include <algorithm>
+#include <span>
+
 #include "pkg/api/hash.h"
+#include "pkg/api/internal/raw_json.h"
+#include "pkg/api/internal/raw_json_lex.h"
 
 namespace kcm::api {
 
@@ -8,8 +13,7 @@ using json::Value;
 
 namespace {
 
-Status MergeStatus(Value& obj, const Value& fresh,
-                   std::initializer_list<std::string_view> modelled) {
+Status MergeStatus(Value& obj, const Value& fresh, std::span<const std::string_view> modelled) {
   Value* st = obj.Find("status");
   if (st == nullptr || !st->is_object()) {
     obj.Set("status", fresh);
@@ -25,6 +29,65 @@ Value StringMap(const std::map<std::string, std::string>& m) {
   for (const auto& [k, v] : m) out.Set(k, Value::String(v));
   return out;
 }
+
+// The status merge of MergeStatus spliced into the raw text: the unmodelled members of the
+// object's "status" kept verbatim and in order, then `fresh`'s members. nullopt when the splice
+// cannot be sure to match MergeStatus (raw_json.h), and the caller uses MergeStatus instead.
+std::optional<std::string> SpliceStatus(std::string_view raw, const Value& fresh,
+                                        std::span<const std::string_view> modelled) {
+  size_t begin = 0, end = 0;
+  std::optional<bool> found = internal::RawFindValue(raw, {"status"}, &begin, &end);
+  if (!found) return std::nullopt;
+  if (!*found || raw[begin] != '{') {
+    return internal::RawSetMember(raw, {"status"}, json::Serialize(fresh));
+  }
+  size_t close = 0;
+  auto members = internal::RawObjectMembers(raw, begin, &close);
+  if (!members) return std::nullopt;
+  std::string out;
+  out.reserve(raw.size() + 256);
+  out.append(raw.substr(0, begin));
+  out.push_back('{');
+  bool first = true;
+  for (const internal::RawMember& m : *members) {
+    bool ambiguous = false;
+    internal::FindRawMember(*members, m.key, &ambiguous);
+    if (ambiguous) return std::nullopt;  // an escaped or repeated key
+    if (std::find(modelled.begin(), modelled.end(), m.key) != modelled.end()) continue;
+    // A fresh member that is not in `modelled` would replace this one in place.
+    if (fresh.Find(m.key) != nullptr) return std::nullopt;
+    if (!first) out.push_back(',');
+    first = false;
+    out.append(raw.substr(m.begin, m.value_end - m.begin));
+  }
+  for (const auto& [k, v] : fresh.as_object()) {
+    if (!first) out.push_back(',');
+    first = false;
+    json::AppendQuoted(k, &out);
+    out.push_back(':');
+    json::SerializeTo(v, &out);
+  }
+  out.push_back('}');
+  out.append(raw.substr(end));
+  return out;
+}
+
+Result<std::string> EncodeStatus(std::string_view raw, const Value& fresh,
+                                 std::span<const std::string_view> modelled) {
+  if (std::optional<std::string> spliced = SpliceStatus(raw, fresh, modelled)) {
+    return std::move(*spliced);
+  }
+  return MutateRawJson(raw, [&](Value& obj) { return MergeStatus(obj, fresh, modelled); });
+}
+
+constexpr std::string_view kReplicaSetStatusFields[] = {
+    "replicas",          "fullyLabeledReplicas", "readyReplicas",
+    "availableReplicas", "terminatingReplicas",  "observedGeneration",
+    "conditions"};
+constexpr std::string_view kDeploymentStatusFields[] = {
+    "observedGeneration",  "replicas",          "updatedReplicas",
+    "readyReplicas",       "availableReplicas", "unavailableReplicas",
+    "terminatingReplicas", "conditions",        "collisionCount"};
 
 }  // namespace
 
@@ -48,6 +111,14 @@ std::string ReplicasMergePatch(std::string_view resource_version, int32_t replic
 
 Result<std::string> EncodeReplicaSetScale(const ReplicaSet& rs, int32_t replicas,
                                           const std::map<std::string, std::string>& annotations) {
+  std::optional<std::string> spliced =
+      internal::RawSetMember(rs.raw_json, {"spec", "replicas"}, std::to_string(replicas));
+  for (auto it = annotations.begin(); spliced && it != annotations.end(); ++it) {
+    std::string value;
+    json::AppendQuoted(it->second, &value);
+    spliced = internal::RawSetMember(*spliced, {"metadata", "annotations", it->first}, value);
+  }
+  if (spliced) return std::move(*spliced);
   return MutateRawJson(rs.raw_json, [&](Value& obj) -> Status {
     if (Status s = json::SetPath(obj, {"spec", "replicas"}, Value::Int(replicas)); !s.ok())
       return s;
@@ -61,21 +132,33 @@ Result<std::string> EncodeReplicaSetScale(const ReplicaSet& rs, int32_t replicas
   });
 }
 
-Result<std::string> EncodeReplicaSetStatus(const ReplicaSet& rs, const ReplicaSetStatus& status) {
-  return MutateRawJson(rs.raw_json, [&](Value& obj) {
-    return MergeStatus(obj, status.ToJson(),
-                       {"replicas", "fullyLabeledReplicas", "readyReplicas", "availableReplicas",
-                        "terminatingReplicas", "observedGeneration", "conditions"});
+Result<std::string> ReplaceAnnotations(std::string_view raw_json,
+                                       const std::map<std::string, std::string>& annotations) {
+  std::optional<std::string> spliced =
+      annotations.empty() ? internal::RawEraseMember(raw_json, {"metadata", "annotations"})
+                          : internal::RawSetMember(raw_json, {"metadata", "annotations"},
+                                                   json::Serialize(StringMap(annotations)));
+  if (spliced) return std::move(*spliced);
+  return MutateRawJson(raw_json, [&](Value& obj) -> Status {
+    if (annotations.empty()) {
+      json::ErasePath(obj, {"metadata", "annotations"});
+      return OkStatus();
+    }
+    return json::SetPath(obj, {"metadata", "annotations"}, StringMap(annotations));
   });
 }
 
+Result<std::string> EncodeReplicaSetStatus(const ReplicaSet& rs, const ReplicaSetStatus& status) {
+  return EncodeStatus(rs.raw_json, status.ToJson(), kReplicaSetStatusFields);
+}
+
+Result<std::string> EncodeDeploymentStatus(std::string_view raw_json,
+                                           const DeploymentStatus& status) {
+  return EncodeStatus(raw_json, status.ToJson(), kDeploymentStatusFields);
+}
+
 Result<std::string> EncodeDeploymentStatus(const Deployment& d, const DeploymentStatus& status) {
-  return MutateRawJson(d.raw_json, [&](Value& obj) {
-    return MergeStatus(
-        obj, status.ToJson(),
-        {"observedGeneration", "replicas", "updatedReplicas", "readyReplicas", "availableReplicas",
-         "unavailableReplicas", "terminatingReplicas", "conditions", "collisionCount"});
-  });
+  return EncodeDeploymentStatus(d.raw_json, status);
 }
 
 json::Value OwnerReferenceToJson(const OwnerReference& ref) {
@@ -92,6 +175,93 @@ json::Value OwnerReferenceToJson(const OwnerReference& ref) {
 OwnerReference ControllerOwnerReference(std::string api_version, std::string kind,
                                         const ObjectMeta& owner) {
   return OwnerReference{std::move(api_version), std::move(kind), owner.name, owner.uid, true, true};
+}
+
+namespace {
+
+// PodFromTemplate's body built as text: the template's metadata members and spec copied
+// verbatim. nullopt when the template's text cannot be read unambiguously (raw_json.h).
+std::optional<std::string> SplicePodFromTemplate(std::string_view tmpl,
+                                                 std::string_view generate_name,
+                                                 std::string_view ns,
+                                                 const OwnerReference* controller_ref) {
+  const size_t open = internal::SkipJsonSpace(tmpl, 0);
+  size_t close = 0;
+  auto top = internal::RawObjectMembers(tmpl, open, &close);
+  if (!top) return std::nullopt;
+  bool ambiguous = false;
+  const internal::RawMember* meta = internal::FindRawMember(*top, "metadata", &ambiguous);
+  const internal::RawMember* spec = internal::FindRawMember(*top, "spec", &ambiguous);
+  if (ambiguous) return std::nullopt;
+  std::optional<std::vector<internal::RawMember>> meta_members;
+  if (meta != nullptr) {
+    meta_members = internal::RawObjectMembers(tmpl, meta->value_begin, &close);
+    if (!meta_members) return std::nullopt;  // also a null metadata: the document model's case
+  }
+  std::string out;
+  out.reserve(tmpl.size() + 512);
+  out.append(R"({"apiVersion":"v1","kind":"Pod","metadata":{"generateName":)");
+  json::AppendQuoted(generate_name, &out);
+  if (!ns.empty()) {
+    out.append(R"(,"namespace":)");
+    json::AppendQuoted(ns, &out);
+  }
+  if (meta_members) {
+    for (std::string_view k : {"labels", "annotations", "finalizers"}) {
+      const internal::RawMember* m = internal::FindRawMember(*meta_members, k, &ambiguous);
+      if (ambiguous) return std::nullopt;
+      if (m == nullptr) continue;
+      std::string_view value = tmpl.substr(m->value_begin, m->value_end - m->value_begin);
+      if (value == "null") continue;
+      out.push_back(',');
+      json::AppendQuoted(k, &out);
+      out.push_back(':');
+      out.append(value);
+    }
+  }
+  if (controller_ref != nullptr) {
+    out.append(R"(,"ownerReferences":[)");
+    json::SerializeTo(OwnerReferenceToJson(*controller_ref), &out);
+    out.push_back(']');
+  }
+  out.append(R"(},"spec":)");
+  if (spec != nullptr) {
+    out.append(tmpl.substr(spec->value_begin, spec->value_end - spec->value_begin));
+  } else {
+    out.append("{}");
+  }
+  out.push_back('}');
+  return out;
+}
+
+}  // namespace
+
+Result<std::string> PodFromTemplate(const PodTemplate& pod_template, std::string_view generate_name,
+                                    std::string_view ns, const OwnerReference* controller_ref) {
+  if (std::optional<std::string> spliced =
+          SplicePodFromTemplate(pod_template.raw_json, generate_name, ns, controller_ref)) {
+    return std::move(*spliced);
+  }
+  auto tmpl = pod_template.ToJson();
+  if (!tmpl.ok()) return tmpl.error();
+  Value meta = Value::MakeObject();
+  meta.Set("generateName", Value::String(std::string(generate_name)));
+  if (!ns.empty()) meta.Set("namespace", Value::String(std::string(ns)));
+  for (std::string_view k : {"labels", "annotations", "finalizers"}) {
+    if (const Value* v = json::GetPath(*tmpl, {"metadata", k}); v != nullptr && !v->is_null()) {
+      meta.Set(k, *v);
+    }
+  }
+  if (controller_ref != nullptr) {
+    meta.Set("ownerReferences", Value::MakeArray({OwnerReferenceToJson(*controller_ref)}));
+  }
+  Value pod = Value::MakeObject();
+  pod.Set("apiVersion", Value::String("v1"));
+  pod.Set("kind", Value::String("Pod"));
+  pod.Set("metadata", std::move(meta));
+  const Value* spec = tmpl->Find("spec");
+  pod.Set("spec", spec != nullptr ? *spec : Value::MakeObject());
+  return json::Serialize(pod);
 }
 
 Result<std::string> NewReplicaSetFromDeployment(const Deployment& d,
@@ -143,28 +313,9 @@ Result<std::string> NewPodFromReplicaSet(const ReplicaSet& rs) {
     return Error::Local("InvalidArgument", "unable to create pods, no labels in the template of " +
                                                rs.metadata.namespace_ + "/" + rs.metadata.name);
   }
-  auto tmpl = rs.spec.pod_template.ToJson();
-  if (!tmpl.ok()) return tmpl.error();
-  Value meta = Value::MakeObject();
-  meta.Set("generateName", Value::String(rs.metadata.name + "-"));
-  meta.Set("namespace", Value::String(rs.metadata.namespace_));
-  for (std::string_view k : {"labels", "annotations", "finalizers"}) {
-    if (const Value* v = json::GetPath(*tmpl, {"metadata", k}); v != nullptr && !v->is_null()) {
-      meta.Set(k, *v);
-    }
-  }
-  Value owners = Value::MakeArray();
-  owners.as_array().push_back(
-      OwnerReferenceToJson(ControllerOwnerReference("apps/v1", "ReplicaSet", rs.metadata)));
-  meta.Set("ownerReferences", std::move(owners));
-
-  Value pod = Value::MakeObject();
-  pod.Set("apiVersion", Value::String("v1"));
-  pod.Set("kind", Value::String("Pod"));
-  pod.Set("metadata", std::move(meta));
-  const Value* spec = tmpl->Find("spec");
-  pod.Set("spec", spec != nullptr ? *spec : Value::MakeObject());
-  return json::Serialize(pod);
+  const OwnerReference owner = ControllerOwnerReference("apps/v1", "ReplicaSet", rs.metadata);
+  return PodFromTemplate(rs.spec.pod_template, rs.metadata.name + "-", rs.metadata.namespace_,
+                         &owner);
 }
 
 std::string AdoptOwnerPatch(const OwnerReference& owner, std::string_view object_uid) {

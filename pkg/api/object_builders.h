@@ -34,8 +34,18 @@ Result<std::string> EncodeReplicaSetScale(const ReplicaSet& rs, int32_t replicas
 
 // Full object (for PUT .../status) with the modelled status fields replaced by `status`
 // (zero fields removed as omitempty would) and unmodelled status fields kept.
+// Spliced into the raw text when it can be done unambiguously (internal/raw_json.h), else through
+// MutateRawJson; the two give the same object.
 Result<std::string> EncodeReplicaSetStatus(const ReplicaSet& rs, const ReplicaSetStatus& status);
 Result<std::string> EncodeDeploymentStatus(const Deployment& d, const DeploymentStatus& status);
+// The same from a Deployment's raw JSON (e.g. one whose annotations were just replaced).
+Result<std::string> EncodeDeploymentStatus(std::string_view raw_json,
+                                           const DeploymentStatus& status);
+
+// `raw_json` (an object) with metadata.annotations replaced by `annotations`, or the member
+// removed when `annotations` is empty; everything else verbatim.
+Result<std::string> ReplaceAnnotations(std::string_view raw_json,
+                                       const std::map<std::string, std::string>& annotations);
 
 struct NewReplicaSetOptions {
   std::string pod_template_hash;  // from ComputePodTemplateHash
@@ -49,6 +59,14 @@ struct NewReplicaSetOptions {
 // hash label added}.
 Result<std::string> NewReplicaSetFromDeployment(const Deployment& d,
                                                 const NewReplicaSetOptions& opts);
+
+// The create body of a pod from a template (upstream GetPodFromTemplate): generateName, the
+// namespace when not empty, the template's labels, annotations and finalizers, the controller
+// ownerReference when given, the template's spec verbatim. Built as text from the template's raw
+// JSON when it reads unambiguously (internal/raw_json.h), else through the document model; the
+// two give the same object.
+Result<std::string> PodFromTemplate(const PodTemplate& pod_template, std::string_view generate_name,
+                                    std::string_view ns, const OwnerReference* controller_ref);
 
 // The create body of a pod from a ReplicaSet's template (R11): generateName "<rs>-", namespace,
 // the template's labels, annotations and finalizers, one ownerReference {apps/v1, ReplicaSet,

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "pkg/api/json.h"
+#include "pkg/api/json_find.h"
 #include "pkg/api/object_builders.h"
 #include "pkg/client/api_errors.h"
 #include "pkg/client/resource_client.h"
@@ -20,29 +21,7 @@ Result<std::string> GetPodFromTemplate(const api::PodTemplate& pod_template, std
   if (pod_template.labels.empty()) {
     return Error::Local("InvalidArgument", "unable to create pods, no labels");
   }
-  Result<json::Value> tmpl = pod_template.ToJson();
-  if (!tmpl.ok()) return tmpl.error();
-
-  json::Value meta = json::Value::MakeObject();
-  meta.Set("generateName", json::Value::String(std::string(parent_name) + "-"));
-  if (!ns.empty()) meta.Set("namespace", json::Value::String(std::string(ns)));
-  // Copied as JSON, not through our model, so fields we do not model survive (decision 1).
-  for (std::string_view field : {"labels", "annotations", "finalizers"}) {
-    const json::Value* v = json::GetPath(*tmpl, {"metadata", field});
-    if (v != nullptr && !v->is_null()) meta.Set(field, *v);
-  }
-  if (controller_ref != nullptr) {
-    meta.Set("ownerReferences",
-             json::Value::MakeArray({api::OwnerReferenceToJson(*controller_ref)}));
-  }
-
-  json::Value pod = json::Value::MakeObject();
-  pod.Set("apiVersion", json::Value::String("v1"));
-  pod.Set("kind", json::Value::String("Pod"));
-  pod.Set("metadata", std::move(meta));
-  const json::Value* spec = tmpl->Find("spec");
-  pod.Set("spec", spec != nullptr ? *spec : json::Value::MakeObject());
-  return json::Serialize(pod);
+  return api::PodFromTemplate(pod_template, std::string(parent_name) + "-", ns, controller_ref);
 }
 
 RealPodControl::RealPodControl(std::shared_ptr<client::ResourceClient> pods,
@@ -73,7 +52,14 @@ Status RealPodControl::CreatePods(std::string_view ns, const api::PodTemplate& p
     return created.error();
   }
   std::string name;
-  if (Result<json::Value> pod = json::Parse(*created); pod.ok()) {
+  // Two fields of the answer; the whole pod is decoded only when they cannot be read plainly.
+  std::optional<std::string> plain_name = json::FindPlainString(*created, {"metadata", "name"});
+  std::optional<std::string> plain_rv =
+      json::FindPlainString(*created, {"metadata", "resourceVersion"});
+  if (plain_name && plain_rv) {
+    name = std::move(*plain_name);
+    if (on_write_) on_write_(ns, controller_ref, *plain_rv);
+  } else if (Result<json::Value> pod = json::Parse(*created); pod.ok()) {
     if (const json::Value* v = json::GetPath(*pod, {"metadata", "name"}); v && v->is_string()) {
       name = v->as_string();
     }

@@ -2,73 +2,32 @@
 
 #include <cstddef>
 
+#include "pkg/api/internal/raw_json_lex.h"
+
 namespace kcm::api::internal {
 namespace {
-
-bool IsSpace(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
-}
-
-// The index just past the string whose opening quote is at `i`.
-size_t SkipString(std::string_view s, size_t i) {
-  for (++i; i < s.size(); ++i) {
-    if (s[i] == '\\') {
-      ++i;
-    } else if (s[i] == '"') {
-      return i + 1;
-    }
-  }
-  return s.size();
-}
-
-size_t SkipSpace(std::string_view s, size_t i) {
-  while (i < s.size() && IsSpace(s[i])) ++i;
-  return i;
-}
-
-// The index just past the JSON value starting at `i` (a string, a container or a scalar).
-size_t SkipValue(std::string_view s, size_t i) {
-  if (i >= s.size()) return s.size();
-  if (s[i] == '"') return SkipString(s, i);
-  if (s[i] == '{' || s[i] == '[') {
-    int depth = 0;
-    for (; i < s.size(); ++i) {
-      const char c = s[i];
-      if (c == '"') {
-        i = SkipString(s, i) - 1;
-      } else if (c == '{' || c == '[') {
-        ++depth;
-      } else if ((c == '}' || c == ']') && --depth == 0) {
-        return i + 1;
-      }
-    }
-    return s.size();
-  }
-  while (i < s.size() && s[i] != ',' && s[i] != '}' && s[i] != ']' && !IsSpace(s[i])) ++i;
-  return i;
-}
 
 // Finds the member `key` of the object whose '{' is at `open`: sets [*member_begin, *member_end)
 // to the span from the key's opening quote to the end of its value and returns true.
 bool FindMember(std::string_view s, size_t open, std::string_view key, size_t* member_begin,
                 size_t* value_begin, size_t* member_end) {
-  size_t i = SkipSpace(s, open + 1);
+  size_t i = SkipJsonSpace(s, open + 1);
   while (i < s.size() && s[i] == '"') {
-    const size_t key_end = SkipString(s, i);
+    const size_t key_end = SkipJsonString(s, i);
     const std::string_view name = s.substr(i + 1, key_end - i - 2);
-    size_t colon = SkipSpace(s, key_end);
+    size_t colon = SkipJsonSpace(s, key_end);
     if (colon >= s.size() || s[colon] != ':') return false;
-    const size_t v = SkipSpace(s, colon + 1);
-    const size_t end = SkipValue(s, v);
+    const size_t v = SkipJsonSpace(s, colon + 1);
+    const size_t end = SkipJsonValue(s, v);
     if (name == key) {
       *member_begin = i;
       *value_begin = v;
       *member_end = end;
       return true;
     }
-    i = SkipSpace(s, end);
+    i = SkipJsonSpace(s, end);
     if (i >= s.size() || s[i] != ',') return false;
-    i = SkipSpace(s, i + 1);
+    i = SkipJsonSpace(s, i + 1);
   }
   return false;
 }
@@ -76,7 +35,7 @@ bool FindMember(std::string_view s, size_t open, std::string_view key, size_t* m
 }  // namespace
 
 std::string StripManagedFields(std::string_view json) {
-  const size_t open = SkipSpace(json, 0);
+  const size_t open = SkipJsonSpace(json, 0);
   size_t meta_begin = 0, meta_value = 0, meta_end = 0;
   if (open >= json.size() || json[open] != '{' ||
       !FindMember(json, open, "metadata", &meta_begin, &meta_value, &meta_end) ||
@@ -88,12 +47,12 @@ std::string StripManagedFields(std::string_view json) {
     return std::string(json);
   }
   // Remove the member with the comma after it, or, when it is the last member, the one before.
-  const size_t after = SkipSpace(json, end);
+  const size_t after = SkipJsonSpace(json, end);
   if (after < json.size() && json[after] == ',') {
-    end = SkipSpace(json, after + 1);
+    end = SkipJsonSpace(json, after + 1);
   } else {
     size_t before = begin;
-    while (before > meta_value + 1 && IsSpace(json[before - 1])) --before;
+    while (before > meta_value + 1 && IsJsonSpace(json[before - 1])) --before;
     if (json[before - 1] == ',') begin = before - 1;
   }
   std::string out;

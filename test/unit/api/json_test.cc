@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "pkg/api/json_find.h"
+
 namespace kcm::api::json {
 namespace {
 
@@ -89,6 +91,20 @@ TEST(JsonTest, AsInt64OnlyForIntegerLiteralsInRange) {
   EXPECT_EQ(Parse("12")->as_int64(), 12);
   EXPECT_EQ(Parse("1.5")->as_int64(), std::nullopt);
   EXPECT_EQ(Parse("99999999999999999999")->as_int64(), std::nullopt);
+}
+
+TEST(JsonTest, FindPlainString) {
+  const std::string_view pod =
+      R"({"kind":"Pod","metadata":{"name":"web-x7","resourceVersion":"42","labels":{"a":"b"}},)"
+      R"("spec":{"containers":[{"name":"c"}]},"status":{"phase":"Pending"}})";
+  EXPECT_EQ(FindPlainString(pod, {"metadata", "name"}), "web-x7");
+  EXPECT_EQ(FindPlainString(pod, {"metadata", "resourceVersion"}), "42");
+  EXPECT_EQ(FindPlainString(pod, {"status", "phase"}), "Pending");
+  EXPECT_EQ(FindPlainString(pod, {"metadata", "uid"}), std::nullopt);       // absent
+  EXPECT_EQ(FindPlainString(pod, {"metadata", "labels"}), std::nullopt);    // not a string
+  EXPECT_EQ(FindPlainString(R"({"a":"x\"y"})", {"a"}), std::nullopt);       // escapes
+  EXPECT_EQ(FindPlainString(R"({"a":"1","a":"2"})", {"a"}), std::nullopt);  // repeated
+  EXPECT_EQ(FindPlainString("not json", {"a"}), std::nullopt);
 }
 
 }  // namespace

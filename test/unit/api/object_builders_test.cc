@@ -71,6 +71,112 @@ TEST(ObjectBuildersTest, StatusUpdateKeepsUnmodelledStatusFields) {
                                   *GetPath(orig, {"status", "conditions"})));
 }
 
+// The status encoders splice the new status into the raw text; the object must be the one the
+// document model gives (decode, erase the modelled members, append the fresh ones), for objects
+// with and without a status, a null status, unknown status members, other spacing, and text the
+// splice declines (escaped or repeated keys), where the document model is used.
+TEST(ObjectBuildersTest, SplicedStatusEqualsTheDocumentModel) {
+  const std::string rs_json(testing::ApiTestdata("replicaset.json"));
+  const std::string spec = R"("spec":{"replicas":2,"selector":{"matchLabels":{"a":"b"}}})";
+  const std::vector<std::string> inputs = {
+      rs_json,
+      R"({"metadata":{"name":"r","namespace":"n","resourceVersion":"5"},)" + spec + "}",
+      R"({"metadata":{"name":"r","namespace":"n"},)" + spec + R"(,"status":null})",
+      R"({"metadata":{"name":"r"},)" + spec +
+          R"(,"status":{"x":{"y":[1,"}"]},"replicas":9,"conditions":[],"z":"\u003c"}})",
+      "{ \"metadata\" : { \"name\" : \"r\" } ,\n \"status\" : { \"readyReplicas\" : 1 , "
+      "\"future\" : 2 } }",
+      R"({"metadata":{"name":"r"},"status":{"st\u0061te":1,"replicas":2}})",
+      R"({"metadata":{"name":"r"},"status":{"future":1,"future":2,"replicas":2}})",
+  };
+  ReplicaSetStatus st;
+  st.replicas = 4;
+  st.ready_replicas = 3;
+  st.observed_generation = 8;
+  st.conditions.push_back(
+      Condition{"ReplicaFailure", "True", "R", "m", std::nullopt, std::nullopt});
+  for (const std::string& in : inputs) {
+    SCOPED_TRACE(in);
+    ReplicaSet rs;
+    rs.raw_json = in;
+    auto body = EncodeReplicaSetStatus(rs, st);
+    ASSERT_TRUE(body.ok()) << body.error().ToString();
+    Value want = *json::Parse(in);
+    Value* old = want.Find("status");
+    if (old == nullptr || !old->is_object()) {
+      want.Set("status", st.ToJson());
+    } else {
+      for (std::string_view k :
+           {"replicas", "fullyLabeledReplicas", "readyReplicas", "availableReplicas",
+            "terminatingReplicas", "observedGeneration", "conditions"}) {
+        old->Erase(k);
+      }
+      const Value fresh = st.ToJson();
+      for (const auto& [k, v] : fresh.as_object()) old->Set(k, v);
+    }
+    auto got = json::Parse(*body);
+    ASSERT_TRUE(got.ok()) << *body;
+    EXPECT_EQ(json::Serialize(*got), json::Serialize(want));
+  }
+  // The splice keeps the text outside the status as the server wrote it (the document model
+  // would have written the escaped "<" and "é" unescaped).
+  ReplicaSet rs;
+  rs.raw_json = inputs[3];
+  EXPECT_NE(EncodeReplicaSetStatus(rs, st)->find(R"("z":"\u003c")"), std::string::npos);
+  rs.raw_json = rs_json;
+  EXPECT_NE(EncodeReplicaSetStatus(rs, st)->find(R"("futureSpecField":"\u00e9t\u00e9)"),
+            std::string::npos);
+}
+
+TEST(ObjectBuildersTest, ReplaceAnnotations) {
+  const std::map<std::string, std::string> annotations = {{"b", "2"}, {"a", "1\""}};
+  EXPECT_EQ(*ReplaceAnnotations(R"({"metadata":{"name":"d","annotations":{"x":"y"}},"spec":{}})",
+                                annotations),
+            R"({"metadata":{"name":"d","annotations":{"a":"1\"","b":"2"}},"spec":{}})");
+  EXPECT_EQ(*ReplaceAnnotations(R"({"metadata":{"name":"d"},"spec":{}})", annotations),
+            R"({"metadata":{"name":"d","annotations":{"a":"1\"","b":"2"}},"spec":{}})");
+  EXPECT_EQ(*ReplaceAnnotations(R"({"metadata":{"annotations":{"x":"y"},"name":"d"}})", {}),
+            R"({"metadata":{"name":"d"}})");
+  EXPECT_EQ(*ReplaceAnnotations(R"({"metadata":{"name":"d"}})", {}),
+            R"({"metadata":{"name":"d"}})");
+  // A null metadata is the document model's case (it becomes an object).
+  EXPECT_EQ(*ReplaceAnnotations(R"({"metadata":null})", annotations),
+            R"({"metadata":{"annotations":{"a":"1\"","b":"2"}}})");
+}
+
+TEST(ObjectBuildersTest, ScaleCreatesMissingAnnotations) {
+  ReplicaSet rs;
+  rs.raw_json = R"({"metadata":{"name":"r"},"spec":{"replicas":1}})";
+  EXPECT_EQ(*EncodeReplicaSetScale(rs, 5, {{"k", "v"}, {"a", "b"}}),
+            R"({"metadata":{"name":"r","annotations":{"a":"b","k":"v"}},"spec":{"replicas":5}})");
+}
+
+// Pods from the template: built as text, the same object as the document model's version.
+TEST(ObjectBuildersTest, PodBodyFromTemplateText) {
+  auto rs = LoadRs();
+  auto body = NewPodFromReplicaSet(*rs);
+  ASSERT_TRUE(body.ok());
+  Value pod = *json::Parse(*body);
+  Value tmpl = *json::Parse(rs->spec.pod_template.raw_json);
+  EXPECT_EQ(json::Serialize(*GetPath(pod, {"metadata", "labels"})),
+            json::Serialize(*GetPath(tmpl, {"metadata", "labels"})));
+  EXPECT_EQ(GetPath(pod, {"metadata", "finalizers"}), nullptr);
+  EXPECT_EQ(GetPath(pod, {"metadata", "creationTimestamp"}), nullptr);
+
+  ReplicaSet other = *rs;
+  other.spec.pod_template.raw_json =
+      R"({"metadata":{"labels":{"a":"b"},"annotations":null,"finalizers":["f"]}})";
+  Value p2 = *json::Parse(*NewPodFromReplicaSet(other));
+  EXPECT_EQ(GetPath(p2, {"metadata", "annotations"}), nullptr);
+  EXPECT_EQ(json::Serialize(*GetPath(p2, {"metadata", "finalizers"})), R"(["f"])");
+  EXPECT_EQ(json::Serialize(*GetPath(p2, {"spec"})), "{}");
+  // Escaped keys: the document model decides (and decodes the key).
+  other.spec.pod_template.raw_json = R"({"metadata":{"l\u0061bels":{"a":"b"}},"spec":{"x":1}})";
+  Value p3 = *json::Parse(*NewPodFromReplicaSet(other));
+  EXPECT_EQ(GetPath(p3, {"metadata", "labels", "a"})->as_string(), "b");
+  EXPECT_EQ(GetPath(p3, {"spec", "x"})->as_int64(), 1);
+}
+
 TEST(ObjectBuildersTest, ReplicasMergePatch) {
   EXPECT_EQ(ReplicasMergePatch("42", 3),
             R"({"metadata":{"resourceVersion":"42"},"spec":{"replicas":3}})");
