@@ -132,5 +132,44 @@ TEST(PodTemplateTest, EqualIgnoreHash) {
   EXPECT_FALSE(*EqualIgnoreHash(a, c));
 }
 
+// EqualIgnoreHash's cases, whichever way they are decided (text after the hash label is cut
+// out, or the documents): only the template's own pod-template-hash label is ignored.
+TEST(PodTemplateTest, EqualIgnoreHashEdgeCases) {
+  auto eq = [](std::string a, std::string b) {
+    return *EqualIgnoreHash(PodTemplate{std::move(a), {}}, PodTemplate{std::move(b), {}});
+  };
+  const std::string spec = R"("spec":{"containers":[{"name":"c","image":"i"}]})";
+  // The label first, last, alone, or absent on one side; its value does not matter.
+  EXPECT_TRUE(eq(R"({"metadata":{"labels":{"a":"1","pod-template-hash":"x"}},)" + spec + "}",
+                 R"({"metadata":{"labels":{"a":"1"}},)" + spec + "}"));
+  EXPECT_TRUE(eq(R"({"metadata":{"labels":{"pod-template-hash":"x","a":"1"}},)" + spec + "}",
+                 R"({"metadata":{"labels":{"a":"1","pod-template-hash":"y"}},)" + spec + "}"));
+  EXPECT_TRUE(eq(R"({"metadata":{"labels":{"pod-template-hash":"x"}},)" + spec + "}",
+                 R"({"metadata":{},)" + spec + "}"));
+  EXPECT_TRUE(
+      eq(R"({"metadata":{"labels":{"pod-template-hash":"x"}},)" + spec + "}", "{" + spec + "}"));
+  // The same key elsewhere is not ignored: in annotations, or in the pod spec.
+  EXPECT_FALSE(eq(R"({"metadata":{"annotations":{"pod-template-hash":"x"}},)" + spec + "}",
+                  R"({"metadata":{"annotations":{"pod-template-hash":"y"}},)" + spec + "}"));
+  EXPECT_FALSE(
+      eq(R"({"metadata":{"labels":{"a":"1"}},"spec":{"nodeSelector":{"pod-template-hash":"x"}}})",
+         R"({"metadata":{"labels":{"a":"1"}},"spec":{"nodeSelector":{"pod-template-hash":"y"}}})"));
+  // Other labels still count.
+  EXPECT_FALSE(eq(R"({"metadata":{"labels":{"a":"1","pod-template-hash":"x"}},)" + spec + "}",
+                  R"({"metadata":{"labels":{"a":"2","pod-template-hash":"x"}},)" + spec + "}"));
+  // Equal documents written differently: member order, spacing, number spelling, null or empty
+  // members, an escaped key.
+  EXPECT_TRUE(eq(R"({"spec":{"x":1.0,"containers":[{"image":"i","name":"c"}]},"metadata":{}})",
+                 "{ \"metadata\" : { \"labels\" : { \"pod-template-hash\" : \"x\" } } , "
+                 "\"spec\" : {\"containers\":[{\"name\":\"c\",\"image\":\"i\",\"env\":[]}],"
+                 "\"x\":1} }"));
+  EXPECT_TRUE(eq(R"({"metadata":{"labels":{"a":"1","pod-templ\u0061te-hash":"x"}},)" + spec + "}",
+                 R"({"metadata":{"labels":{"a":"1"}},)" + spec + "}"));
+  // Empty templates.
+  EXPECT_TRUE(eq("", "{}"));
+  EXPECT_TRUE(eq("", R"({"metadata":{"labels":{"pod-template-hash":"x"}}})"));
+  EXPECT_FALSE(eq("", "{" + spec + "}"));
+}
+
 }  // namespace
 }  // namespace kcm::api
