@@ -361,7 +361,8 @@ Status DeploymentController::CleanupDeployment(const ReplicaSets& old_rss, const
       continue;
     }
     VLOG(4) << "Trying to cleanup replica set " << cache::MetaNamespaceKeyFunc(*rs);
-    Status s = replicasets_->Delete(rs->metadata.namespace_, rs->metadata.name, rs->metadata.uid);
+    Status s =
+        replicasets_->Delete(rs->metadata.namespace_, rs->metadata.name, rs->metadata.uid.str());
     if (!s.ok() && !errors::IsNotFound(s.error())) return s;
     NoteDeleted(*rs);
   }

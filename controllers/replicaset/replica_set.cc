@@ -265,7 +265,7 @@ void ReplicaSetController::RecordPodWrite(std::string_view ns, const api::OwnerR
 std::vector<runtime::Enqueue> ReplicaSetController::DeleteReplicaSet(const ReplicaSetPtr& rs) {
   const std::string key = cache::MetaNamespaceKeyFunc(*rs);
   VLOG(4) << "Deleting ReplicaSet " << key;
-  if (consistency_) consistency_->Clear(key, rs->metadata.uid);
+  if (consistency_) consistency_->Clear(key, rs->metadata.uid.str());
   expectations_.DeleteExpectations(key);
   return {runtime::RequestFor(*rs)};
 }

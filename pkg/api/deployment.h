@@ -15,6 +15,7 @@
 #include "pkg/api/label_selector.h"
 #include "pkg/api/object.h"
 #include "pkg/api/pod_template.h"
+#include "pkg/api/shared_text.h"
 #include "pkg/util/result.h"
 
 namespace kcm::api {
@@ -59,7 +60,9 @@ struct Deployment final : Object {
   ObjectMeta metadata;
   DeploymentSpec spec;
   DeploymentStatus status;
-  std::string raw_json;  // the whole object as received, without metadata.managedFields
+  // The whole object as received, without metadata.managedFields; spec.pod_template.raw_json
+  // points into it.
+  SharedText raw_json;
 
   std::string_view Kind() const override { return "Deployment"; }
   const ObjectMeta& Meta() const override { return metadata; }

@@ -77,8 +77,7 @@ std::string Event::ToJson() const {
   obj.Set("kind", Value::String("Event"));
   Value meta = Value::MakeObject();
   if (!metadata.name.empty()) meta.Set("name", Value::String(metadata.name));
-  if (!metadata.generate_name.empty())
-    meta.Set("generateName", Value::String(metadata.generate_name));
+  if (!generate_name.empty()) meta.Set("generateName", Value::String(generate_name));
   if (!metadata.namespace_.empty()) meta.Set("namespace", Value::String(metadata.namespace_));
   if (!metadata.resource_version.empty()) {
     meta.Set("resourceVersion", Value::String(metadata.resource_version));

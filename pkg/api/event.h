@@ -31,6 +31,7 @@ struct EventSource {
 
 struct Event final : Object {
   ObjectMeta metadata;
+  std::string generate_name;  // metadata.generateName (ObjectMeta does not model it)
   ObjectReference involved_object;
   std::string reason;
   std::string message;

@@ -10,16 +10,20 @@
 #include <vector>
 
 #include "pkg/api/shared_meta.h"
+#include "pkg/api/uid.h"
 
 namespace kcm::api {
 
 using Time = std::chrono::system_clock::time_point;
 
+// Not modelled: generateName (no controller reads it; the pods we create get theirs from the
+// template, and writes of ReplicaSets and Deployments start from their raw JSON, which keeps it),
+// deletionGracePeriodSeconds, managedFields. Every cached object carries one ObjectMeta, so each
+// field costs its size 60,000 times at 50,000 pods (docs/benchmarks.md, "Daemon at scale").
 struct ObjectMeta {
   std::string name;
-  std::string generate_name;
   std::string namespace_;
-  std::string uid;
+  Uid uid;  // 16 bytes for canonical UUID text, the text otherwise (uid.h)
   std::string resource_version;
   int64_t generation = 0;
   std::optional<Time> creation_timestamp;

@@ -172,8 +172,12 @@ Status ReadPodMeta(Ctx& ctx, std::string_view msg, ObjectMeta* meta,
         return ReadString(f, "metadata.name", &meta->name);
       case 3:
         return ReadString(f, "metadata.namespace", &meta->namespace_);
-      case 5:
-        return ReadString(f, "metadata.uid", &meta->uid);
+      case 5: {
+        std::string_view uid;
+        Status s = ViewBytes(f, "metadata.uid", &uid);
+        if (s.ok()) meta->uid = Uid(uid);
+        return s;
+      }
       case 6:
         return ReadString(f, "metadata.resourceVersion", &meta->resource_version);
       case 7:

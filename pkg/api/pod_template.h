@@ -7,12 +7,15 @@
 
 #include "pkg/api/json.h"
 #include "pkg/api/shared_meta.h"
+#include "pkg/api/shared_text.h"
 #include "pkg/util/result.h"
 
 namespace kcm::api {
 
 struct PodTemplate {
-  std::string raw_json;  // the exact `spec.template` object ("" when absent)
+  // The exact `spec.template` object ("" when absent). In a decoded ReplicaSet or Deployment a
+  // view into the object's own raw_json (one copy of the bytes, SharedText::Sub).
+  SharedText raw_json;
   // spec.template.metadata.labels. Immutable and interned like ObjectMeta::labels: a decoded
   // ReplicaSet's template labels are its own labels, so both point at one set.
   Labels labels;

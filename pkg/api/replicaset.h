@@ -14,6 +14,7 @@
 #include "pkg/api/label_selector.h"
 #include "pkg/api/object.h"
 #include "pkg/api/pod_template.h"
+#include "pkg/api/shared_text.h"
 #include "pkg/util/result.h"
 
 namespace kcm::api {
@@ -44,7 +45,9 @@ struct ReplicaSet final : Object {
   ObjectMeta metadata;
   ReplicaSetSpec spec;
   ReplicaSetStatus status;
-  std::string raw_json;  // the whole object as received, without metadata.managedFields
+  // The whole object as received, without metadata.managedFields; spec.pod_template.raw_json
+  // points into it.
+  SharedText raw_json;
 
   std::string_view Kind() const override { return "ReplicaSet"; }
   const ObjectMeta& Meta() const override { return metadata; }

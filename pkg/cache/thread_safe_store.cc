@@ -68,9 +68,20 @@ void ThreadSafeStore::Replace(std::unordered_map<std::string, api::ObjectPtr> it
   // The indices point at the keys of the old items: drop them first.
   indices_.clear();
   items_ = std::move(items);
+  for (const auto& [name, fn] : indexers_) BuildIndexLocked(indices_[name], fn);
+}
+
+void ThreadSafeStore::BuildIndexLocked(cache::Index& index, const IndexFunc& fn) const {
+  // The items come in hash order: append, then sort each key set once (inserting in order would
+  // move half a set's pointers per key).
   for (const auto& [key, obj] : items_) {
-    UpdateIndicesLocked(nullptr, obj.get(), &key);
+    for (const std::string& value : fn(*obj)) {
+      auto set = index.find(value);
+      if (set == index.end()) set = index.emplace(value, IndexKeySet{}).first;
+      set->second.push_back_unsorted(&key);
+    }
   }
+  for (auto& [value, keys] : index) keys.Sort();
 }
 
 Result<std::vector<api::ObjectPtr>> ThreadSafeStore::Index(const std::string& index_name,
@@ -86,10 +97,11 @@ Result<std::vector<api::ObjectPtr>> ThreadSafeStore::Index(const std::string& in
     for (const std::string& value : fn->second(obj)) {
       auto set = index->second.find(value);
       if (set != index->second.end()) {
-        keys.insert(set->second.begin(), set->second.end());
+        for (const std::string* key : set->second) keys.push_back_unsorted(key);
       }
     }
   }
+  keys.Sort();  // the union of the values' sets, each key once
   return ObjectsForKeysLocked(keys);
 }
 
@@ -157,10 +169,7 @@ Status ThreadSafeStore::AddIndexers(const Indexers& new_indexers) {
   for (const auto& [name, fn] : new_indexers) {
     indexers_.emplace(name, fn);
     // Existing items must be findable through the new index at once.
-    cache::Index& index = indices_[name];
-    for (const auto& [key, obj] : items_) {
-      UpdateOneIndex(index, {}, fn(*obj), &key);
-    }
+    BuildIndexLocked(indices_[name], fn);
   }
   return OkStatus();
 }
@@ -187,10 +196,7 @@ void ThreadSafeStore::UpdateOneIndex(cache::Index& index,
     if (set == index.end()) {
       continue;
     }
-    // Looked up by the key's text (KeyPtrLess).
-    if (auto entry = set->second.find(std::string_view(*key)); entry != set->second.end()) {
-      set->second.erase(entry);
-    }
+    set->second.erase(*key);  // by the key's text
     // Empty sets are dropped so that values of deleted objects do not accumulate (behaviour 5.2).
     if (set->second.empty()) {
       index.erase(set);

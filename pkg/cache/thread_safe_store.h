@@ -48,6 +48,8 @@ class ThreadSafeStore {
   static void UpdateOneIndex(cache::Index& index, const std::vector<std::string>& old_values,
                              const std::vector<std::string>& new_values, const std::string* key);
   std::vector<api::ObjectPtr> ObjectsForKeysLocked(const IndexKeySet& keys) const;
+  // Indexes every item with fn into index (empty before), in one pass and one sort per key set.
+  void BuildIndexLocked(cache::Index& index, const IndexFunc& fn) const;
 
   mutable std::shared_mutex mu_;
   // Node-based: a key's address is stable from insertion to erase (rehashing moves no node), which

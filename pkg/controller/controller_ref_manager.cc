@@ -15,8 +15,8 @@ namespace {
 
 std::string Describe(const api::Object& object) {
   const api::ObjectMeta& meta = object.Meta();
-  return std::string(object.Kind()) + " " + meta.namespace_ + "/" + meta.name + " (" + meta.uid +
-         ")";
+  return std::string(object.Kind()) + " " + meta.namespace_ + "/" + meta.name + " (" +
+         meta.uid.str() + ")";
 }
 
 }  // namespace
@@ -46,7 +46,7 @@ CanAdoptFunc RecheckDeletionTimestamp(std::function<Result<api::ObjectMeta>()> g
         const std::string name = fresh->namespace_ + "/" + fresh->name;
         if (fresh->uid != uid) {
           return Error::Local("UIDGone", "original " + kind + " " + name + " is gone: got uid " +
-                                             fresh->uid + ", wanted " + uid);
+                                             fresh->uid.str() + ", wanted " + uid);
         }
         if (fresh->deletion_timestamp) {
           return Error::Local("Deleting", name + " has just been deleted at " +
@@ -81,13 +81,13 @@ Status ControllerRefManager::AdoptObject(const api::Object& object, const PatchF
   }
   // The API server refuses the patch if another controller ownerReference exists, so a race with
   // another adopter cannot leave two controllers; the uid guards against a recreated object.
-  return patch(object.Meta(), api::AdoptOwnerPatch(owner_, object.Meta().uid));
+  return patch(object.Meta(), api::AdoptOwnerPatch(owner_, object.Meta().uid.str()));
 }
 
 Status ControllerRefManager::ReleaseObject(const api::Object& object, const PatchFunc& patch) {
   VLOG(2) << "Patching " << Describe(object) << " to remove its controllerRef to " << owner_.kind
           << " " << namespace_ << "/" << owner_.name;
-  Status status = patch(object.Meta(), api::ReleaseOwnerPatch(owner_.uid, object.Meta().uid));
+  Status status = patch(object.Meta(), api::ReleaseOwnerPatch(owner_.uid, object.Meta().uid.str()));
   if (status.ok()) return status;
   // Gone, or recreated under the same name (the uid precondition answers 422): nothing to release.
   if (errors::IsNotFound(status.error()) || errors::IsInvalid(status.error())) return OkStatus();

@@ -79,6 +79,13 @@ Status ReadStringAt(od::value v, std::string_view path, std::string* out) {
   return OkStatus();
 }
 
+Status ReadUidAt(od::value v, std::string_view path, Uid* out) {
+  std::string_view text;
+  if (auto ec = ReadStringView(v, &text); ec) return DecodeErrorAt(path, ec);
+  *out = Uid(text);
+  return OkStatus();
+}
+
 Status ReadInt32At(od::value v, std::string_view path, int32_t* out) {
   int64_t n = 0;
   if (auto ec =
@@ -213,14 +220,9 @@ Status DecodeObjectMeta(DecoderImpl& d, od::value v, ObjectMeta* meta, MetaMode 
     if (KeyIs(f, "name")) return ReadStringAt(f.value(), "metadata.name", &meta->name);
     if (KeyIs(f, "namespace"))
       return ReadStringAt(f.value(), "metadata.namespace", &meta->namespace_);
-    if (KeyIs(f, "uid")) return ReadStringAt(f.value(), "metadata.uid", &meta->uid);
+    if (KeyIs(f, "uid")) return ReadUidAt(f.value(), "metadata.uid", &meta->uid);
     if (KeyIs(f, "resourceVersion")) {
       return ReadStringAt(f.value(), "metadata.resourceVersion", &meta->resource_version);
-    }
-    // No controller reads a pod's generateName (it only names the pods we create, from the
-    // template); pods do not keep it (often longer than the short-string buffer).
-    if (KeyIs(f, "generateName") && mode == MetaMode::kFull) {
-      return ReadStringAt(f.value(), "metadata.generateName", &meta->generate_name);
     }
     if (KeyIs(f, "generation"))
       return ReadInt64At(f.value(), "metadata.generation", &meta->generation);
@@ -332,15 +334,40 @@ Status DecodeLabelSelector(od::value v, std::string_view path, std::optional<Lab
   return OkStatus();
 }
 
+namespace {
+
+// `part` (a span of kept.from) as a view into the object's kept raw JSON, where kept.from's bytes
+// before kept.cut_begin sit at the same offsets and those from kept.cut_end onwards are moved back
+// by the cut; a copy when `part` is not such a span.
+SharedText KeptTextOf(const DecoderImpl::KeptRaw& kept, std::string_view part) {
+  if (kept.kept == nullptr || part.empty() || part.data() < kept.from.data() ||
+      part.data() + part.size() > kept.from.data() + kept.from.size()) {
+    return SharedText(part);
+  }
+  const auto begin = static_cast<size_t>(part.data() - kept.from.data());
+  const size_t end = begin + part.size();
+  size_t offset = 0;
+  if (end <= kept.cut_begin) {
+    offset = begin;
+  } else if (begin >= kept.cut_end) {
+    offset = begin - (kept.cut_end - kept.cut_begin);
+  } else {
+    return SharedText(part);  // overlaps the cut: not a span of the kept text
+  }
+  return SharedText::Sub(*kept.kept, offset, part.size());
+}
+
+}  // namespace
+
 Status DecodePodTemplate(DecoderImpl& d, od::value v, int level, PodTemplate* out) {
   std::string_view raw;
   if (auto ec = RawJson(v, &raw); ec) return DecodeErrorAt("spec.template", ec);
   if (raw == "null") {
-    out->raw_json.clear();
+    out->raw_json = {};
     out->labels = {};
     return OkStatus();
   }
-  out->raw_json.assign(raw);
+  out->raw_json = KeptTextOf(d.kept_raw, raw);
   if (level >= kLevels) return DecodeErrorAt("spec.template", "document nested too deeply");
   // `raw` lies inside the caller's padded buffer, so it can be re-parsed in place.
   od::document doc;

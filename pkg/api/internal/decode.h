@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "pkg/api/codec.h"
@@ -18,6 +19,7 @@
 #include "pkg/api/label_selector.h"
 #include "pkg/api/object.h"
 #include "pkg/api/pod_template.h"
+#include "pkg/api/shared_text.h"
 #include "pkg/api/watch_event.h"
 
 namespace kcm::api::internal {
@@ -32,6 +34,16 @@ struct DecoderImpl {
   std::string generic_kind;               // for GenericObject list items without their own kind
   std::shared_ptr<InternTable> interner;  // never null
   std::vector<Labels::value_type> label_scratch;  // ReadLabelsAt's views, reused
+  // While FromValueKeepingRaw decodes the fields of a kind whose raw JSON is a SharedText: the
+  // text being decoded (`kept_from`, inside the caller's buffer), the kept copy, and the range
+  // cut out of it (managedFields). DecodePodTemplate makes the template a view into the copy.
+  struct KeptRaw {
+    std::string_view from;
+    const SharedText* kept = nullptr;
+    size_t cut_begin = 0;
+    size_t cut_end = 0;
+  };
+  KeptRaw kept_raw;
 
   // A padded view of `in`: in place when the caller promised padding, else copied to scratch.
   simdjson::padded_string_view Prepare(const JsonInput& in);
@@ -85,6 +97,7 @@ Status ForEachElement(od::value v, std::string_view path, Fn&& fn) {
 }
 
 Status ReadStringAt(od::value v, std::string_view path, std::string* out);
+Status ReadUidAt(od::value v, std::string_view path, Uid* out);
 Status ReadInt32At(od::value v, std::string_view path, int32_t* out);
 Status ReadInt64At(od::value v, std::string_view path, int64_t* out);
 Status ReadBoolAt(od::value v, std::string_view path, bool* out);
@@ -167,7 +180,21 @@ Result<ObjectPtr> FromValueKeepingRaw(DecoderImpl& d, od::value v, int level) {
   if (auto ec = RawJson(v, &raw); ec) return DecodeErrorAt("", ec);
   if (level >= kLevels) return DecodeErrorAt("", "document nested too deeply");
   auto obj = std::make_shared<T>();
-  if constexpr (kDropManagedFields) {
+  // Restores the enclosing kind's state on every return (an object decoded inside another).
+  struct KeptRawScope {
+    DecoderImpl& d;
+    DecoderImpl::KeptRaw saved;
+    ~KeptRawScope() { d.kept_raw = saved; }
+  } scope{d, d.kept_raw};
+  d.kept_raw = {};
+  if constexpr (std::is_same_v<decltype(obj->raw_json), SharedText>) {
+    size_t cut_begin = raw.size(), cut_end = raw.size();
+    if (!kDropManagedFields || !ManagedFieldsRange(raw, &cut_begin, &cut_end)) {
+      cut_begin = cut_end = raw.size();
+    }
+    obj->raw_json = SharedText::Concat(raw.substr(0, cut_begin), raw.substr(cut_end));
+    d.kept_raw = {raw, &obj->raw_json, cut_begin, cut_end};
+  } else if constexpr (kDropManagedFields) {
     obj->raw_json = StripManagedFields(raw);
   } else {
     obj->raw_json.assign(raw);

@@ -25,6 +25,16 @@ simdjson::error_code ReadString(od::value v, std::string* out) {
   return simdjson::SUCCESS;
 }
 
+simdjson::error_code ReadStringView(od::value v, std::string_view* out) {
+  bool is_null = false;
+  if (auto ec = v.is_null().get(is_null); ec) return ec;
+  if (is_null) {
+    *out = {};
+    return simdjson::SUCCESS;
+  }
+  return v.get_string().get(*out);
+}
+
 simdjson::error_code ReadInt(od::value v, int64_t min, int64_t max, int64_t* out) {
   bool is_null = false;
   if (auto ec = v.is_null().get(is_null); ec) return ec;

@@ -19,6 +19,8 @@ Error DecodeErrorAt(std::string_view path, simdjson::error_code ec);
 
 // Reads a string (unescaped). Null reads as "" (Go's zero value).
 simdjson::error_code ReadString(od::value v, std::string* out);
+// The same as a view into the parser's string buffer (valid until the next parse).
+simdjson::error_code ReadStringView(od::value v, std::string_view* out);
 // Reads an integer into [min,max]; null reads as 0. NUMBER_OUT_OF_RANGE past the bounds.
 simdjson::error_code ReadInt(od::value v, int64_t min, int64_t max, int64_t* out);
 simdjson::error_code ReadBool(od::value v, bool* out);

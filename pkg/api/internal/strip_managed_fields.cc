@@ -34,18 +34,16 @@ bool FindMember(std::string_view s, size_t open, std::string_view key, size_t* m
 
 }  // namespace
 
-std::string StripManagedFields(std::string_view json) {
+bool ManagedFieldsRange(std::string_view json, size_t* cut_begin, size_t* cut_end) {
   const size_t open = SkipJsonSpace(json, 0);
   size_t meta_begin = 0, meta_value = 0, meta_end = 0;
   if (open >= json.size() || json[open] != '{' ||
       !FindMember(json, open, "metadata", &meta_begin, &meta_value, &meta_end) ||
       json[meta_value] != '{') {
-    return std::string(json);
+    return false;
   }
   size_t begin = 0, value = 0, end = 0;
-  if (!FindMember(json, meta_value, "managedFields", &begin, &value, &end)) {
-    return std::string(json);
-  }
+  if (!FindMember(json, meta_value, "managedFields", &begin, &value, &end)) return false;
   // Remove the member with the comma after it, or, when it is the last member, the one before.
   const size_t after = SkipJsonSpace(json, end);
   if (after < json.size() && json[after] == ',') {
@@ -55,6 +53,14 @@ std::string StripManagedFields(std::string_view json) {
     while (before > meta_value + 1 && IsJsonSpace(json[before - 1])) --before;
     if (json[before - 1] == ',') begin = before - 1;
   }
+  *cut_begin = begin;
+  *cut_end = end;
+  return true;
+}
+
+std::string StripManagedFields(std::string_view json) {
+  size_t begin = 0, end = 0;
+  if (!ManagedFieldsRange(json, &begin, &end)) return std::string(json);
   std::string out;
   out.reserve(json.size() - (end - begin));
   out.append(json.substr(0, begin));

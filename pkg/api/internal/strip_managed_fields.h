@@ -16,4 +16,8 @@ namespace kcm::api::internal {
 // byte. Returns `json` unchanged when there is no such member.
 std::string StripManagedFields(std::string_view json);
 
+// The same cut as a range: [*begin, *end) of `json` is what StripManagedFields removes; false (and
+// nothing set) when it removes nothing. For callers that assemble the result themselves.
+bool ManagedFieldsRange(std::string_view json, size_t* begin, size_t* end);
+
 }  // namespace kcm::api::internal

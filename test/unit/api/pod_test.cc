@@ -16,7 +16,6 @@ TEST(PodTest, DecodesTheSharedPodIntoThePrunedRecord) {
   const Pod& p = **pod;
   EXPECT_EQ(p.Kind(), "Pod");
   EXPECT_EQ(p.metadata.name, "web-7d9f8b6c5d-x2k4q");
-  EXPECT_EQ(p.metadata.generate_name, "");  // pruned: no controller reads it
   EXPECT_EQ(p.metadata.namespace_, "prod");
   EXPECT_EQ(p.metadata.uid, "2f1c7a8e-5b3d-4e6f-9a0b-1c2d3e4f5a6b");
   EXPECT_EQ(p.metadata.resource_version, "123456789");

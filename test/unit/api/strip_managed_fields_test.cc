@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
+#include <string_view>
 
 #include "pkg/api/decoder.h"
 #include "pkg/api/deployment.h"
@@ -80,6 +82,51 @@ TEST(StripManagedFieldsTest, DecodedReplicaSetsAndDeploymentsKeepEverythingElse)
     EXPECT_EQ(kept.size() + std::string(R"("managedFields":,)").size() + kManaged.size(),
               raw.size())
         << kind;
+  }
+}
+
+// The template of a decoded ReplicaSet or Deployment is a view into the object's own kept JSON,
+// not a second copy, and is the exact template text — with managedFields cut before it (the
+// server's order), after it (spec first), or absent.
+TEST(StripManagedFieldsTest, TemplateIsAViewIntoTheKeptJson) {
+  const std::string tmpl =
+      R"({"metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"name":"c","image":"i"}]}})";
+  const std::string meta_with = R"("metadata":{"name":"a","managedFields":)" + kManaged + "}";
+  const std::string meta_without = R"("metadata":{"name":"a"})";
+  const std::string spec = R"("spec":{"replicas":1,"template":)" + tmpl + "}";
+  Decoder decoder;
+  for (const std::string kind : {"ReplicaSet", "Deployment"}) {
+    for (const std::string& raw :
+         {"{" + meta_with + "," + spec + "}", "{" + spec + "," + meta_with + "}",
+          "{" + meta_without + "," + spec + "}"}) {
+      const SharedText* kept = nullptr;
+      const PodTemplate* got = nullptr;
+      std::shared_ptr<const Object> hold;
+      if (kind == "ReplicaSet") {
+        auto rs = DecodeReplicaSet(decoder, raw);
+        ASSERT_TRUE(rs.ok()) << rs.error().ToString();
+        hold = *rs;
+        kept = &(*rs)->raw_json;
+        got = &(*rs)->spec.pod_template;
+      } else {
+        auto d = DecodeDeployment(decoder, raw);
+        ASSERT_TRUE(d.ok()) << d.error().ToString();
+        hold = *d;
+        kept = &(*d)->raw_json;
+        got = &(*d)->spec.pod_template;
+      }
+      EXPECT_EQ(got->raw_json, tmpl) << kind << " " << raw;
+      EXPECT_TRUE(got->raw_json.SharesBufferWith(*kept)) << kind << " " << raw;
+      EXPECT_EQ(kept->view().find("managedFields"), std::string_view::npos);
+      EXPECT_EQ(got->labels.at("app"), "web");
+      // A copy of the template outlives the object: it shares ownership of the bytes.
+      PodTemplate copy = *got;
+      hold.reset();
+      EXPECT_EQ(copy.raw_json, tmpl);
+    }
+    auto none = DecodeReplicaSet(decoder, R"({"metadata":{"name":"a"},"spec":{"template":null}})");
+    ASSERT_TRUE(none.ok()) << none.error().ToString();
+    EXPECT_TRUE((*none)->spec.pod_template.raw_json.empty());
   }
 }
 

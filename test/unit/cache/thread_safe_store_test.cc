@@ -4,8 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <memory>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "pkg/cache/indexer.h"
 #include "test/mocks/fake_lister_watcher.h"
@@ -15,6 +18,7 @@ namespace {
 
 using ::kcm::mocks::MakeObj;
 using ::testing::ElementsAre;
+using ::testing::ElementsAreArray;
 using ::testing::IsEmpty;
 using ::testing::UnorderedElementsAre;
 
@@ -178,6 +182,60 @@ TEST(ThreadSafeStoreTest, StandardNamespaceIndex) {
   EXPECT_THAT(*indexer->IndexKeys(kNamespaceIndex, "b"), ElementsAre("b/x"));
   EXPECT_THAT(*indexer->IndexKeys(kNamespaceIndex, ""), ElementsAre("cluster"));
   EXPECT_THAT(indexer->ListIndexFuncValues(kNamespaceIndex), UnorderedElementsAre("a", "b", ""));
+}
+
+}  // namespace
+}  // namespace kcm::cache
+
+namespace kcm::cache {
+namespace {
+
+// The sorted-vector key set keeps std::set's contract: each key text once, in key order, through
+// inserts in any order, repeated inserts, erases of present and absent keys, and a bulk Sort.
+TEST(IndexKeySetTest, KeyOrderAndUniquenessLikeASet) {
+  std::vector<std::unique_ptr<std::string>> keys;
+  std::set<std::string> want;
+  IndexKeySet set;
+  uint32_t x = 12345;
+  for (int i = 0; i < 2000; ++i) {
+    x = x * 1103515245u + 12345u;  // deterministic pseudo-random order, with repeats
+    keys.push_back(std::make_unique<std::string>("ns/p" + std::to_string(x % 700)));
+    set.insert(keys.back().get());
+    want.insert(*keys.back());
+    if (i % 3 == 0) {
+      const std::string gone = "ns/p" + std::to_string((x / 7) % 700);
+      EXPECT_EQ(set.erase(gone), want.erase(gone) == 1) << gone;
+    }
+  }
+  std::vector<std::string> got;
+  for (const std::string* key : set) got.push_back(*key);
+  EXPECT_THAT(got, ElementsAreArray(want.begin(), want.end()));
+  EXPECT_TRUE(set.contains(*want.begin()));
+  EXPECT_FALSE(set.contains("ns/absent"));
+
+  IndexKeySet bulk;
+  for (const auto& key : keys) bulk.push_back_unsorted(key.get());
+  bulk.Sort();
+  std::set<std::string> all;
+  for (const auto& key : keys) all.insert(*key);
+  got.clear();
+  for (const std::string* key : bulk) got.push_back(*key);
+  EXPECT_THAT(got, ElementsAreArray(all.begin(), all.end()));
+}
+
+// An index function that yields one value twice lists the key once, whether the index was built
+// item by item (Add) or in bulk (Replace, AddIndexers).
+TEST(ThreadSafeStoreTest, RepeatedIndexValueListsTheKeyOnce) {
+  ThreadSafeStore store({{"app", ByAppLabel}});
+  store.Add("ns/a", WithApp("ns", "a", "web,web"));
+  EXPECT_THAT(*store.IndexKeys("app", "web"), ElementsAre("ns/a"));
+  store.Replace({{"ns/b", WithApp("ns", "b", "web,web")}, {"ns/a", WithApp("ns", "a", "web")}});
+  EXPECT_THAT(*store.IndexKeys("app", "web"), ElementsAre("ns/a", "ns/b"));
+  ASSERT_TRUE(store.AddIndexers({{"app2", ByAppLabel}}).ok());
+  EXPECT_THAT(*store.IndexKeys("app2", "web"), ElementsAre("ns/a", "ns/b"));
+  store.Delete("ns/b");
+  EXPECT_THAT(*store.IndexKeys("app", "web"), ElementsAre("ns/a"));
+  EXPECT_THAT(*store.IndexKeys("app2", "web"), ElementsAre("ns/a"));
 }
 
 }  // namespace

@@ -430,7 +430,7 @@ TEST_F(DeploymentControllerTest, WritesNeverAddDefaultsToTheDeployment) {
   EXPECT_THAT(Of("update", "deployments"), IsEmpty());
   auto writes = Of("update-status", "deployments");
   ASSERT_FALSE(writes.empty());
-  auto orig_spec = *Parse(d->raw_json).Find("spec");
+  auto orig_spec = *Parse(d->raw_json.str()).Find("spec");
   for (const auto& w : writes) {
     EXPECT_EQ(*Parse(w.body).Find("spec"), orig_spec);
   }
