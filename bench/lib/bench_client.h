@@ -1,6 +1,6 @@
-// What the benchmark programs that talk to a real API server share: their `--name=value`
-// arguments, an unthrottled client from a kubeconfig, and their namespace. Header-only; each
-// program is one .cc file.
+// What the benchmark programs that talk to a real API server share: an unthrottled client from a
+// kubeconfig and their namespace (and, through flag.h, their `--name=value` arguments).
+// Header-only; each program is one .cc file.
 #pragma once
 
 #include <cstdio>
@@ -9,22 +9,13 @@
 #include <string>
 #include <string_view>
 
+#include "bench/lib/flag.h"
 #include "pkg/client/api_errors.h"
 #include "pkg/client/kubeconfig.h"
 #include "pkg/client/resource_client.h"
 #include "pkg/client/rest_client.h"
 
 namespace kcm::bench {
-
-// The value of `--name=value` among the arguments, or `def`.
-inline std::string Flag(int argc, char** argv, std::string_view name, std::string def) {
-  const std::string prefix = "--" + std::string(name) + "=";
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view arg = argv[i];
-    if (arg.starts_with(prefix)) return std::string(arg.substr(prefix.size()));
-  }
-  return def;
-}
 
 // A client for the kubeconfig's cluster with the QPS limit lifted (a benchmark measures the
 // client or the server, not the rate limiter); content_type as --kube-api-content-type, "" =
