@@ -118,19 +118,27 @@ std::optional<std::string> RawSetMember(std::string_view json, RawPath path,
   return out;
 }
 
-std::optional<std::string> RawEraseMember(std::string_view json, RawPath path) {
+std::optional<bool> RawEraseRange(std::string_view json, RawPath path, size_t* begin, size_t* end) {
   auto at = Locate(json, path);
   if (!at) return std::nullopt;
-  if (!at->found) return std::string(json);
+  if (!at->found) return false;
   const std::vector<RawMember>& ms = at->parent_members;
   const size_t idx = at->index;
-  size_t begin = ms[idx].begin;
-  size_t end = ms[idx].value_end;
+  *begin = ms[idx].begin;
+  *end = ms[idx].value_end;
   if (idx + 1 < ms.size()) {
-    end = ms[idx + 1].begin;  // with the comma after it
+    *end = ms[idx + 1].begin;  // with the comma after it
   } else if (idx > 0) {
-    begin = ms[idx - 1].value_end;  // the last member: with the comma before it
+    *begin = ms[idx - 1].value_end;  // the last member: with the comma before it
   }
+  return true;
+}
+
+std::optional<std::string> RawEraseMember(std::string_view json, RawPath path) {
+  size_t begin = 0, end = 0;
+  std::optional<bool> found = RawEraseRange(json, path, &begin, &end);
+  if (!found) return std::nullopt;
+  if (!*found) return std::string(json);
   std::string out;
   out.reserve(json.size() - (end - begin));
   out.append(json.substr(0, begin));

@@ -49,6 +49,10 @@ std::optional<std::string> RawSetMember(std::string_view json, RawPath path,
 // `json` without the member at `path` (and one separating comma); unchanged when absent.
 std::optional<std::string> RawEraseMember(std::string_view json, RawPath path);
 
+// What RawEraseMember cuts, as the range [*begin, *end) of `json`. False when absent (nothing
+// set); nullopt as above.
+std::optional<bool> RawEraseRange(std::string_view json, RawPath path, size_t* begin, size_t* end);
+
 // The value of the member at `path`: [*begin, *end) of `json`. False when absent; nullopt as above.
 std::optional<bool> RawFindValue(std::string_view json, RawPath path, size_t* begin, size_t* end);
 

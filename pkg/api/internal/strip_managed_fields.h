@@ -13,7 +13,8 @@ namespace kcm::api::internal {
 // `json` is one well-formed JSON object (as simdjson accepted it). Returns it with the member
 // "managedFields" of the top-level "metadata" object removed, along with one separating comma;
 // anything else — including "managedFields" keys elsewhere and inside strings — is kept byte for
-// byte. Returns `json` unchanged when there is no such member.
+// byte. Returns `json` unchanged when there is no such member, or when a key on that path is
+// written with escapes or repeated (raw_json.h cannot be sure which member is meant).
 std::string StripManagedFields(std::string_view json);
 
 // The same cut as a range: [*begin, *end) of `json` is what StripManagedFields removes; false (and

@@ -52,6 +52,17 @@ TEST(StripManagedFieldsTest, KeepsLookAlikesElsewhere) {
   EXPECT_EQ(StripManagedFields("{}"), "{}");
 }
 
+// A key on the path written twice or with escapes (legal JSON the API server does not send): the
+// scanner cannot tell which member the server would read, so the text is kept whole rather than
+// cut at a guess.
+TEST(StripManagedFieldsTest, AmbiguousKeysKeepTheTextWhole) {
+  const std::string repeated =
+      R"({"metadata":{"managedFields":[1],"name":"a","managedFields":[2]}})";
+  EXPECT_EQ(StripManagedFields(repeated), repeated);
+  const std::string escaped = R"({"metadata":{"name":"a","manag\u0065dFields":[1]}})";
+  EXPECT_EQ(StripManagedFields(escaped), escaped);
+}
+
 TEST(StripManagedFieldsTest, DecodedReplicaSetsAndDeploymentsKeepEverythingElse) {
   const std::string meta = R"("metadata":{"name":"web","namespace":"ns","resourceVersion":"7",)"
                            R"("labels":{"app":"web"},"managedFields":)" +
