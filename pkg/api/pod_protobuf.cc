@@ -12,6 +12,7 @@
 #include "pkg/api/intern_table.h"
 #include "pkg/api/internal/decode_error.h"
 #include "pkg/api/internal/pod_fields.h"
+#include "pkg/api/internal/watch_event_type.h"
 #include "pkg/api/protobuf.h"
 #include "pkg/api/protobuf/wire.h"
 
@@ -394,15 +395,6 @@ Status ReadStatus(std::string_view msg, Error* out) {
   });
 }
 
-Result<WatchEventType> ParseEventType(std::string_view t) {
-  if (t == "ADDED") return WatchEventType::kAdded;
-  if (t == "MODIFIED") return WatchEventType::kModified;
-  if (t == "DELETED") return WatchEventType::kDeleted;
-  if (t == "BOOKMARK") return WatchEventType::kBookmark;
-  if (t == "ERROR") return WatchEventType::kError;
-  return DecodeErrorAt("type", "unknown watch event type \"" + std::string(t) + "\"");
-}
-
 }  // namespace
 
 std::optional<Error> DecodeStatusProtobuf(std::string_view body) {
@@ -497,7 +489,7 @@ Result<WatchEvent> DecodePodWatchEventProtobuf(Decoder& decoder, std::string_vie
   if (!s.ok()) return s.error();
   if (!have_type) return DecodeErrorAt("type", "required field missing");
   if (!have_object) return DecodeErrorAt("object", "required field missing");
-  auto type = ParseEventType(type_name);
+  auto type = internal::ParseWatchEventType(type_name);
   if (!type.ok()) return type.error();
   WatchEvent ev;
   ev.type = *type;

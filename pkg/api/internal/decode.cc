@@ -6,6 +6,7 @@
 
 #include "pkg/api/codec.h"
 #include "pkg/api/internal/pod_fields.h"
+#include "pkg/api/internal/watch_event_type.h"
 #include "pkg/api/pod.h"
 #include "pkg/api/time.h"
 
@@ -469,15 +470,6 @@ Result<ObjectList> DecodeListWith(Decoder& decoder, const JsonInput& in, FromVal
 
 namespace {
 
-Result<WatchEventType> ParseEventType(std::string_view t) {
-  if (t == "ADDED") return WatchEventType::kAdded;
-  if (t == "MODIFIED") return WatchEventType::kModified;
-  if (t == "DELETED") return WatchEventType::kDeleted;
-  if (t == "BOOKMARK") return WatchEventType::kBookmark;
-  if (t == "ERROR") return WatchEventType::kError;
-  return DecodeErrorAt("type", "unknown watch event type \"" + std::string(t) + "\"");
-}
-
 Status DecodeBookmark(od::value v, WatchEvent* ev) {
   return ForEachField(v, "object", [&](od::field& f) -> Status {
     if (!KeyIs(f, "metadata")) return OkStatus();
@@ -531,7 +523,7 @@ Result<WatchEvent> DecodeWatchEventWith(Decoder& decoder, const JsonInput& in, F
     if (KeyIs(f, "type")) {
       std::string_view t;
       if (auto ec = f.value().get_string().get(t); ec) return DecodeErrorAt("type", ec);
-      auto type = ParseEventType(t);
+      auto type = ParseWatchEventType(t);
       if (!type.ok()) return type.error();
       ev.type = *type;
       have_type = true;
