@@ -11,7 +11,9 @@
 # difference, the p99 (bucket bound interpolated as Prometheus' histogram_quantile does) and count
 # of controller_reaction_duration_seconds (event → first write, waits included),
 # controller_reaction_sli_duration_seconds (the controller's own part) and
-# controller_reaction_wait_duration_seconds{reason} (docs/operating.md).
+# controller_reaction_wait_duration_seconds{reason} (docs/operating.md), and where the window's
+# time went: the API round trips (rest_client_request_duration_seconds) and the workqueue's
+# summed queue wait against its work.
 #
 # Usage: bench/replicaset/reaction_latency.sh [build-dir]
 # Environment: SHAPES ("1x500 50x10": ReplicaSets x replicas each), RATES ("20 200", deletes/s),
@@ -84,6 +86,21 @@ hist_diff_p99() {
   hist_p99 "$dir/hist-before" "$dir/hist-after"
 }
 
+# The change of a series (summed over the lines that match the extended regex) between two
+# scrape files: <before> <after> <regex>.
+delta() {
+  awk -v re="^$3 " 'FNR == 1 { f++ } $0 ~ re { v[f] += $NF } END { printf "%.6f\n", v[2] - v[1] }' \
+    "$1" "$2"
+}
+# "n / mean ms" of a histogram or summary series pair between two scrape files: <before> <after>
+# <family> <label regex>.
+mean_ms() {
+  local n sum
+  n=$(delta "$1" "$2" "$3_count[{]$4[}]")
+  sum=$(delta "$1" "$2" "$3_sum[{]$4[}]")
+  awk -v n="$n" -v s="$sum" 'BEGIN { if (n > 0) printf "%d / %.1f\n", n, s / n * 1000; else print "0" }'
+}
+
 declare -A result hist
 # run_one <label> <shape> <metrics-port|""> <command...>
 run_one() {
@@ -136,6 +153,14 @@ YAML
         hist[$k,$reason]=$(hist_diff_p99 "$b" "$after" controller_reaction_wait_duration_seconds \
           "reason=\"$reason\",")
       done
+      # Where the time went in the window: the API round trips, and the workqueue's waits
+      # (queue: add -> a worker takes it, in-flight waits included) against its work, in s.
+      hist[$k,post]=$(mean_ms "$b" "$after" rest_client_request_duration_seconds '.*verb="POST".*')
+      hist[$k,put]=$(mean_ms "$b" "$after" rest_client_request_duration_seconds '.*verb="PUT".*')
+      hist[$k,queue]=$(delta "$b" "$after" 'workqueue_queue_duration_seconds_sum[{]name="replicaset"[}]')
+      hist[$k,work]=$(delta "$b" "$after" 'workqueue_work_duration_seconds_sum[{]name="replicaset"[}]')
+      hist[$k,sli_mean]=$(mean_ms "$b" "$after" controller_reaction_sli_duration_seconds \
+        'controller="replicaset"')
     fi
     echo "$label $shape $rate/s: $out (load $l0)"
     sleep 3
@@ -183,6 +208,18 @@ for shape in $SHAPES; do
     printf '%-7s %-7s %-18s %-18s %-18s %-18s %s\n' "$shape" "$rate/s" "${hist[$k,total]:-n/a}" \
       "${hist[$k,sli]:-n/a}" "${hist[$k,key_in_flight]:-n/a}" "${hist[$k,stale_cache]:-n/a}" \
       "${hist[$k,retry_backoff]:-n/a}"
+  done
+done
+echo
+echo "Ours, in each window: POSTs (pods and Events) and PUTs (n / mean round trip ms), workqueue"
+echo "queue wait and work (summed s), SLI (n / mean ms)"
+printf '%-7s %-7s %-16s %-16s %-12s %-12s %s\n' "shape" "rate" "POST" "PUT" "queue s" "work s" \
+  "sli"
+for shape in $SHAPES; do
+  for rate in $RATES; do
+    k=$shape,$rate
+    printf '%-7s %-7s %-16s %-16s %-12.1f %-12.1f %s\n' "$shape" "$rate/s" "${hist[$k,post]:-n/a}" \
+      "${hist[$k,put]:-n/a}" "${hist[$k,queue]:-0}" "${hist[$k,work]:-0}" "${hist[$k,sli_mean]:-n/a}"
   done
 done
 echo "load average at the end: $(load)"
