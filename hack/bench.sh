@@ -100,7 +100,7 @@ run_scale-rss() {
 }
 run_latency() {
   bench/replicaset/reaction_latency.sh "$build" >"$out/latency.txt" 2>&1
-  tail -20 "$out/latency.txt"
+  sed -n '/^End to end/,$p' "$out/latency.txt"
 }
 
 summary=$out/summary.txt

@@ -1,29 +1,44 @@
 #!/usr/bin/env bash
 # Reaction latency of the replicaset controller, ours vs upstream's, in one run on one testbed:
-# a ReplicaSet of R pods, pods deleted (grace period 0) at a fixed rate, and for each delete the
-# time from sending it to seeing a replacement pod in a watch (bench/replicaset/go: pod-churn).
-# Each controller runs alone (ours, then upstream's) with the same client flags; at every rate
-# it prints p50/p90/p99 for both, the ratio, and `uptime`'s load average. For ours it also reads
-# controller_reaction_duration_seconds{controller="replicaset"} from /metrics before and after
-# each rate and prints the p99 of the difference (bucket bound, interpolated as Prometheus'
-# histogram_quantile does).
+# ReplicaSets of pods, pods deleted (grace period 0) at a fixed rate, and for each delete the time
+# from sending it to seeing a replacement pod in a watch (bench/replicaset/go: pod-churn). Two
+# shapes by default, the same number of pods: one ReplicaSet of 500 (every delete hits the same
+# workqueue key, which one worker holds at a time: this measures the API server's round trips as
+# much as the controller) and 50 ReplicaSets of 10, deletes round-robin over them (each key gets
+# 1/50 of the events). Each controller runs alone (ours, then upstream's) with the same client
+# flags; for every shape and rate it prints p50/p90/p99 for both, the ratio, and `uptime`'s load
+# average. For ours it also reads /metrics before and after each rate and prints, from the
+# difference, the p99 (bucket bound interpolated as Prometheus' histogram_quantile does) and count
+# of controller_reaction_duration_seconds (event → first write, waits included),
+# controller_reaction_sli_duration_seconds (the controller's own part) and
+# controller_reaction_wait_duration_seconds{reason} (docs/operating.md), and where the window's
+# time went: the API round trips (rest_client_request_duration_seconds) and the workqueue's
+# summed queue wait against its work.
 #
 # Usage: bench/replicaset/reaction_latency.sh [build-dir]
-# Environment: RATES ("20 200", deletes/s), SAMPLES (600 deletes per rate), R (500 replicas, so
-# that the deleter rarely runs out of live pods; "skipped" counts ticks when it did), QPS / BURST
+# Environment: SHAPES ("1x500 50x10": ReplicaSets x replicas each), RATES ("20 200", deletes/s),
+# SAMPLES (600 deletes per rate; "skipped" counts ticks when no pod was live), QPS / BURST
 # (1000/1500: both controllers' --kube-api-qps/--kube-api-burst; at upstream's 20/30 the client
-# limiter, not the controller, decides latency at 200/s), NODES (KWOK nodes, 110 pods each;
-# default R/100+3), KCM_TESTBED_DIR (a testbed already up there is reused, else one is started
-# and stopped at the end).
+# limiter, not the controller, decides latency at 200/s), WORKERS (both controllers'
+# --concurrent-replicaset-syncs; unset = each one's default, 5), NODES (KWOK nodes, 110 pods
+# each; default pods/100+3), KCM_TESTBED_DIR (a testbed already up there is reused, else one is
+# started and stopped at the end).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build}
+SHAPES=${SHAPES:-1x500 50x10}
 RATES=${RATES:-20 200}
 SAMPLES=${SAMPLES:-600}
-R=${R:-500}
 QPS=${QPS:-1000}
 BURST=${BURST:-1500}
-NODES=${NODES:-$((R / 100 + 3))}
+max_pods=0
+for shape in $SHAPES; do
+  pods=$((${shape%x*} * ${shape#*x}))
+  [ "$pods" -gt "$max_pods" ] && max_pods=$pods
+done
+NODES=${NODES:-$((max_pods / 100 + 3))}
+worker_flag=()
+[ -n "${WORKERS:-}" ] && worker_flag=(--concurrent-replicaset-syncs="$WORKERS")
 dir=${KCM_TESTBED_DIR:-/tmp/kcm-rs-latency}
 # shellcheck source=bench/lib/controller_bench.sh
 source bench/lib/controller_bench.sh
@@ -31,13 +46,20 @@ bench_testbed_up
 mkdir -p "$dir/logs"
 churn="$dir/pod-churn"
 (cd bench/replicaset/go && GOFLAGS=-mod=mod go build -o "$churn" .)
-field() { $K -n "$1" get rs big -o "jsonpath={.status.$2}" 2>/dev/null || true; }
+# Sum of readyReplicas over the ReplicaSets of a namespace.
+ready_sum() {
+  $K -n "$1" get rs -o 'jsonpath={range .items[*]}{.status.readyReplicas}{"\n"}{end}' 2>/dev/null |
+    awk '{ s += $1 } END { print s + 0 }'
+}
 load() { uptime | sed 's/.*load average: //'; }
 
-# Our histogram's buckets as "le count" lines.
+# Our reaction histograms, the whole scrape.
 scrape() {
-  curl -sk -H "Authorization: Bearer $KCM_TESTBED_ADMIN_TOKEN" "https://127.0.0.1:$1/metrics" |
-    sed -n 's/^controller_reaction_duration_seconds_bucket{controller="replicaset",le="\([^"]*\)"} \(.*\)$/\1 \2/p'
+  curl -sk -H "Authorization: Bearer $KCM_TESTBED_ADMIN_TOKEN" "https://127.0.0.1:$1/metrics"
+}
+# One histogram's buckets from a scrape file as "le count" lines: <file> <family> <extra labels>.
+buckets() {
+  sed -n "s/^$2_bucket{controller=\"replicaset\",$3le=\"\([^\"]*\)\"} \(.*\)\$/\1 \2/p" "$1"
 }
 # p99 in ms of the difference of two scrapes (files of "le count").
 hist_p99() {
@@ -56,74 +78,149 @@ hist_p99() {
     }'
 }
 
+# The p99 (and count) of one histogram between two scrape files: <before> <after> <family>
+# <extra labels>.
+hist_diff_p99() {
+  buckets "$1" "$3" "${4:-}" >"$dir/hist-before"
+  buckets "$2" "$3" "${4:-}" >"$dir/hist-after"
+  hist_p99 "$dir/hist-before" "$dir/hist-after"
+}
+
+# The change of a series (summed over the lines that match the extended regex) between two
+# scrape files: <before> <after> <regex>.
+delta() {
+  awk -v re="^$3 " 'FNR == 1 { f++ } $0 ~ re { v[f] += $NF } END { printf "%.6f\n", v[2] - v[1] }' \
+    "$1" "$2"
+}
+# "n / mean ms" of a histogram or summary series pair between two scrape files: <before> <after>
+# <family> <label regex>.
+mean_ms() {
+  local n sum
+  n=$(delta "$1" "$2" "$3_count[{]$4[}]")
+  sum=$(delta "$1" "$2" "$3_sum[{]$4[}]")
+  awk -v n="$n" -v s="$sum" 'BEGIN { if (n > 0) printf "%d / %.1f\n", n, s / n * 1000; else print "0" }'
+}
+
 declare -A result hist
-# run_one <label> <metrics-port|""> <command...>
+# run_one <label> <shape> <metrics-port|""> <command...>
 run_one() {
-  local label=$1 port=$2; shift 2
-  local ns="lat-$label-$(date +%s)" log="$dir/logs/latency-$label.log"
+  local label=$1 shape=$2 port=$3; shift 3
+  local n_rs=${shape%x*} per_rs=${shape#*x}
+  local total=$((n_rs * per_rs)) group=()
+  [ "$n_rs" -gt 1 ] && group=(-group-label rs)
+  local ns="lat-$label-$n_rs-$(date +%s)" log="$dir/logs/latency-$label-$shape.log"
   $K create namespace "$ns" >/dev/null
   "$@" >"$log" 2>&1 &
   local pid=$!
   wait_started "$log"
-  $K -n "$ns" apply -f - >/dev/null <<YAML
+  local i
+  for i in $(seq 0 $((n_rs - 1))); do
+    cat <<YAML
+---
 apiVersion: apps/v1
 kind: ReplicaSet
-metadata: {name: big}
+metadata: {name: rs-$i}
 spec:
-  replicas: $R
-  selector: {matchLabels: {app: big}}
+  replicas: $per_rs
+  selector: {matchLabels: {app: lat, rs: rs-$i}}
   template:
-    metadata: {labels: {app: big}}
+    metadata: {labels: {app: lat, rs: rs-$i}}
     spec: {containers: [{name: c, image: fake}]}
 YAML
+  done | $K -n "$ns" apply -f - >/dev/null
   # Start from a quiet state: every pod scheduled and Ready (KWOK), the status writes done.
   for _ in $(seq 1200); do
-    [ "$(field "$ns" readyReplicas)" = "$R" ] && break
+    [ "$(ready_sum "$ns")" = "$total" ] && break
     sleep 0.2
   done
   sleep 3
   local rate
   for rate in $RATES; do
-    [ -n "$port" ] && scrape "$port" >"$dir/hist-before"
+    [ -n "$port" ] && scrape "$port" >"$dir/scrape-before"
     local l0 out; l0=$(load)
     out=$("$churn" -kubeconfig "$KCM_TESTBED_ADMIN_KUBECONFIG" -namespace "$ns" \
-      -selector app=big -rate "$rate" -n "$SAMPLES")
-    result[$label,$rate]="$out load $l0"
+      -selector app=lat -rate "$rate" -n "$SAMPLES" "${group[@]}")
+    result[$label,$shape,$rate]="$out load=${l0// /}"
     if [ -n "$port" ]; then
-      scrape "$port" >"$dir/hist-after"
-      # The whole scrape, for finding where the time goes (workqueue_*, rest_client_*).
-      curl -sk -H "Authorization: Bearer $KCM_TESTBED_ADMIN_TOKEN" \
-        "https://127.0.0.1:$port/metrics" >"$dir/logs/metrics-$label-$rate.txt"
-      hist[$rate]=$(hist_p99 "$dir/hist-before" "$dir/hist-after")
+      # The whole scrape is kept, for finding where the time goes (workqueue_*, rest_client_*).
+      local after="$dir/logs/metrics-$label-$shape-$rate.txt"
+      scrape "$port" >"$after"
+      local b="$dir/scrape-before" k=$shape,$rate
+      hist[$k,total]=$(hist_diff_p99 "$b" "$after" controller_reaction_duration_seconds)
+      hist[$k,sli]=$(hist_diff_p99 "$b" "$after" controller_reaction_sli_duration_seconds)
+      local reason
+      for reason in key_in_flight stale_cache retry_backoff; do
+        hist[$k,$reason]=$(hist_diff_p99 "$b" "$after" controller_reaction_wait_duration_seconds \
+          "reason=\"$reason\",")
+      done
+      # Where the time went in the window: the API round trips, and the workqueue's waits
+      # (queue: add -> a worker takes it, in-flight waits included) against its work, in s.
+      hist[$k,post]=$(mean_ms "$b" "$after" rest_client_request_duration_seconds '.*verb="POST".*')
+      hist[$k,put]=$(mean_ms "$b" "$after" rest_client_request_duration_seconds '.*verb="PUT".*')
+      hist[$k,queue]=$(delta "$b" "$after" 'workqueue_queue_duration_seconds_sum[{]name="replicaset"[}]')
+      hist[$k,work]=$(delta "$b" "$after" 'workqueue_work_duration_seconds_sum[{]name="replicaset"[}]')
+      hist[$k,sli_mean]=$(mean_ms "$b" "$after" controller_reaction_sli_duration_seconds \
+        'controller="replicaset"')
     fi
-    echo "$label $rate/s: $out (load $l0)"
+    echo "$label $shape $rate/s: $out (load $l0)"
     sleep 3
   done
   kill -TERM "$pid"; wait "$pid" || true
-  delete_rs_and_pods "$ns" big
+  delete_rs_and_pods "$ns" --all
 }
 
-echo "ReplicaSet of $R, $SAMPLES deletes per rate, --kube-api-qps=$QPS --kube-api-burst=$BURST"
-port=$(free_port)
-run_one ours "$port" "$ours" --kubeconfig="$KCM_TESTBED_KCM_KUBECONFIG" --controllers=replicaset \
-  --leader-elect=false --bind-address=127.0.0.1 --secure-port="$port" \
-  --kube-api-qps="$QPS" --kube-api-burst="$BURST"
-run_one upstream "" "$upstream" --kubeconfig="$KCM_TESTBED_ADMIN_KUBECONFIG" \
-  --authentication-kubeconfig="$KCM_TESTBED_ADMIN_KUBECONFIG" \
-  --authorization-kubeconfig="$KCM_TESTBED_ADMIN_KUBECONFIG" --controllers=replicaset \
-  --leader-elect=false --bind-address=127.0.0.1 --secure-port="$(free_port)" \
-  --kube-api-qps="$QPS" --kube-api-burst="$BURST"
+echo "shapes (ReplicaSets x replicas) $SHAPES, $SAMPLES deletes per rate," \
+  "--kube-api-qps=$QPS --kube-api-burst=$BURST ${worker_flag[*]}"
+for shape in $SHAPES; do
+  port=$(free_port)
+  run_one ours "$shape" "$port" "$ours" --kubeconfig="$KCM_TESTBED_KCM_KUBECONFIG" \
+    --controllers=replicaset --leader-elect=false --bind-address=127.0.0.1 --secure-port="$port" \
+    --kube-api-qps="$QPS" --kube-api-burst="$BURST" "${worker_flag[@]}"
+  run_one upstream "$shape" "" "$upstream" --kubeconfig="$KCM_TESTBED_ADMIN_KUBECONFIG" \
+    --authentication-kubeconfig="$KCM_TESTBED_ADMIN_KUBECONFIG" \
+    --authorization-kubeconfig="$KCM_TESTBED_ADMIN_KUBECONFIG" --controllers=replicaset \
+    --leader-elect=false --bind-address=127.0.0.1 --secure-port="$(free_port)" \
+    --kube-api-qps="$QPS" --kube-api-burst="$BURST" "${worker_flag[@]}"
+done
 
 get() { sed -n "s/.* $2=\([^ ]*\).*/\1/p" <<<" ${result[$1]}"; }
 echo
-printf '%-7s %-24s %-24s %-16s %s\n' "rate" "ours p50/p90/p99 ms" "upstream p50/p90/p99 ms" \
-  "p99 ours/upst" "our histogram p99 ms"
-for rate in $RATES; do
-  o=ours,$rate u=upstream,$rate
-  printf '%-7s %-24s %-24s %-16s %s\n' "$rate/s" \
-    "$(get "$o" p50)/$(get "$o" p90)/$(get "$o" p99)" \
-    "$(get "$u" p50)/$(get "$u" p90)/$(get "$u" p99)" \
-    "$(echo "scale=2; $(get "$o" p99) / $(get "$u" p99)" | bc)" "${hist[$rate]:-n/a}"
+echo "End to end (delete sent -> replacement seen), ms; load = 1/5/15-min load average at the start"
+printf '%-7s %-7s %-22s %-22s %-8s %-17s %s\n' "shape" "rate" "ours p50/p90/p99" \
+  "upstream p50/p90/p99" "p99 o/u" "load ours" "load upstream"
+for shape in $SHAPES; do
+  for rate in $RATES; do
+    o=ours,$shape,$rate u=upstream,$shape,$rate
+    printf '%-7s %-7s %-22s %-22s %-8s %-17s %s\n' "$shape" "$rate/s" \
+      "$(get "$o" p50)/$(get "$o" p90)/$(get "$o" p99)" \
+      "$(get "$u" p50)/$(get "$u" p90)/$(get "$u" p99)" \
+      "$(echo "scale=2; $(get "$o" p99) / $(get "$u" p99)" | bc)" \
+      "$(get "$o" load)" "$(get "$u" load)"
+  done
+done
+echo
+echo "Ours, from /metrics: p99 ms (n) of event -> first write (all), its SLI part (own), the waits"
+printf '%-7s %-7s %-18s %-18s %-18s %-18s %s\n' "shape" "rate" "all" "own (sli)" \
+  "key_in_flight" "stale_cache" "retry_backoff"
+for shape in $SHAPES; do
+  for rate in $RATES; do
+    k=$shape,$rate
+    printf '%-7s %-7s %-18s %-18s %-18s %-18s %s\n' "$shape" "$rate/s" "${hist[$k,total]:-n/a}" \
+      "${hist[$k,sli]:-n/a}" "${hist[$k,key_in_flight]:-n/a}" "${hist[$k,stale_cache]:-n/a}" \
+      "${hist[$k,retry_backoff]:-n/a}"
+  done
+done
+echo
+echo "Ours, in each window: POSTs (pods and Events) and PUTs (n / mean round trip ms), workqueue"
+echo "queue wait and work (summed s), SLI (n / mean ms)"
+printf '%-7s %-7s %-16s %-16s %-12s %-12s %s\n' "shape" "rate" "POST" "PUT" "queue s" "work s" \
+  "sli"
+for shape in $SHAPES; do
+  for rate in $RATES; do
+    k=$shape,$rate
+    printf '%-7s %-7s %-16s %-16s %-12.1f %-12.1f %s\n' "$shape" "$rate/s" "${hist[$k,post]:-n/a}" \
+      "${hist[$k,put]:-n/a}" "${hist[$k,queue]:-0}" "${hist[$k,work]:-0}" "${hist[$k,sli_mean]:-n/a}"
+  done
 done
 echo "load average at the end: $(load)"
 bench_testbed_down

@@ -63,6 +63,14 @@ uint64_t Histogram::Count() const {
   if (!impl_) return 0;
   return static_cast<prometheus::Histogram*>(impl_)->Collect().histogram.sample_count;
 }
+std::vector<std::pair<double, uint64_t>> Histogram::Buckets() const {
+  std::vector<std::pair<double, uint64_t>> out;
+  if (!impl_) return out;
+  for (const auto& b : static_cast<prometheus::Histogram*>(impl_)->Collect().histogram.bucket) {
+    out.emplace_back(b.upper_bound, b.cumulative_count);
+  }
+  return out;
+}
 
 CounterVec::CounterVec(const std::string& name, const std::string& help,
                        std::vector<std::string> label_names)

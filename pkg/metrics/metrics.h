@@ -7,6 +7,7 @@
 
 #include <initializer_list>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace kcm::metrics {
@@ -44,6 +45,8 @@ class Histogram {
   // Sum and count of observations, for tests.
   double Sum() const;
   uint64_t Count() const;
+  // (upper bound, cumulative count) per bucket, +Inf last, for tests.
+  std::vector<std::pair<double, uint64_t>> Buckets() const;
 
  private:
   friend class HistogramVec;

@@ -77,8 +77,7 @@ class Controller {
   struct Metrics;
 
   void Worker(std::stop_token stop);
-  void ReconcileHandler(const std::string& key, std::optional<Clock::time_point> added_at,
-                        std::stop_token stop);
+  void ReconcileHandler(const Queue::Item& item, std::stop_token stop);
 
   ControllerOptions options_;
   Clock& clock_;
@@ -100,10 +99,22 @@ class Controller {
   };
   const std::shared_ptr<QueueHandle> handle_ = std::make_shared<QueueHandle>();
 
-  // controller_reaction_duration_seconds: for keys requeued rate-limited (or awaiting a wake)
-  // before their reconcile wrote anything, when the event that started the reaction came.
+  // controller_reaction_*: a reaction from the event that queued a key to the first write its
+  // reconciles send, with the waits that are not the controller's own time (docs/operating.md).
+  struct Reaction {
+    Clock::time_point start;          // The event handler's Add.
+    Clock::duration key_in_flight{};  // Behind a reconcile of the same key already running.
+    Clock::duration stale_cache{};    // Parked until the informers applied our own writes.
+    Clock::duration retry_backoff{};  // Parked in a rate-limited requeue.
+    // While parked (between reconciles): since when, and whether for a wake (stale_cache) or
+    // for the rate limiter (retry_backoff).
+    Clock::time_point parked_at;
+    bool parked_for_wake = false;
+  };
+  // Reactions whose reconcile ended without a write and asked to come back (rate-limited, or
+  // awaiting a wake): the next reconcile of the key continues them.
   std::mutex reactions_mu_;
-  std::unordered_map<std::string, Clock::time_point> pending_reactions_;
+  std::unordered_map<std::string, Reaction> pending_reactions_;
 };
 
 }  // namespace kcm::runtime

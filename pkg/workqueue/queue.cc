@@ -30,12 +30,17 @@ void Queue::AddInternal(const std::string& key, bool stamp) {
   {
     std::lock_guard lock(mu_);
     if (shutting_down_) return;
-    auto [it, inserted] = dirty_.try_emplace(key, kNotAdded);
-    if (stamp && it->second == kNotAdded) it->second = clock_.Now();
-    if (!inserted) return;
+    auto [it, inserted] = dirty_.try_emplace(key);
+    if (!inserted) {
+      if (stamp && it->second.added_at == kNotAdded) it->second.added_at = clock_.Now();
+      return;
+    }
+    const Clock::time_point now = clock_.Now();
+    if (stamp) it->second.added_at = now;
     // Counted even when a worker holds the key: depth is the number of keys that need processing.
     metrics_.Add(key);
     if (processing_.contains(key)) return;  // Done will queue it.
+    it->second.ready_at = now;
     queue_.push_back(key);
   }
   // Outside the lock, so the woken worker does not block straight on our mutex.
@@ -57,12 +62,13 @@ std::optional<Queue::Item> Queue::GetItem() {
   std::unique_lock lock(mu_);
   cv_.wait(lock, [this] { return !queue_.empty() || shutting_down_; });
   if (queue_.empty()) return std::nullopt;
-  Item item{std::move(queue_.front()), std::nullopt};
+  Item item{std::move(queue_.front()), std::nullopt, {}};
   queue_.pop_front();
   metrics_.Get(item.key);
   processing_.insert(item.key);
   if (auto it = dirty_.find(item.key); it != dirty_.end()) {
-    if (it->second != kNotAdded) item.added_at = it->second;
+    if (it->second.added_at != kNotAdded) item.added_at = it->second.added_at;
+    item.ready_at = it->second.ready_at;
     dirty_.erase(it);
   }
   return item;
@@ -72,9 +78,10 @@ void Queue::Done(const std::string& key) {
   std::lock_guard lock(mu_);
   if (processing_.erase(key) == 0) return;
   metrics_.Done(key);
-  if (dirty_.contains(key)) {
+  if (auto it = dirty_.find(key); it != dirty_.end()) {
     // Added while it was being processed: hand it out again (even during shutdown, so the drain
     // sees the latest state of the key).
+    it->second.ready_at = clock_.Now();
     queue_.push_back(key);
     cv_.notify_one();
   } else if (processing_.empty()) {

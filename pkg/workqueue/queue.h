@@ -44,10 +44,15 @@ class Queue {
 
   // A key handed out, with the time of the first Add since it was last handed out: what started
   // the controller's reaction (an event handler's enqueue). Unset when only delayed re-adds
-  // (AddAfter's timer: retries, requeue-after) queued it, which no event caused.
+  // (AddAfter's timer: retries, requeue-after) queued it, which no event caused. `ready_at` is
+  // when the key last became available to a worker: the Add itself, or, for a key added while a
+  // worker held it, that worker's Done. So ready_at - added_at (when positive) is the wait behind
+  // a sync of the same key already in flight, and the Get time - ready_at the wait for a free
+  // worker (controller_reaction_* in docs/operating.md).
   struct Item {
     std::string key;
     std::optional<Clock::time_point> added_at;
+    Clock::time_point ready_at;
   };
   // Get, with the event time.
   std::optional<Item> GetItem();
@@ -81,8 +86,12 @@ class Queue {
   std::condition_variable cv_;          // A key became available, or shutdown.
   std::condition_variable drained_cv_;  // processing_ became empty, or drain was cancelled.
   std::deque<std::string> queue_;       // Keys in hand-out order; each also in dirty_.
-  // Keys that need processing, with the time of their first Add (or kNotAdded).
-  std::unordered_map<std::string, Clock::time_point> dirty_;
+  struct Dirty {
+    Clock::time_point added_at = kNotAdded;  // The first Add (not AddDelayed), if any.
+    Clock::time_point ready_at = kNotAdded;  // When it entered queue_ (Item::ready_at).
+  };
+  // Keys that need processing.
+  std::unordered_map<std::string, Dirty> dirty_;
   std::unordered_set<std::string> processing_;  // Keys held by a worker.
   bool shutting_down_ = false;
   bool drain_ = false;

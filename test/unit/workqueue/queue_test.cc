@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "pkg/workqueue/delaying_queue.h"
 #include "test/unit/workqueue/wait_until.h"
 
 namespace kcm::workqueue {
@@ -38,7 +39,8 @@ TEST(QueueTest, AddDeduplicatesWaitingKey) {
 
 // The item carries the time of the key's first Add since it was last handed out (the start of
 // controller_reaction_duration_seconds): a deduplicated Add keeps the earlier time, and an Add
-// while a worker holds the key starts a new one.
+// while a worker holds the key starts a new one. ready_at is when a worker could first have
+// taken the key: the Add, or the Done of the worker that held it.
 TEST(QueueTest, GetItemCarriesTheFirstAddTime) {
   FakeClock clock;
   Queue q(QueueConfig{.name = "", .clock = &clock});
@@ -50,13 +52,38 @@ TEST(QueueTest, GetItemCarriesTheFirstAddTime) {
   ASSERT_TRUE(item);
   EXPECT_EQ(item->key, "ns/a");
   EXPECT_EQ(item->added_at, t0);
+  EXPECT_EQ(item->ready_at, t0);
   clock.Step(5ms);
   q.Add("ns/a");  // While held: queued again at Done, with this time.
   clock.Step(1ms);
+  q.Add("ns/a");
+  clock.Step(6ms);
   q.Done("ns/a");
   item = q.GetItem();
   ASSERT_TRUE(item);
   EXPECT_EQ(item->added_at, t0 + 8ms);
+  EXPECT_EQ(item->ready_at, t0 + 15ms);  // 7 ms behind the sync in flight
+}
+
+// A delayed add (a retry's or a requeue-after's timer) stamps no event time but does make the
+// key ready; an event's Add to the waiting key then stamps the event time and leaves ready_at.
+TEST(QueueTest, DelayedAddIsReadyWithoutAnEventTime) {
+  FakeClock clock;
+  DelayingQueue q(QueueConfig{.name = "", .clock = &clock});
+  const Clock::time_point t0 = clock.Now();
+  q.AddAfter("ns/a", 0ms);
+  auto item = q.GetItem();
+  ASSERT_TRUE(item);
+  EXPECT_EQ(item->added_at, std::nullopt);
+  EXPECT_EQ(item->ready_at, t0);
+  q.Done("ns/a");
+  q.AddAfter("ns/a", 0ms);
+  clock.Step(2ms);
+  q.Add("ns/a");
+  item = q.GetItem();
+  ASSERT_TRUE(item);
+  EXPECT_EQ(item->added_at, t0 + 2ms);
+  EXPECT_EQ(item->ready_at, t0);
 }
 
 // 7.1
