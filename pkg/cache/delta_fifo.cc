@@ -268,11 +268,13 @@ Status DeltaFIFO::Pop(const PopProcessFunc& process, const std::function<void()>
   if (queue_.empty()) {
     return Error::Local("FIFOClosed", "DeltaFIFO: manipulating with closed queue");
   }
-  const bool is_in_initial_list = !HasSyncedLocked();
+  const bool is_in_initial_list = !InitialListPoppedLocked();
   std::string key = std::move(queue_.front());
   queue_.pop_front();
-  if (initial_population_count_ > 0) {
+  const bool initial_item = initial_population_count_ > 0;
+  if (initial_item) {
     --initial_population_count_;
+    ++initial_in_flight_;
   }
   auto node = items_.extract(key);
   Status s = process(node.mapped(), is_in_initial_list);
@@ -292,10 +294,28 @@ Status DeltaFIFO::Pop(const PopProcessFunc& process, const std::function<void()>
     decltype(items_)().swap(items_);
     if (key_seqs_.empty()) decltype(key_seqs_)().swap(key_seqs_);
   }
-  after_applied();
   lock.unlock();
+  // Without the lock: what after_applied calls (event handlers, on the informer's thread) may read
+  // the watermark or HasSynced. Only the initial list's items come back for the lock, so the
+  // steady state pays nothing for HasSynced waiting on them.
+  struct InFlightDone {
+    DeltaFIFO& fifo;
+    bool initial;
+    ~InFlightDone() {
+      if (!initial) return;
+      std::lock_guard relock(fifo.mu_);
+      --fifo.initial_in_flight_;
+    }
+  } in_flight_done{*this, initial_item};
+  after_applied();
   if (advanced) NotifyAdvanced();
   return s;
+}
+
+bool DeltaFIFO::WaitForItem() const {
+  std::unique_lock lock(mu_);
+  cv_.wait(lock, [&] { return !queue_.empty() || closed_; });
+  return !closed_;
 }
 
 void DeltaFIFO::Close() {
@@ -315,6 +335,10 @@ bool DeltaFIFO::HasSynced() const {
 }
 
 bool DeltaFIFO::HasSyncedLocked() const {
+  return InitialListPoppedLocked() && initial_in_flight_ == 0;
+}
+
+bool DeltaFIFO::InitialListPoppedLocked() const {
   return populated_ && initial_population_count_ == 0;
 }
 

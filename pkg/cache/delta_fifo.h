@@ -1,7 +1,7 @@
 // DeltaFIFO: a queue of keys, each with the ordered list of changes (Deltas) seen for it since it
 // was last popped; the producer is a Reflector, the consumer an informer's processing loop
 // (behaviour 3). All methods are safe for concurrent use; Pop runs the process function under the
-// queue lock.
+// queue lock and its after_applied function without it.
 #pragma once
 
 #include <condition_variable>
@@ -86,24 +86,32 @@ class DeltaFIFO final : public ReflectorStore {
   std::string LastStoreSyncResourceVersion() const;
 
   // Blocks until a key is queued or the queue is closed, removes the key and runs process with its
-  // deltas while holding the queue lock, so that HasSynced never turns true before the consumer has
-  // applied the last initial item. Returns process's status (the deltas are not requeued on error,
-  // as upstream no longer does), or an error with reason "FIFOClosed" once closed and empty.
+  // deltas while holding the queue lock (Delete and Replace ask known_objects whether a key is
+  // known: the popped key must be in the consumer's cache before they can look again). Returns
+  // process's status (the deltas are not requeued on error, as upstream no longer does), or an
+  // error with reason "FIFOClosed" once closed and empty.
   Status Pop(const PopProcessFunc& process);
-  // Pop, then `after_applied` (also under the queue lock, also when process failed) once
-  // LastStoreSyncResourceVersion counts the popped deltas as applied. The informer applies the
-  // deltas to its indexer in `process` and hands the notifications to its handlers in
-  // `after_applied`: a handler that reacts to an event then never reads a watermark older than
-  // the event, as with client-go, whose store takes the event's resourceVersion before its
-  // handlers are called. (The watermark can still stop short of the event when an older event
-  // of another key is queued: it never passes a gap.)
+  // Pop, then `after_applied` (also when process failed) once LastStoreSyncResourceVersion counts
+  // the popped deltas as applied, WITHOUT the queue lock: it may read the watermark, HasSynced
+  // and the queue. The informer applies the deltas to its indexer in `process` and hands the
+  // notifications to its handlers in `after_applied`: a handler that reacts to an event then never
+  // reads a watermark older than the event, as with client-go, whose store takes the event's
+  // resourceVersion before its handlers are called. (The watermark can still stop short of the
+  // event when an older event of another key is queued: it never passes a gap.) HasSynced stays
+  // false until after_applied has returned for the last initial item, so that whoever hands out
+  // notifications there has handed out every initial one before anyone sees the queue synced.
   Status Pop(const PopProcessFunc& process, const std::function<void()>& after_applied);
+  // Blocks until a key is queued (true) or the queue is closed (false, even with keys queued: a
+  // stopping consumer leaves them); pops nothing.
+  // For a sole consumer that must take a lock of its own before Pop without holding it while
+  // the queue is empty.
+  bool WaitForItem() const;
   // Wakes every Pop; queued items are still handed out, then Pop reports FIFOClosed.
   void Close();
   bool IsClosed() const;
 
-  // True once the first Replace's items (and its tombstones) were all popped, or once an
-  // Add/Update/Delete came before any Replace (behaviour 3.5).
+  // True once the first Replace's items (and its tombstones) were all popped and processed (their
+  // after_applied returned), or once an Add/Update/Delete came before any Replace (behaviour 3.5).
   bool HasSynced() const;
 
   std::vector<std::string> ListKeys() const;
@@ -117,6 +125,8 @@ class DeltaFIFO final : public ReflectorStore {
   // new.
   Status QueueActionLocked(DeltaType type, api::ObjectPtr obj, std::optional<uint64_t> seq);
   bool HasSyncedLocked() const;
+  // Every initial item has been popped (some may still be in after_applied).
+  bool InitialListPoppedLocked() const;
   // A new push with resourceVersion rv ("" = unknown, not a mark).
   uint64_t NewMarkLocked(const std::string& rv);
   // Moves applied_rv_ to the newest mark older than every pending push; true if it changed.
@@ -126,11 +136,13 @@ class DeltaFIFO final : public ReflectorStore {
 
   const DeltaFIFOOptions options_;
   mutable std::mutex mu_;
-  std::condition_variable cv_;
+  mutable std::condition_variable cv_;
   std::unordered_map<std::string, Deltas> items_;
   std::deque<std::string> queue_;  // each key at most once, in first-queued order
   bool populated_ = false;
   size_t initial_population_count_ = 0;
+  // Initial items popped whose after_applied has not returned yet.
+  size_t initial_in_flight_ = 0;
   bool closed_ = false;
 
   // Watermark bookkeeping: each Add/Update/Delete/Replace/Bookmark is a push with a sequence

@@ -21,6 +21,7 @@ class FuncsHandler final : public ResourceEventHandler {
   void OnDelete(const api::ObjectPtr& obj) override {
     if (funcs_.delete_func) funcs_.delete_func(obj);
   }
+  bool NonBlocking() const override { return funcs_.non_blocking; }
 
  private:
   ResourceEventHandlerFuncs funcs_;
@@ -50,10 +51,16 @@ ProcessorListener::ProcessorListener(std::shared_ptr<ResourceEventHandler> handl
     : handler_(std::move(handler)),
       requested_resync_period_(requested_resync_period),
       upstream_has_synced_(std::move(upstream_has_synced)),
+      non_blocking_(handler_->NonBlocking()),
       resync_period_(resync_period),
       next_resync_(now + resync_period) {}
 
 void ProcessorListener::Add(Notification notification) {
+  if (non_blocking_) {
+    // Handled before Add returns, so never outstanding for HasSynced.
+    Dispatch(notification);
+    return;
+  }
   bool wake = false;
   {
     std::lock_guard lock(mu_);
@@ -71,6 +78,7 @@ void ProcessorListener::Add(Notification notification) {
 }
 
 void ProcessorListener::Run(std::stop_token stop) {
+  if (non_blocking_) return;  // Add delivers
   // Takes everything pending in one lock round trip and hands it out in order; the notifications
   // added meanwhile wait for the next batch.
   std::deque<Notification> batch;
@@ -110,7 +118,7 @@ void ProcessorListener::Dispatch(const Notification& notification) {
   } catch (...) {
     LOG(ERROR) << "event handler threw a non-exception, notification skipped";
   }
-  if (initial) {
+  if (initial && !non_blocking_) {
     // Counted even when the handler threw: it has seen the object, and HasSynced must not hang.
     std::lock_guard lock(mu_);
     --initial_outstanding_;

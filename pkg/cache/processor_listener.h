@@ -1,9 +1,11 @@
 // ProcessorListener: one per event handler. The informer appends notifications to an unbounded
 // buffer without ever blocking; the listener's own thread (Run) hands them to the handler in order
-// (behaviour 4.3). Add, HasSynced and the resync accessors are safe from any thread; Run is called
-// once.
+// (behaviour 4.3). A NonBlocking handler has no buffer and no thread: Add calls it at once, on
+// the informer's thread. Add, HasSynced and the resync accessors are safe from any thread; Run is
+// called once (and returns at once for a non-blocking handler).
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -44,6 +46,12 @@ class ProcessorListener final : public ResourceEventHandlerRegistration {
   void Run(std::stop_token stop);
 
   bool HasSynced() const override;
+  // The handler is called inline by Add (ResourceEventHandler::NonBlocking).
+  bool non_blocking() const { return non_blocking_; }
+  // Whether the resync notifications being distributed are for this listener: set by
+  // SharedProcessor::ShouldResync before the Sync deltas are queued, read as they are handed out.
+  bool syncing() const { return syncing_.load(std::memory_order_relaxed); }
+  void set_syncing(bool syncing) { syncing_.store(syncing, std::memory_order_relaxed); }
 
   bool ShouldResync(Clock::time_point now) const;
   void DetermineNextResync(Clock::time_point now);
@@ -57,6 +65,8 @@ class ProcessorListener final : public ResourceEventHandlerRegistration {
   const std::shared_ptr<ResourceEventHandler> handler_;
   const Clock::duration requested_resync_period_;
   const std::function<bool()> upstream_has_synced_;
+  const bool non_blocking_;
+  std::atomic<bool> syncing_{false};
 
   mutable std::mutex mu_;
   std::condition_variable_any cv_;

@@ -1,6 +1,8 @@
-// ResourceEventHandler: what an informer notifies. Each handler is called from its own listener
-// thread, one notification at a time, so an implementation needs no locking against itself;
-// objects are shared and immutable. An exception thrown by a handler skips that one notification.
+// ResourceEventHandler: what an informer notifies. A handler is called one notification at a time,
+// in order, so an implementation needs no locking against itself: by default from a listener
+// thread of its own behind an unbounded buffer (client-go's processorListener), or, when it
+// declares itself NonBlocking, directly on the informer's thread (no hand-off). Objects are shared
+// and immutable. An exception thrown by a handler skips that one notification.
 #pragma once
 
 #include <functional>
@@ -20,6 +22,11 @@ class ResourceEventHandler {
   virtual void OnUpdate(const api::ObjectPtr& old_obj, const api::ObjectPtr& new_obj) = 0;
   // obj is the last known state, or a DeletedFinalStateUnknown tombstone (see AsTombstone).
   virtual void OnDelete(const api::ObjectPtr& obj) = 0;
+  // True for a handler that only computes and enqueues (reads caches, takes short locks, never
+  // waits on I/O or on another thread): the informer then calls it on its own thread, which saves
+  // a thread hand-off per event; a slow one would delay every other handler of the informer and
+  // the cache itself. See SharedIndexInformer::AddEventHandler for what it may not call.
+  virtual bool NonBlocking() const { return false; }
 };
 
 // A handler made of optional functions; an unset function ignores that notification.
@@ -27,6 +34,8 @@ struct ResourceEventHandlerFuncs {
   std::function<void(const api::ObjectPtr&, bool)> add_func;
   std::function<void(const api::ObjectPtr&, const api::ObjectPtr&)> update_func;
   std::function<void(const api::ObjectPtr&)> delete_func;
+  // ResourceEventHandler::NonBlocking.
+  bool non_blocking = false;
 };
 
 std::shared_ptr<ResourceEventHandler> MakeResourceEventHandler(ResourceEventHandlerFuncs funcs);

@@ -43,40 +43,49 @@ Result<std::shared_ptr<ResourceEventHandlerRegistration>> SharedIndexInformer::A
 Result<std::shared_ptr<ResourceEventHandlerRegistration>>
 SharedIndexInformer::AddEventHandlerWithResyncPeriod(std::shared_ptr<ResourceEventHandler> handler,
                                                      Clock::duration resync_period) {
-  std::lock_guard lock(mu_);
-  if (stopped_) {
-    return Error::Local("InformerStopped",
-                        options_.name + ": handler not added because the informer has stopped");
-  }
-  if (resync_period > Clock::duration::zero()) {
-    if (resync_period < kMinimumResyncPeriod) {
-      LOG(WARNING) << options_.name << ": resync period too small, raised to 1s";
-      resync_period = kMinimumResyncPeriod;
+  // block_deltas_ before mu_: the informer's thread holds block_deltas_ while it calls
+  // non-blocking handlers, and those may call HasSynced (which takes mu_). While it is held no
+  // delta is applied, so whether or not Run has started, the replay below (of an empty cache
+  // before start) and the live notifications after it neither overlap nor leave a gap.
+  std::lock_guard block(block_deltas_);
+  std::shared_ptr<ProcessorListener> listener;
+  bool started = false;
+  {
+    std::lock_guard lock(mu_);
+    if (stopped_) {
+      return Error::Local("InformerStopped",
+                          options_.name + ": handler not added because the informer has stopped");
     }
-    if (resync_period < resync_check_period_) {
-      if (started_) {
-        // The reflector's timer already runs at the check period; it cannot go faster now.
-        LOG(WARNING) << options_.name << ": resync period smaller than the check period; raised";
-        resync_period = resync_check_period_;
-      } else {
-        resync_check_period_ = resync_period;
-        processor_.ResyncCheckPeriodChanged(resync_period);
+    if (resync_period > Clock::duration::zero()) {
+      if (resync_period < kMinimumResyncPeriod) {
+        LOG(WARNING) << options_.name << ": resync period too small, raised to 1s";
+        resync_period = kMinimumResyncPeriod;
+      }
+      if (resync_period < resync_check_period_) {
+        if (started_) {
+          // The reflector's timer already runs at the check period; it cannot go faster now.
+          LOG(WARNING) << options_.name << ": resync period smaller than the check period; raised";
+          resync_period = resync_check_period_;
+        } else {
+          resync_check_period_ = resync_period;
+          processor_.ResyncCheckPeriodChanged(resync_period);
+        }
       }
     }
+    listener = std::make_shared<ProcessorListener>(
+        std::move(handler), resync_period,
+        DetermineResyncPeriod(resync_period, resync_check_period_), clock_.Now(),
+        [this] { return HasSynced(); });
+    started = started_;
   }
-  auto listener = std::make_shared<ProcessorListener>(
-      std::move(handler), resync_period, DetermineResyncPeriod(resync_period, resync_check_period_),
-      clock_.Now(), [this] { return HasSynced(); });
-  if (!started_) {
-    processor_.AddListener(listener);
-    return std::shared_ptr<ResourceEventHandlerRegistration>(listener);
-  }
-  // Replay the cache with deltas held back, and before returning the registration, so that its
-  // HasSynced can never be true before the replay has been handled.
-  std::lock_guard block(block_deltas_);
+  // Without mu_: a non-blocking handler's replay runs on this thread and may call HasSynced.
   processor_.AddListener(listener);
-  for (api::ObjectPtr& obj : indexer_->List()) {
-    listener->Add(AddNotification{std::move(obj), /*is_in_initial_list=*/true});
+  if (started) {
+    // Replay the cache before returning the registration, so that its HasSynced can never be true
+    // before the replay has been handled.
+    for (api::ObjectPtr& obj : indexer_->List()) {
+      listener->Add(AddNotification{std::move(obj), /*is_in_initial_list=*/true});
+    }
   }
   return std::shared_ptr<ResourceEventHandlerRegistration>(listener);
 }
@@ -86,6 +95,12 @@ Status SharedIndexInformer::RemoveEventHandler(
   if (!registration) {
     return Error::Local("InvalidArgument", "null registration");
   }
+  // A non-blocking handler is called on the informer's thread under block_deltas_: holding it
+  // here means no call is under way once the handler is removed (a listener thread is joined
+  // instead).
+  const auto* listener = dynamic_cast<const ProcessorListener*>(registration.get());
+  std::unique_lock block(block_deltas_, std::defer_lock);
+  if (listener != nullptr && listener->non_blocking()) block.lock();
   return processor_.RemoveListener(registration.get());
 }
 
@@ -141,22 +156,25 @@ void SharedIndexInformer::Run(std::stop_token stop) {
   std::jthread reflector_thread([reflector](std::stop_token st) { reflector->Run(st); });
   {
     std::stop_callback close_queue(stop, [&fifo] { fifo->Close(); });
-    while (!fifo->IsClosed()) {
+    std::vector<PendingNotification> notifications;  // reused: no allocation per event
+    // block_deltas_ is taken before the queue lock (never inside Pop's process, which runs under
+    // it): a handler called inline below holds block_deltas_ and may read HasSynced or
+    // LastStoreSyncResourceVersion, which take the queue lock. WaitForItem keeps the lock free
+    // while the queue is empty, so that AddEventHandler is not held up by a quiet informer.
+    while (fifo->WaitForItem()) {
       // The indexer changes first, the watermark next, the handlers last: a handler that reads
       // the cache or LastStoreSyncResourceVersion sees at least what its event brought. Deltas
       // and their notifications stay under block_deltas_ together (see AddEventHandler).
-      std::vector<PendingNotification> notifications;
-      std::unique_lock block(block_deltas_, std::defer_lock);
+      std::lock_guard block(block_deltas_);
       Status s = fifo->Pop(
           [&](const Deltas& deltas, bool is_in_initial_list) {
-            block.lock();
             return ApplyDeltas(deltas, is_in_initial_list, notifications);
           },
           [&] {
             for (const auto& [notification, is_sync] : notifications) {
               processor_.Distribute(notification, is_sync);
             }
-            if (block.owns_lock()) block.unlock();
+            notifications.clear();
           });
       if (!s.ok() && !fifo->IsClosed()) {
         LOG(ERROR) << options_.name << ": processing deltas failed: " << s.error().ToString();

@@ -52,7 +52,10 @@ class SharedIndexInformer {
 
   // Registers a handler with the informer's default resync period. After start the handler first
   // receives every cached object as an Add with is_in_initial_list=true (behaviour 4.5). Error once
-  // the informer has stopped.
+  // the informer has stopped. A handler whose NonBlocking() is true is called on the informer's
+  // own thread (the replay: on the caller's), with the informer's delta lock held: it may read
+  // the cache, HasSynced and LastStoreSyncResourceVersion, but must not add or remove handlers of
+  // this informer (that would deadlock) nor wait for anything.
   Result<std::shared_ptr<ResourceEventHandlerRegistration>> AddEventHandler(
       std::shared_ptr<ResourceEventHandler> handler);
   Result<std::shared_ptr<ResourceEventHandlerRegistration>> AddEventHandler(
@@ -79,9 +82,11 @@ class SharedIndexInformer {
   // an object written at RV r is in GetIndexer() (or superseded) once this is >= r. "" before Run.
   std::string LastStoreSyncResourceVersion() const;
   // Calls `fn` each time LastStoreSyncResourceVersion has moved on, from the informer's threads
-  // and without its locks (DeltaFIFOOptions::on_store_sync_advanced): what waits for the cache to
-  // apply a write registers here instead of polling. Calls may overlap. Returns the id for
-  // RemoveStoreSyncListener; a call already under way may still finish after removal.
+  // (DeltaFIFOOptions::on_store_sync_advanced): what waits for the cache to apply a write
+  // registers here instead of polling. On the processing thread it runs with the delta lock held,
+  // as a non-blocking handler does (same rules: see AddEventHandler), and with no other lock of
+  // the informer. Calls may overlap. Returns the id for RemoveStoreSyncListener; a call already
+  // under way may still finish after removal.
   uint64_t AddStoreSyncListener(std::function<void()> fn);
   void RemoveStoreSyncListener(uint64_t id);
 
@@ -103,7 +108,7 @@ class SharedIndexInformer {
   const std::shared_ptr<Indexer> indexer_;
   SharedProcessor processor_;
 
-  mutable std::mutex mu_;  // guards the fields below; taken before block_deltas_
+  mutable std::mutex mu_;  // guards the fields below; taken after block_deltas_
   bool started_ = false;
   bool stopped_ = false;
   Clock::duration resync_check_period_;
@@ -111,8 +116,9 @@ class SharedIndexInformer {
   std::shared_ptr<DeltaFIFO> fifo_;
   std::shared_ptr<Reflector> reflector_;
 
-  // Held while deltas are applied and while a late handler gets its replay, so that the replay
-  // and the live notifications neither overlap nor leave a gap (behaviour 4.5).
+  // Held while deltas are applied and handed out, and while a late handler gets its replay, so
+  // that the replay and the live notifications neither overlap nor leave a gap (behaviour 4.5).
+  // Taken before mu_ and before the DeltaFIFO's lock; non-blocking handlers run under it.
   std::mutex block_deltas_;
 
   mutable std::mutex store_sync_mu_;  // guards the two fields below; taken after no other lock

@@ -16,7 +16,15 @@ SharedProcessor::~SharedProcessor() {
 }
 
 std::jthread SharedProcessor::StartThread(const std::shared_ptr<ProcessorListener>& listener) {
+  if (listener->non_blocking()) return {};  // called by Distribute itself
   return std::jthread([listener](std::stop_token stop) { listener->Run(stop); });
+}
+
+void SharedProcessor::RebuildSnapshotLocked() {
+  auto snapshot = std::make_shared<std::vector<std::shared_ptr<ProcessorListener>>>();
+  snapshot->reserve(listeners_.size());
+  for (const auto& [key, entry] : listeners_) snapshot->push_back(entry.listener);
+  snapshot_ = std::move(snapshot);
 }
 
 void SharedProcessor::AddListener(std::shared_ptr<ProcessorListener> listener) {
@@ -26,6 +34,7 @@ void SharedProcessor::AddListener(std::shared_ptr<ProcessorListener> listener) {
   if (running_) {
     entry.thread = StartThread(listener);
   }
+  RebuildSnapshotLocked();
 }
 
 Status SharedProcessor::RemoveListener(const ResourceEventHandlerRegistration* registration) {
@@ -38,16 +47,24 @@ Status SharedProcessor::RemoveListener(const ResourceEventHandlerRegistration* r
     }
     thread = std::move(it->second.thread);
     listeners_.erase(it);
+    RebuildSnapshotLocked();
   }
   // Joined here, outside the lock, so that Distribute is never held up by a slow handler.
   return OkStatus();
 }
 
 void SharedProcessor::Distribute(const Notification& notification, bool sync) {
-  std::lock_guard lock(mu_);
-  for (auto& [key, entry] : listeners_) {
-    if (!sync || entry.syncing) {
-      entry.listener->Add(notification);
+  // Without mu_ while handing out: a non-blocking handler runs inside Add and may call into the
+  // informer, whose locks are taken before mu_ elsewhere (AddEventHandler).
+  std::shared_ptr<const std::vector<std::shared_ptr<ProcessorListener>>> listeners;
+  {
+    std::lock_guard lock(mu_);
+    listeners = snapshot_;
+  }
+  if (!listeners) return;
+  for (const auto& listener : *listeners) {
+    if (!sync || listener->syncing()) {
+      listener->Add(notification);
     }
   }
 }
@@ -57,8 +74,9 @@ bool SharedProcessor::ShouldResync() {
   const Clock::time_point now = clock_.Now();
   bool any = false;
   for (auto& [key, entry] : listeners_) {
-    entry.syncing = entry.listener->ShouldResync(now);
-    if (entry.syncing) {
+    const bool syncing = entry.listener->ShouldResync(now);
+    entry.listener->set_syncing(syncing);
+    if (syncing) {
       any = true;
       entry.listener->DetermineNextResync(now);
     }

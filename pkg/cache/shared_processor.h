@@ -1,5 +1,6 @@
 // SharedProcessor: fans an informer's notifications out to its listeners and runs one thread per
-// listener (behaviour 4.2, 4.3). All methods are safe for concurrent use; Run is called once.
+// listener whose handler may block (behaviour 4.2, 4.3); a non-blocking handler is called by
+// Distribute itself. All methods are safe for concurrent use; Run is called once.
 #pragma once
 
 #include <condition_variable>
@@ -8,6 +9,7 @@
 #include <mutex>
 #include <stop_token>
 #include <thread>
+#include <vector>
 
 #include "pkg/cache/processor_listener.h"
 #include "pkg/util/clock.h"
@@ -27,7 +29,8 @@ class SharedProcessor {
   // Stops the listener's thread (pending notifications are dropped) and forgets it. Must not be
   // called from the handler being removed.
   Status RemoveListener(const ResourceEventHandlerRegistration* registration);
-  // sync: a resync notification, for the listeners ShouldResync found due only.
+  // sync: a resync notification, for the listeners ShouldResync found due only. Calls the
+  // non-blocking handlers before returning, without this processor's lock.
   void Distribute(const Notification& notification, bool sync);
   // True if any listener's resync is due; remembers which, for the Distribute calls that follow.
   bool ShouldResync();
@@ -38,15 +41,18 @@ class SharedProcessor {
  private:
   struct Entry {
     std::shared_ptr<ProcessorListener> listener;
-    bool syncing = false;
-    std::jthread thread;
+    std::jthread thread;  // none for a non-blocking listener
   };
   static std::jthread StartThread(const std::shared_ptr<ProcessorListener>& listener);
+  void RebuildSnapshotLocked();
 
   Clock& clock_;
   std::mutex mu_;
   std::condition_variable_any cv_;
   std::map<const ResourceEventHandlerRegistration*, Entry> listeners_;
+  // The listeners, copied on each change: Distribute takes a reference under mu_ and hands out
+  // without it.
+  std::shared_ptr<const std::vector<std::shared_ptr<ProcessorListener>>> snapshot_;
   bool running_ = false;
 };
 

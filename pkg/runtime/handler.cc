@@ -17,6 +17,7 @@ class ForObject final : public EventHandler {
   }
   void Delete(const DeleteEvent& e, Queue& q) override { AddKeyOf(e.object, q); }
   void Generic(const GenericEvent& e, Queue& q) override { AddKeyOf(e.object, q); }
+  bool NonBlocking() const override { return true; }
 };
 
 // "apps/v1" -> "apps"; "v1" -> "".
@@ -33,6 +34,7 @@ class ForOwner final : public EventHandler {
   void Update(const UpdateEvent& e, Queue& q) override { Enqueue({e.old_object, e.new_object}, q); }
   void Delete(const DeleteEvent& e, Queue& q) override { Enqueue({e.object}, q); }
   void Generic(const GenericEvent& e, Queue& q) override { Enqueue({e.object}, q); }
+  bool NonBlocking() const override { return true; }
 
  private:
   void Enqueue(std::initializer_list<api::ObjectPtr> objects, Queue& q) const {
@@ -58,6 +60,7 @@ class FromMapFunc final : public EventHandler {
   void Update(const UpdateEvent& e, Queue& q) override { Map({e.old_object, e.new_object}, q); }
   void Delete(const DeleteEvent& e, Queue& q) override { Map({e.object}, q); }
   void Generic(const GenericEvent& e, Queue& q) override { Map({e.object}, q); }
+  bool NonBlocking() const override { return true; }
 
  private:
   void Map(std::initializer_list<api::ObjectPtr> objects, Queue& q) const {

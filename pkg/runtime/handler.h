@@ -1,6 +1,6 @@
 // Event handlers turn source events into Requests on a controller's queue (controller-runtime's
-// handler package). Handlers run on informer listener threads and must be thread-safe; the queue
-// is thread-safe.
+// handler package). Handlers must be thread-safe; the queue is thread-safe. A handler that says
+// NonBlocking runs on the informer's own thread, any other on a listener thread of its own.
 #pragma once
 
 #include <chrono>
@@ -25,6 +25,11 @@ class EventHandler {
   virtual void Update(const UpdateEvent& e, Queue& q) = 0;
   virtual void Delete(const DeleteEvent& e, Queue& q) = 0;
   virtual void Generic(const GenericEvent& e, Queue& q) = 0;
+  // True when the handler only computes requests and enqueues them (cache reads and short locks;
+  // no I/O, no waiting): see cache::ResourceEventHandler::NonBlocking. Every handler this header
+  // makes says so; the functions given to EnqueueRequestsFromMapFunc and
+  // EnqueueRequestsFromTypedFuncs must therefore not block either.
+  virtual bool NonBlocking() const { return false; }
 };
 
 // The request that names `obj` (namespace/name).
@@ -95,6 +100,7 @@ std::shared_ptr<EventHandler> EnqueueRequestsFromTypedFuncs(TypedFuncs<T, Out> f
       if (f_.del && obj) AddAll(q, f_.del(obj));
     }
     void Generic(const GenericEvent&, Queue&) override {}
+    bool NonBlocking() const override { return true; }
 
    private:
     TypedFuncs<T, Out> f_;

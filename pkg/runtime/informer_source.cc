@@ -29,6 +29,8 @@ class Adapter final : public cache::ResourceEventHandler {
     }
     if (PassDelete(predicates_, e)) handler_->Delete(e, queue_);
   }
+  // Predicates are pure functions of the event; the handler decides.
+  bool NonBlocking() const override { return handler_->NonBlocking(); }
 
  private:
   std::shared_ptr<EventHandler> handler_;

@@ -396,8 +396,7 @@ TEST(DeltaFIFOTest, StoreSyncListenerHearsEveryMoveOfTheWatermark) {
   EXPECT_THAT(heard, ElementsAre("10", "13", "14", "15"));
 }
 
-// Pop's after_applied runs after process, under the queue lock (so before anything else is
-// popped or HasSynced turns true), also when process failed.
+// Pop's after_applied runs after process (before HasSynced turns true), also when process failed.
 TEST(DeltaFIFOTest, AfterAppliedRunsAfterProcessEvenOnError) {
   DeltaFIFO fifo({});
   ASSERT_TRUE(fifo.Add(MakeObj("ns", "a", "10")).ok());
@@ -411,6 +410,55 @@ TEST(DeltaFIFOTest, AfterAppliedRunsAfterProcessEvenOnError) {
   EXPECT_FALSE(s.ok());
   EXPECT_THAT(order, ElementsAre("process", "after_applied"));
   EXPECT_EQ(fifo.LastStoreSyncResourceVersion(), "10");  // dropped, as applied
+}
+
+// after_applied runs without the queue lock, so what it calls (an informer's non-blocking event
+// handlers) can read the watermark, HasSynced and the queue: the watermark already counts the
+// popped item, while HasSynced stays false until after_applied of the last initial item has
+// returned (whoever hands out notifications there has handed out all of them first). Under the
+// queue lock these reads would deadlock.
+TEST(DeltaFIFOTest, AfterAppliedRunsWithoutTheLockBeforeHasSyncedTurnsTrue) {
+  DeltaFIFO fifo({});
+  ASSERT_TRUE(fifo.Replace({MakeObj("ns", "a", "1"), MakeObj("ns", "b", "2")}, "7").ok());
+  ASSERT_TRUE(fifo.Add(MakeObj("ns", "c", "9")).ok());
+  std::vector<std::string> seen;
+  auto pop = [&] {
+    std::string key;
+    Status s = fifo.Pop(
+        [&](const Deltas& deltas, bool initial) {
+          key = fifo.KeyOf(*deltas.back().object) + (initial ? " initial" : "");
+          return OkStatus();
+        },
+        [&] {
+          seen.push_back(key + " rv=" + fifo.LastStoreSyncResourceVersion() + " synced=" +
+                         (fifo.HasSynced() ? "1" : "0") + " queued=" + std::to_string(fifo.Len()));
+        });
+    ASSERT_TRUE(s.ok());
+    seen.push_back("after pop synced=" + std::string(fifo.HasSynced() ? "1" : "0"));
+  };
+  pop();
+  pop();
+  pop();
+  EXPECT_THAT(seen, ElementsAre("ns/a initial rv= synced=0 queued=2", "after pop synced=0",
+                                "ns/b initial rv=7 synced=0 queued=1", "after pop synced=1",
+                                "ns/c rv=9 synced=1 queued=0", "after pop synced=1"));
+}
+
+// A sole consumer can wait for an item without holding its own lock, then Pop under it.
+TEST(DeltaFIFOTest, WaitForItemWaitsForAKeyAndReportsClose) {
+  DeltaFIFO fifo({});
+  std::atomic<bool> woke{false};
+  std::jthread waiter([&] {
+    EXPECT_TRUE(fifo.WaitForItem());
+    woke = true;
+  });
+  ASSERT_TRUE(fifo.Add(MakeObj("ns", "a", "1")).ok());
+  waiter.join();
+  EXPECT_TRUE(woke);
+  EXPECT_EQ(fifo.Len(), 1u) << "nothing popped";
+  EXPECT_TRUE(fifo.WaitForItem());
+  fifo.Close();
+  EXPECT_FALSE(fifo.WaitForItem()) << "closed, even with a key queued";
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <latch>
+#include <set>
 #include <stdexcept>
 #include <thread>
 
@@ -29,6 +30,9 @@ class RecordingHandler final : public ResourceEventHandler {
   explicit RecordingHandler(std::shared_ptr<Indexer> cache = nullptr) : cache_(std::move(cache)) {}
 
   std::function<void(const std::string&)> hook;
+  // ResourceEventHandler::NonBlocking: called on the informer's thread.
+  bool non_blocking = false;
+  bool NonBlocking() const override { return non_blocking; }
 
   void OnAdd(const api::ObjectPtr& obj, bool initial) override {
     Record("add " + obj->Meta().name + "@" + obj->Meta().resource_version +
@@ -175,6 +179,111 @@ TEST_F(SharedInformerTest, HandlersSeeTheirEventAppliedAndStoreSyncListenersHear
   EXPECT_THAT(at_handler, ElementsAre("add a@1 initial seen at 1", "update a@1->2 seen at 2",
                                       "add b@3 seen at 3", "add c@6 seen at 6"));
   EXPECT_THAT(at_listener, ElementsAre("1", "2", "3", "5"));  // removed before c@6
+}
+
+// A non-blocking handler is called on the informer's own thread, right after its event is applied
+// and counted by the watermark: it reads LastStoreSyncResourceVersion (the DeltaFIFO's lock) and
+// HasSynced inline without deadlocking, and sees at least its event's resourceVersion. An ordinary
+// handler next to it still gets its own thread and the same notifications in the same order.
+TEST_F(SharedInformerTest, NonBlockingHandlerRunsOnTheInformerThreadAndSeesItsEventApplied) {
+  MakeInformer();
+  std::mutex mu;
+  std::vector<std::string> at_handler;
+  std::set<std::thread::id> threads;
+  auto inline_handler = std::make_shared<RecordingHandler>(informer_->GetIndexer());
+  inline_handler->non_blocking = true;
+  inline_handler->hook = [&](const std::string& event) {
+    const std::string rv = informer_->LastStoreSyncResourceVersion();
+    const bool synced = informer_->HasSynced();
+    std::lock_guard lock(mu);
+    threads.insert(std::this_thread::get_id());
+    at_handler.push_back(event + " seen at " + rv + (synced ? " synced" : ""));
+  };
+  auto ordinary = std::make_shared<RecordingHandler>();
+  ASSERT_TRUE(informer_->AddEventHandler(inline_handler).ok());
+  ASSERT_TRUE(informer_->AddEventHandler(ordinary).ok());
+  lw_->ScriptList({MakeObj("ns", "a", "1"), MakeObj("ns", "b", "1")}, "2");
+  auto w = lw_->ScriptWatch();
+  Start();
+  ASSERT_TRUE(WaitUntil([&] { return informer_->HasSynced(); }));
+  w->Push(api::WatchEventType::kModified, MakeObj("ns", "a", "3"));
+  w->Push(api::WatchEventType::kAdded, MakeObj("ns", "c", "4"));
+  w->Push(api::WatchEventType::kDeleted, MakeObj("ns", "b", "5"));
+  ASSERT_TRUE(WaitUntil([&] { return inline_handler->size() == 5 && ordinary->size() == 5; }));
+  EXPECT_EQ(inline_handler->events(), ordinary->events());
+  std::lock_guard lock(mu);
+  // The list's RV counts once all of it is applied; HasSynced only after the last initial Add
+  // was handed out.
+  EXPECT_THAT(at_handler, ElementsAre("add a@1 initial seen at ", "add b@1 initial seen at 2",
+                                      "update a@1->3 seen at 3 synced", "add c@4 seen at 4 synced",
+                                      "delete b seen at 5 synced"));
+  EXPECT_THAT(threads, ElementsAre(runner_.get_id()));
+}
+
+// Once the informer says it has synced, a non-blocking handler has already handled every initial
+// item, so its registration is synced at the same moment (an ordinary handler's may lag behind).
+TEST_F(SharedInformerTest, NonBlockingHandlerHasHandledTheInitialListWhenTheInformerSyncs) {
+  MakeInformer();
+  auto handler = std::make_shared<RecordingHandler>();
+  handler->non_blocking = true;
+  auto registration = informer_->AddEventHandler(handler);
+  ASSERT_TRUE(registration.ok());
+  std::vector<api::ObjectPtr> items;
+  for (int i = 0; i < 200; ++i) items.push_back(MakeObj("ns", "o" + std::to_string(i), "1"));
+  lw_->ScriptList(std::move(items), "1");
+  Start();
+  ASSERT_TRUE(WaitUntil([&] { return informer_->HasSynced(); }));
+  EXPECT_EQ(handler->size(), 200u);
+  EXPECT_TRUE((*registration)->HasSynced());
+}
+
+// A non-blocking handler added after start gets the cache replay on the caller's thread before
+// AddEventHandler returns (it may call HasSynced meanwhile), then the live events in order
+// without a gap or a duplicate; once RemoveEventHandler returns it is called no more.
+TEST_F(SharedInformerTest, LateNonBlockingHandlerReplaysBeforeReturningAndStopsOnRemoval) {
+  MakeInformer();
+  auto early = std::make_shared<RecordingHandler>();
+  ASSERT_TRUE(informer_->AddEventHandler(early).ok());
+  lw_->ScriptList({MakeObj("ns", "a", "1"), MakeObj("ns", "b", "1")}, "1");
+  auto w = lw_->ScriptWatch();
+  Start();
+  ASSERT_TRUE(WaitUntil([&] { return informer_->HasSynced(); }));
+
+  // Events flow while the late handler registers: each object is seen exactly once, first as its
+  // replayed or live Add.
+  std::jthread pusher([&] {
+    for (int i = 0; i < 300; ++i) {
+      w->Push(api::WatchEventType::kAdded, MakeObj("ns", "o" + std::to_string(i), "2"));
+    }
+  });
+  const std::thread::id caller = std::this_thread::get_id();
+  std::atomic<int> replay_calls{0};
+  std::atomic<int> synced_reads{0};
+  auto late = std::make_shared<RecordingHandler>();
+  late->non_blocking = true;
+  late->hook = [&](const std::string&) {
+    if (std::this_thread::get_id() != caller) return;  // a live event, on the informer's thread
+    ++replay_calls;
+    if (informer_->HasSynced()) ++synced_reads;
+  };
+  auto registration = informer_->AddEventHandler(late);
+  ASSERT_TRUE(registration.ok());
+  EXPECT_TRUE((*registration)->HasSynced()) << "replay handled before AddEventHandler returned";
+  EXPECT_GE(replay_calls.load(), 2);
+  EXPECT_EQ(synced_reads.load(), replay_calls.load());
+  pusher.join();
+  ASSERT_TRUE(WaitUntil([&] { return early->size() == 302; }));
+  ASSERT_TRUE(WaitUntil([&] { return late->size() == 302; }));
+  std::set<std::string> distinct;
+  for (const std::string& e : late->events()) {
+    distinct.insert(e.substr(0, e.find('@')));  // "add o17", whether replayed or live
+  }
+  EXPECT_EQ(distinct.size(), 302u) << "no object twice, none missing";
+
+  ASSERT_TRUE(informer_->RemoveEventHandler(*registration).ok());
+  w->Push(api::WatchEventType::kAdded, MakeObj("ns", "z", "3"));
+  ASSERT_TRUE(WaitUntil([&] { return early->Saw("add z@3"); }));
+  EXPECT_EQ(late->size(), 302u);
 }
 
 // 4.2
