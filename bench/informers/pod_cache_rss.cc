@@ -8,7 +8,16 @@
 // Usage: pod_cache_rss --kubeconfig=FILE [--namespace=NS] [--expect=N] [--relist=0|1]
 //                      [--watch-list=0|1]
 //                      [--content-type=application/vnd.kubernetes.protobuf|application/json]
+//                      [--phases=1] [--consistent-pages=N] [--disable-compression=1]
+// --phases=1 adds when the initial list began, delivered its first and last item and returned
+// (seconds after Start), so the sync splits into request → first item → transfer and decode →
+// Replace, queue drain and the wait's wake-up. --consistent-pages=N turns the reflector's RV="0"
+// list (served whole from the watch cache, limit ignored) into RV="" pages of N: a consistent
+// paged LIST, to compare with. --disable-compression=1: no Accept-Encoding: gzip
+// (RestConfig::disable_compression), the answer comes as sent, uncompressed.
+// cpu_s is the process's CPU time (user + system) from Start to the sync.
 #include <malloc.h>
+#include <sys/resource.h>
 
 #include <atomic>
 #include <chrono>
@@ -40,6 +49,13 @@ long StatusKB(const char* field) {
   return -1;
 }
 
+double CpuSeconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  auto s = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; };
+  return s(u.ru_utime) + s(u.ru_stime);
+}
+
 // VmHWM starts again from the current RSS (Linux: clear_refs 5).
 void ResetPeak() {
   std::ofstream("/proc/self/clear_refs") << "5";
@@ -53,10 +69,32 @@ class InjectingListerWatcher final : public kcm::cache::ListerWatcher {
       : inner_(std::move(inner)) {}
 
   Result<kcm::api::ObjectList> List(const kcm::api::ListOptions& options) override {
-    auto r = inner_->List(options);
+    return List(options, {});
+  }
+  // Forwarded with on_item, as the reflector calls it: the production adapter applies it while
+  // the list arrives (ReuseUnchanged), the base class's default only afterwards.
+  Result<kcm::api::ObjectList> List(const kcm::api::ListOptions& options,
+                                    const kcm::cache::ListItemFunc& on_item) override {
+    kcm::api::ListOptions opts = options;
+    if (consistent_pages_ > 0 && opts.resource_version == "0" && opts.continue_token.empty()) {
+      opts.resource_version.clear();
+      opts.limit = consistent_pages_;
+    }
+    const bool first_list = lists_done_ == 0;
+    if (first_list && !list_start_) list_start_ = Now();
+    auto r = inner_->List(opts, [&](kcm::api::ObjectPtr obj) {
+      if (first_list) {
+        if (!first_item_) first_item_ = Now();
+        last_item_ = Now();
+      }
+      return on_item ? on_item(std::move(obj)) : obj;
+    });
     // Count whole LISTs: the last page (or an error) ends one. Streaming lists are counted at
     // their initial-events-end bookmark (Injecting::Next).
-    if (!r.ok() || r->continue_token.empty()) ++lists_done_;
+    if (!r.ok() || r->continue_token.empty()) {
+      if (first_list) list_done_ = Now();
+      ++lists_done_;
+    }
     return r;
   }
 
@@ -68,6 +106,19 @@ class InjectingListerWatcher final : public kcm::cache::ListerWatcher {
     std::lock_guard lock(mu_);
     current_ = own.get();
     return std::unique_ptr<kcm::cache::WatchInterface>(std::move(own));
+  }
+
+  void set_consistent_pages(int64_t n) { consistent_pages_ = n; }
+  // Phases of the first list, seconds after `start`; -1 where not seen. Read after the sync.
+  std::string Phases(std::chrono::steady_clock::time_point start) const {
+    auto at = [&](const std::optional<std::chrono::steady_clock::time_point>& t) {
+      return t ? std::chrono::duration<double>(*t - start).count() : -1.0;
+    };
+    char buf[160];
+    std::snprintf(buf, sizeof buf,
+                  " list_start_s=%.3f first_item_s=%.3f last_item_s=%.3f list_done_s=%.3f",
+                  at(list_start_), at(first_item_), at(last_item_), at(list_done_));
+    return buf;
   }
 
   void Inject() {
@@ -109,7 +160,13 @@ class InjectingListerWatcher final : public kcm::cache::ListerWatcher {
     InjectingListerWatcher* owner_;
   };
 
+  static std::chrono::steady_clock::time_point Now() { return std::chrono::steady_clock::now(); }
+
   std::shared_ptr<kcm::cache::ListerWatcher> inner_;
+  int64_t consistent_pages_ = 0;
+  // Written by the reflector thread before the sync, read after it.
+  std::optional<std::chrono::steady_clock::time_point> list_start_, first_item_, last_item_,
+      list_done_;
   std::atomic<long> lists_done_{0};
   std::mutex mu_;
   bool inject_ = false;
@@ -124,11 +181,17 @@ int main(int argc, char** argv) {
   const long expect = std::stol(kcm::bench::Flag(argc, argv, "expect", "0"));
   const bool relist = kcm::bench::Flag(argc, argv, "relist", "1") == "1";
   const bool watch_list = kcm::bench::Flag(argc, argv, "watch-list", "0") == "1";
+  const bool phases = kcm::bench::Flag(argc, argv, "phases", "0") == "1";
+  const int64_t consistent_pages =
+      std::stoll(kcm::bench::Flag(argc, argv, "consistent-pages", "0"));
   // As --kube-api-content-type: protobuf by default (upstream's and client-go's default for pods).
   const std::string content_type =
       kcm::bench::Flag(argc, argv, "content-type", "application/vnd.kubernetes.protobuf");
 
-  auto rest = kcm::bench::UnthrottledClient(kubeconfig, content_type);
+  const bool disable_compression = kcm::bench::Flag(argc, argv, "disable-compression", "0") == "1";
+  auto rest = kcm::bench::UnthrottledClient(
+      kubeconfig, content_type,
+      [&](kcm::client::RestConfig& c) { c.disable_compression = disable_compression; });
   const long rss_before = StatusKB("VmRSS");
 
   std::shared_ptr<InjectingListerWatcher> lw;
@@ -137,16 +200,25 @@ int main(int argc, char** argv) {
   options.use_watch_list = watch_list;
   auto client = rest;
   kcm::informers::SharedInformerFactory factory(
-      [&lw, client, ns](const kcm::informers::ResourceType& r) {
+      [&lw, client, ns, consistent_pages](const kcm::informers::ResourceType& r) {
         auto rc = std::make_shared<kcm::client::ResourceClient>(client, r.gvr, r.namespaced);
         lw = std::make_shared<InjectingListerWatcher>(
             std::make_shared<kcm::informers::ResourceListerWatcher>(rc, ns, *r.codec));
+        lw->set_consistent_pages(consistent_pages);
         return lw;
       },
       0s, options);
   auto pods = factory.Pods();
   std::stop_source stop;
+  // When the indexer had the whole initial list: the watermark moves with the list's last item.
+  std::atomic<double> applied_s{-1};
   const auto start = std::chrono::steady_clock::now();
+  pods.informer->AddStoreSyncListener([&] {
+    if (applied_s < 0 && pods.informer->HasSynced()) {
+      applied_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
+  });
+  const double cpu_start = CpuSeconds();
   factory.Start(stop.get_token());
   if (!factory.WaitForCacheSync(stop.get_token())["pods"]) {
     std::fprintf(stderr, "cache did not sync\n");
@@ -154,6 +226,7 @@ int main(int argc, char** argv) {
   }
   const double sync_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double cpu_s = CpuSeconds() - cpu_start;
   const long hwm_sync = StatusKB("VmHWM");
   const size_t cached = pods.informer->GetIndexer()->ListKeys().size();
   std::this_thread::sleep_for(2s);
@@ -163,13 +236,16 @@ int main(int argc, char** argv) {
   const long rss_trimmed = StatusKB("VmRSS");
   const long n = expect > 0 ? expect : static_cast<long>(cached);
   std::printf(
-      "impl=kcm format=%s pods=%zu sync_s=%.2f rss_before_kb=%ld hwm_sync_kb=%ld rss_steady_kb=%ld "
+      "impl=kcm format=%s accept_encoding=%s pods=%zu sync_s=%.2f cpu_s=%.2f rss_before_kb=%ld "
+      "hwm_sync_kb=%ld rss_steady_kb=%ld "
       "bytes_per_pod=%.0f rss_trimmed_kb=%ld bytes_per_pod_trimmed=%.0f",
-      kcm::client::IsProtobufContentType(content_type) ? "protobuf" : "json", cached, sync_s,
-      rss_before, hwm_sync, rss_steady,
+      kcm::client::IsProtobufContentType(content_type) ? "protobuf" : "json",
+      disable_compression ? "identity" : "gzip", cached, sync_s, cpu_s, rss_before, hwm_sync,
+      rss_steady,
       static_cast<double>(rss_steady - rss_before) * 1024 / static_cast<double>(n > 0 ? n : 1),
       rss_trimmed,
       static_cast<double>(rss_trimmed - rss_before) * 1024 / static_cast<double>(n > 0 ? n : 1));
+  if (phases) std::printf("%s applied_s=%.3f", lw->Phases(start).c_str(), applied_s.load());
 
   if (relist) {
     ResetPeak();

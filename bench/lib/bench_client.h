@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -19,9 +20,10 @@ namespace kcm::bench {
 
 // A client for the kubeconfig's cluster with the QPS limit lifted (a benchmark measures the
 // client or the server, not the rate limiter); content_type as --kube-api-content-type, "" =
-// the default. Exits the program on an error.
-inline std::shared_ptr<client::RestClient> UnthrottledClient(const std::string& kubeconfig,
-                                                             const std::string& content_type = "") {
+// the default; tweak (if set) changes the config last. Exits the program on an error.
+inline std::shared_ptr<client::RestClient> UnthrottledClient(
+    const std::string& kubeconfig, const std::string& content_type = "",
+    const std::function<void(client::RestConfig&)>& tweak = {}) {
   auto config = client::BuildConfigFromFlags("", kubeconfig);
   if (!config.ok()) {
     std::fprintf(stderr, "%s\n", config.error().ToString().c_str());
@@ -29,6 +31,7 @@ inline std::shared_ptr<client::RestClient> UnthrottledClient(const std::string& 
   }
   config->qps = -1;
   if (!content_type.empty()) config->content_type = content_type;
+  if (tweak) tweak(*config);
   auto rest = client::RestClient::Create(*config);
   if (!rest.ok()) {
     std::fprintf(stderr, "%s\n", rest.error().ToString().c_str());

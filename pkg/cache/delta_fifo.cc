@@ -306,8 +306,13 @@ Status DeltaFIFO::Pop(const PopProcessFunc& process, const std::function<void()>
       std::lock_guard relock(fifo.mu_);
       --fifo.initial_in_flight_;
     }
-  } in_flight_done{*this, initial_item};
-  after_applied();
+  };
+  {
+    InFlightDone in_flight_done{*this, initial_item};
+    after_applied();
+  }
+  // After the in-flight count: a store-sync listener (WaitForCacheSync's SyncWaker) that reads
+  // HasSynced on this move must already see the last initial item as handled.
   if (advanced) NotifyAdvanced();
   return s;
 }

@@ -30,8 +30,34 @@ Clock::duration ExponentialBackoff::Next() {
   return base + std::chrono::duration_cast<Clock::duration>(base * (options_.jitter * rand_()));
 }
 
+void SyncWaker::Wake() {
+  std::lock_guard lock(mu_);
+  woken_ = true;
+  if (sleeping_ != nullptr) sleeping_->request_stop();
+}
+
+bool SyncWaker::Sleep(Clock& clock, Clock::duration d, std::stop_token stop) {
+  std::stop_source round;
+  {
+    std::lock_guard lock(mu_);
+    if (woken_) {
+      woken_ = false;
+      return !stop.stop_requested();
+    }
+    sleeping_ = &round;
+  }
+  {
+    std::stop_callback forward(stop, [&round] { round.request_stop(); });
+    clock.SleepFor(d, round.get_token());
+  }
+  std::lock_guard lock(mu_);
+  sleeping_ = nullptr;
+  woken_ = false;  // this sleep was the one woken, or the poll period ran out: the caller checks
+  return !stop.stop_requested();
+}
+
 bool WaitForCacheSync(std::stop_token stop, const std::vector<std::function<bool()>>& has_synced,
-                      Clock& clock) {
+                      Clock& clock, SyncWaker* waker) {
   while (true) {
     // Checked before the stop, as upstream's immediate poll does: caches that have synced are
     // reported synced even if the caller is already stopping (a factory's per-type results).
@@ -41,7 +67,10 @@ bool WaitForCacheSync(std::stop_token stop, const std::vector<std::function<bool
     if (stop.stop_requested()) {
       return false;
     }
-    if (!clock.SleepFor(std::chrono::milliseconds(100), stop)) {
+    // Upstream's syncedPollPeriod; a waker ends it early when a cache may have synced.
+    const bool slept = waker != nullptr ? waker->Sleep(clock, std::chrono::milliseconds(100), stop)
+                                        : clock.SleepFor(std::chrono::milliseconds(100), stop);
+    if (!slept) {
       return false;
     }
   }

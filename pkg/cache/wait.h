@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <functional>
+#include <mutex>
 #include <stop_token>
 #include <vector>
 
@@ -45,9 +46,24 @@ class ExponentialBackoff {
   Clock::time_point last_start_{};
 };
 
-// Polls every has_synced function right away and then every 100 ms on clock until all return true
-// (→ true) or stop is requested (→ false).
+// Cuts a WaitForCacheSync poll short: Wake() (from any thread, e.g. an informer's store-sync
+// listener) ends the current 100 ms sleep, or the next one if none is under way, so the wait
+// answers when a cache syncs instead of up to a poll period later. Thread-safe.
+class SyncWaker {
+ public:
+  void Wake();
+  // Sleeps d on clock unless woken (since the last Sleep) or stopped. False if stop was requested.
+  bool Sleep(Clock& clock, Clock::duration d, std::stop_token stop);
+
+ private:
+  std::mutex mu_;
+  bool woken_ = false;
+  std::stop_source* sleeping_ = nullptr;
+};
+
+// Polls every has_synced function right away and then every 100 ms on clock (or when waker, if
+// given, is woken) until all return true (→ true) or stop is requested (→ false).
 bool WaitForCacheSync(std::stop_token stop, const std::vector<std::function<bool()>>& has_synced,
-                      Clock& clock = RealClock::Get());
+                      Clock& clock = RealClock::Get(), SyncWaker* waker = nullptr);
 
 }  // namespace kcm::cache

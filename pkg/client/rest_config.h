@@ -46,6 +46,9 @@ struct RestConfig {
   // or application/json reads JSON. Writes are always JSON.
   std::string content_type;
   std::chrono::milliseconds timeout{0};  // per-request total timeout; 0 = none (not for watches)
+  // rest.Config.DisableCompression: no Accept-Encoding: gzip on requests (watch streams never ask
+  // for it). Off by default, as upstream: the API server then gzips answers over 128 KiB.
+  bool disable_compression = false;
   // Offer h2 over TLS (ALPN); HTTP/1.1 keep-alive otherwise. Off by default, unlike client-go:
   // libcurl (7.88) opens one connection per pooled handle either way, so h2 buys no multiplexing
   // here, and its framing (nghttp2, separate HEADERS/DATA/WINDOW_UPDATE writes) costs about 65 %

@@ -315,7 +315,7 @@ struct Transport::Impl {
                      stall ? std::max(1L, req.stall_bytes_per_second) : 0L);
     curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME,
                      stall ? static_cast<long>(req.stall_timeout.count()) : 0L);
-    curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "gzip");
+    curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, config.disable_compression ? nullptr : "gzip");
     // 0 = no total timeout.
     curl_easy_setopt(h, CURLOPT_TIMEOUT_MS,
                      static_cast<long>(std::max<long>(0, req.timeout.count())));

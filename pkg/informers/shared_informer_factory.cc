@@ -2,6 +2,8 @@
 
 #include <glog/logging.h>
 
+#include <memory>
+
 #include "pkg/cache/index.h"
 
 namespace kcm::informers {
@@ -106,9 +108,15 @@ std::map<std::string, bool> SharedInformerFactory::WaitForCacheSync(std::stop_to
   std::stop_callback on_shutdown(shutdown_.get_token(), [&either] { either.request_stop(); });
   std::map<std::string, bool> result;
   Clock& clock = options_.clock ? *options_.clock : RealClock::Get();
+  // An informer's watermark moves when the indexer has applied its initial list's last item (the
+  // list is one push), which is when HasSynced turns true: wake the poll then, not up to 100 ms
+  // later. The poll stays for anything else that makes HasSynced true.
+  auto waker = std::make_shared<cache::SyncWaker>();
   for (auto& [name, informer] : started) {
-    result[name] = cache::WaitForCacheSync(either.get_token(),
-                                           {[informer] { return informer->HasSynced(); }}, clock);
+    const uint64_t id = informer->AddStoreSyncListener([waker] { waker->Wake(); });
+    result[name] = cache::WaitForCacheSync(
+        either.get_token(), {[informer] { return informer->HasSynced(); }}, clock, waker.get());
+    informer->RemoveStoreSyncListener(id);
   }
   return result;
 }

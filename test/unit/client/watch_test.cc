@@ -193,6 +193,29 @@ TEST(WatchStreamTest, WatchAsksForIdentityEncodingListForGzip) {
   EXPECT_THAT(server.requests()[1].Header("accept-encoding"), ::testing::HasSubstr("gzip"));
 }
 
+// RestConfig::disable_compression (rest.Config.DisableCompression): every request of that client,
+// a second one on the pooled handle too, leaves gzip out of Accept-Encoding, so the server answers
+// uncompressed; a client without the option still asks for gzip.
+TEST(WatchStreamTest, DisableCompressionLeavesGzipOutOfEveryRequest) {
+  TestServer server([](const RecordedRequest&, Conn& c) {
+    c.Respond(200, R"({"kind":"PodList","metadata":{},"items":[]})");
+  });
+  auto plain = RestClient::Create({.host = server.url(), .qps = -1, .disable_compression = true});
+  ASSERT_TRUE(plain.ok()) << plain.error().ToString();
+  ResourceClient pods(*plain, kPods, true);
+  ASSERT_TRUE(pods.List("ns", {}).ok());
+  ASSERT_TRUE(pods.List("ns", {}).ok());  // a pooled handle: options set again per request
+  ResourceClient compressed(NewClient(server), kPods, true);
+  ASSERT_TRUE(compressed.List("ns", {}).ok());
+  ASSERT_EQ(server.requests().size(), 3u);
+  for (int i : {0, 1}) {
+    EXPECT_THAT(server.requests()[i].Header("accept-encoding"),
+                ::testing::Not(::testing::HasSubstr("gzip")))
+        << "request " << i;
+  }
+  EXPECT_THAT(server.requests()[2].Header("accept-encoding"), ::testing::HasSubstr("gzip"));
+}
+
 // A protobuf Accept answered with protobuf: the stream switches to length-prefixed frames (split
 // over chunks); ending inside a frame is a decoding error.
 TEST(WatchStreamTest, ProtobufAnswerUsesLengthPrefixedFrames) {

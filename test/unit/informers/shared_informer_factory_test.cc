@@ -7,8 +7,10 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -232,6 +234,74 @@ TEST(SharedInformerFactoryTest, WaitForCacheSyncFalseWhenStoppedFirst) {
   wait.request_stop();
   auto synced = factory.WaitForCacheSync(wait.get_token());
   EXPECT_EQ(synced, (std::map<std::string, bool>{{"deployments.apps", false}, {"pods", true}}));
+  factory.Shutdown();
+}
+
+// A ListerWatcher whose List waits until the test releases it; entered() tells that the reflector
+// is inside List (not asleep on a clock).
+class GatedListerWatcher final : public cache::ListerWatcher {
+ public:
+  explicit GatedListerWatcher(std::shared_ptr<FakeListerWatcher> inner)
+      : inner_(std::move(inner)) {}
+  Result<api::ObjectList> List(const api::ListOptions& options) override {
+    std::unique_lock lock(mu_);
+    entered_ = true;
+    cv_.wait(lock, [&] { return released_; });
+    lock.unlock();
+    return inner_->List(options);
+  }
+  Result<std::unique_ptr<cache::WatchInterface>> Watch(const api::ListOptions& options) override {
+    return inner_->Watch(options);
+  }
+  bool entered() {
+    std::lock_guard lock(mu_);
+    return entered_;
+  }
+  void Release() {
+    std::lock_guard lock(mu_);
+    released_ = true;
+    cv_.notify_all();
+  }
+
+ private:
+  std::shared_ptr<FakeListerWatcher> inner_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool entered_ = false;
+  bool released_ = false;
+};
+
+// 4.7: WaitForCacheSync answers when the cache syncs, not at its next 100 ms poll: on a clock that
+// never moves the poll never comes, so only the informer's store-sync wake-up can end the wait.
+TEST(SharedInformerFactoryTest, WaitForCacheSyncWakesWhenTheCacheSyncs) {
+  FakeClock clock;
+  auto inner = std::make_shared<FakeListerWatcher>();
+  inner->ScriptList({MakePod("ns", "a", "5"), MakePod("ns", "b", "5")}, "5");
+  auto gated = std::make_shared<GatedListerWatcher>(inner);
+  SharedInformerFactoryOptions options;
+  options.clock = &clock;
+  SharedInformerFactory factory([gated](const ResourceType&) { return gated; }, 0s, options);
+  auto pods = factory.Pods().informer;
+  std::stop_source stop;
+  factory.Start(stop.get_token());
+  ASSERT_TRUE(WaitUntil([&] { return gated->entered(); }));
+  const int others = clock.Waiters();
+  std::atomic<bool> done{false};
+  std::map<std::string, bool> synced;
+  std::thread waiter([&] {
+    synced = factory.WaitForCacheSync(stop.get_token());
+    done = true;
+  });
+  // The waiter found the cache not synced (the list is held) and sleeps on the clock.
+  ASSERT_TRUE(clock.WaitForWaiters(others + 1));
+  EXPECT_FALSE(pods->HasSynced());
+  gated->Release();
+  const bool woke = WaitUntil([&] { return done.load(); });
+  if (!woke) stop.request_stop();  // let the waiter end before failing
+  waiter.join();
+  EXPECT_TRUE(woke) << "WaitForCacheSync slept past the sync";
+  EXPECT_EQ(synced, (std::map<std::string, bool>{{"pods", true}}));
+  EXPECT_EQ(pods->GetIndexer()->ListKeys().size(), 2u);
   factory.Shutdown();
 }
 
