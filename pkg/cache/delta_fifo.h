@@ -4,6 +4,7 @@
 // queue lock.
 #pragma once
 
+#include <algorithm>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -11,7 +12,6 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -115,7 +115,9 @@ class DeltaFIFO final : public ReflectorStore {
  private:
   // seq: the push the delta belongs to (see marks_); nullopt for Sync deltas, which carry nothing
   // new.
-  Status QueueActionLocked(DeltaType type, api::ObjectPtr obj, std::optional<uint64_t> seq);
+  // first_of_seq (may be null) is set when seq is new to the key's entry.
+  Status QueueActionLocked(DeltaType type, api::ObjectPtr obj, std::optional<uint64_t> seq,
+                           bool* first_of_seq = nullptr);
   bool HasSyncedLocked() const;
   // A new push with resourceVersion rv ("" = unknown, not a mark).
   uint64_t NewMarkLocked(const std::string& rv);
@@ -124,22 +126,48 @@ class DeltaFIFO final : public ReflectorStore {
   // Calls options_.on_store_sync_advanced, if set; never with mu_ held.
   void NotifyAdvanced() const;
 
+  // What one queued key carries: its deltas and the pushes they belong to. One entry per key in
+  // a single map (the queue points at its key), so a list of 50,000 items costs one map node, one
+  // key string and one delta buffer per item while it is queued — it was six allocations and two
+  // more copies of the key (≈ 560 B per item), and since the indexer's nodes are allocated while
+  // the queue drains, into the chunks it frees, most of that stayed resident as holes between them
+  // (docs/architecture.md, "Cache memory").
+  struct Entry {
+    Deltas deltas;
+    // The pushes (sequence numbers) whose deltas this key holds: nearly always one, kept inline.
+    std::optional<uint64_t> first_seq;
+    std::vector<uint64_t> more_seqs;
+    bool HasSeq(uint64_t seq) const {
+      return first_seq == seq ||
+             std::find(more_seqs.begin(), more_seqs.end(), seq) != more_seqs.end();
+    }
+    void AddSeq(uint64_t seq) {
+      if (!first_seq) {
+        first_seq = seq;
+      } else {
+        more_seqs.push_back(seq);
+      }
+    }
+  };
+
   const DeltaFIFOOptions options_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::unordered_map<std::string, Deltas> items_;
-  std::deque<std::string> queue_;  // each key at most once, in first-queued order
+  // Node-based: a key's address is stable from insertion to extraction, which queue_ relies on.
+  std::unordered_map<std::string, Entry> items_;
+  // Each queued key once, in first-queued order: the address of its key in items_ (every queued
+  // key has an entry there until Pop takes both).
+  std::deque<const std::string*> queue_;
   bool populated_ = false;
   size_t initial_population_count_ = 0;
   bool closed_ = false;
 
   // Watermark bookkeeping: each Add/Update/Delete/Replace/Bookmark is a push with a sequence
-  // number; marks_ holds the RVs of pushes not yet folded into applied_rv_, pending_ the pushes
-  // whose deltas are still queued (key_seqs_ says which ones each queued key carries).
+  // number; marks_ holds the RVs of pushes not yet folded into applied_rv_, pending_ counts, per
+  // push, the queued keys still carrying its deltas (each entry's seqs say which).
   uint64_t next_seq_ = 0;
   std::map<uint64_t, std::string> marks_;
-  std::multiset<uint64_t> pending_;
-  std::unordered_map<std::string, std::vector<uint64_t>> key_seqs_;
+  std::map<uint64_t, size_t> pending_;
   std::string applied_rv_;
 };
 
