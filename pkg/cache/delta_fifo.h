@@ -10,6 +10,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <memory_resource>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -34,8 +35,9 @@ struct Delta {
   api::ObjectPtr object;
 };
 
-// The changes for one key, oldest first.
-using Deltas = std::vector<Delta>;
+// The changes for one key, oldest first. Polymorphic-allocator vector: the queue allocates its own
+// from its pool (DeltaFIFO::pool_); a copy (GetByKey, a handler's) uses the default heap.
+using Deltas = std::pmr::vector<Delta>;
 
 // Prunes or converts an object before it is queued. Never called for tombstones or Sync deltas.
 using TransformFunc = std::function<Result<api::ObjectPtr>(api::ObjectPtr)>;
@@ -133,6 +135,13 @@ class DeltaFIFO final : public ReflectorStore {
   // the queue drains, into the chunks it frees, most of that stayed resident as holes between them
   // (docs/architecture.md, "Cache memory").
   struct Entry {
+    using allocator_type = std::pmr::polymorphic_allocator<>;
+    explicit Entry(const allocator_type& alloc) : deltas(alloc) {}
+    Entry(Entry&& other, const allocator_type& alloc)
+        : deltas(std::move(other.deltas), alloc),
+          first_seq(other.first_seq),
+          more_seqs(std::move(other.more_seqs)) {}
+
     Deltas deltas;
     // The pushes (sequence numbers) whose deltas this key holds: nearly always one, kept inline.
     std::optional<uint64_t> first_seq;
@@ -149,15 +158,28 @@ class DeltaFIFO final : public ReflectorStore {
       }
     }
   };
+  // Looks keys up by text without making a key string.
+  struct KeyHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view key) const { return std::hash<std::string_view>{}(key); }
+  };
+  struct KeyEq {
+    using is_transparent = void;
+    bool operator()(std::string_view a, std::string_view b) const { return a == b; }
+  };
 
   const DeltaFIFOOptions options_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
+  // What items_ allocates (nodes, keys, delta buffers) comes from this pool, released whole when
+  // a big queue drains (Pop): the queue's bookkeeping of an initial list is freed at once instead
+  // of leaving holes among the indexer's nodes, which are allocated while it drains.
+  std::pmr::unsynchronized_pool_resource pool_;
   // Node-based: a key's address is stable from insertion to extraction, which queue_ relies on.
-  std::unordered_map<std::string, Entry> items_;
+  std::pmr::unordered_map<std::pmr::string, Entry, KeyHash, KeyEq> items_{&pool_};
   // Each queued key once, in first-queued order: the address of its key in items_ (every queued
   // key has an entry there until Pop takes both).
-  std::deque<const std::string*> queue_;
+  std::deque<const std::pmr::string*> queue_;
   bool populated_ = false;
   size_t initial_population_count_ = 0;
   bool closed_ = false;
