@@ -193,6 +193,7 @@ int main(int argc, char** argv) {
       kubeconfig, content_type,
       [&](kcm::client::RestConfig& c) { c.disable_compression = disable_compression; });
   const long rss_before = StatusKB("VmRSS");
+  const struct mallinfo2 heap_before = mallinfo2();
 
   std::shared_ptr<InjectingListerWatcher> lw;
   kcm::informers::SharedInformerFactoryOptions options;
@@ -231,6 +232,10 @@ int main(int argc, char** argv) {
   const size_t cached = pods.informer->GetIndexer()->ListKeys().size();
   std::this_thread::sleep_for(2s);
   const long rss_steady = StatusKB("VmRSS");
+  // glibc's own count, every arena: bytes in allocated chunks (live objects) and bytes in free
+  // chunks it holds (the holes) — what the RSS over the live heap goes to. Meaningless when
+  // another allocator is preloaded (glibc's arenas are then unused).
+  const struct mallinfo2 heap_steady = mallinfo2();
   // What is live, as opposed to what glibc keeps of freed LIST buffers and deltas.
   malloc_trim(0);
   const long rss_trimmed = StatusKB("VmRSS");
@@ -238,13 +243,18 @@ int main(int argc, char** argv) {
   std::printf(
       "impl=kcm format=%s accept_encoding=%s pods=%zu sync_s=%.2f cpu_s=%.2f rss_before_kb=%ld "
       "hwm_sync_kb=%ld rss_steady_kb=%ld "
-      "bytes_per_pod=%.0f rss_trimmed_kb=%ld bytes_per_pod_trimmed=%.0f",
+      "bytes_per_pod=%.0f rss_trimmed_kb=%ld bytes_per_pod_trimmed=%.0f heap_live_per_pod=%.0f "
+      "heap_free_kb=%zu",
       kcm::client::IsProtobufContentType(content_type) ? "protobuf" : "json",
       disable_compression ? "identity" : "gzip", cached, sync_s, cpu_s, rss_before, hwm_sync,
       rss_steady,
       static_cast<double>(rss_steady - rss_before) * 1024 / static_cast<double>(n > 0 ? n : 1),
       rss_trimmed,
-      static_cast<double>(rss_trimmed - rss_before) * 1024 / static_cast<double>(n > 0 ? n : 1));
+      static_cast<double>(rss_trimmed - rss_before) * 1024 / static_cast<double>(n > 0 ? n : 1),
+      static_cast<double>((heap_steady.uordblks + heap_steady.hblkhd) -
+                          (heap_before.uordblks + heap_before.hblkhd)) /
+          static_cast<double>(n > 0 ? n : 1),
+      heap_steady.fordblks / 1024);
   if (phases) std::printf("%s applied_s=%.3f", lw->Phases(start).c_str(), applied_s.load());
 
   if (relist) {

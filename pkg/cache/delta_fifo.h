@@ -4,14 +4,15 @@
 // queue lock and its after_applied function without it.
 #pragma once
 
+#include <algorithm>
 #include <condition_variable>
 #include <deque>
 #include <functional>
 #include <map>
 #include <memory>
+#include <memory_resource>
 #include <mutex>
 #include <optional>
-#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -34,8 +35,9 @@ struct Delta {
   api::ObjectPtr object;
 };
 
-// The changes for one key, oldest first.
-using Deltas = std::vector<Delta>;
+// The changes for one key, oldest first. Polymorphic-allocator vector: the queue allocates its own
+// from its pool (DeltaFIFO::pool_); a copy (GetByKey, a handler's) uses the default heap.
+using Deltas = std::pmr::vector<Delta>;
 
 // Prunes or converts an object before it is queued. Never called for tombstones or Sync deltas.
 using TransformFunc = std::function<Result<api::ObjectPtr>(api::ObjectPtr)>;
@@ -123,7 +125,9 @@ class DeltaFIFO final : public ReflectorStore {
  private:
   // seq: the push the delta belongs to (see marks_); nullopt for Sync deltas, which carry nothing
   // new.
-  Status QueueActionLocked(DeltaType type, api::ObjectPtr obj, std::optional<uint64_t> seq);
+  // first_of_seq (may be null) is set when seq is new to the key's entry.
+  Status QueueActionLocked(DeltaType type, api::ObjectPtr obj, std::optional<uint64_t> seq,
+                           bool* first_of_seq = nullptr);
   bool HasSyncedLocked() const;
   // Every initial item has been popped (some may still be in after_applied).
   bool InitialListPoppedLocked() const;
@@ -134,11 +138,58 @@ class DeltaFIFO final : public ReflectorStore {
   // Calls options_.on_store_sync_advanced, if set; never with mu_ held.
   void NotifyAdvanced() const;
 
+  // What one queued key carries: its deltas and the pushes they belong to. One entry per key in
+  // a single map (the queue points at its key), so a list of 50,000 items costs one map node, one
+  // key string and one delta buffer per item while it is queued — it was six allocations and two
+  // more copies of the key (≈ 560 B per item), and since the indexer's nodes are allocated while
+  // the queue drains, into the chunks it frees, most of that stayed resident as holes between them
+  // (docs/architecture.md, "Cache memory").
+  struct Entry {
+    using allocator_type = std::pmr::polymorphic_allocator<>;
+    explicit Entry(const allocator_type& alloc) : deltas(alloc) {}
+    Entry(Entry&& other, const allocator_type& alloc)
+        : deltas(std::move(other.deltas), alloc),
+          first_seq(other.first_seq),
+          more_seqs(std::move(other.more_seqs)) {}
+
+    Deltas deltas;
+    // The pushes (sequence numbers) whose deltas this key holds: nearly always one, kept inline.
+    std::optional<uint64_t> first_seq;
+    std::vector<uint64_t> more_seqs;
+    bool HasSeq(uint64_t seq) const {
+      return first_seq == seq ||
+             std::find(more_seqs.begin(), more_seqs.end(), seq) != more_seqs.end();
+    }
+    void AddSeq(uint64_t seq) {
+      if (!first_seq) {
+        first_seq = seq;
+      } else {
+        more_seqs.push_back(seq);
+      }
+    }
+  };
+  // Looks keys up by text without making a key string.
+  struct KeyHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view key) const { return std::hash<std::string_view>{}(key); }
+  };
+  struct KeyEq {
+    using is_transparent = void;
+    bool operator()(std::string_view a, std::string_view b) const { return a == b; }
+  };
+
   const DeltaFIFOOptions options_;
   mutable std::mutex mu_;
   mutable std::condition_variable cv_;
-  std::unordered_map<std::string, Deltas> items_;
-  std::deque<std::string> queue_;  // each key at most once, in first-queued order
+  // What items_ allocates (nodes, keys, delta buffers) comes from this pool, released whole when
+  // a big queue drains (Pop): the queue's bookkeeping of an initial list is freed at once instead
+  // of leaving holes among the indexer's nodes, which are allocated while it drains.
+  std::pmr::unsynchronized_pool_resource pool_;
+  // Node-based: a key's address is stable from insertion to extraction, which queue_ relies on.
+  std::pmr::unordered_map<std::pmr::string, Entry, KeyHash, KeyEq> items_{&pool_};
+  // Each queued key once, in first-queued order: the address of its key in items_ (every queued
+  // key has an entry there until Pop takes both).
+  std::deque<const std::pmr::string*> queue_;
   bool populated_ = false;
   size_t initial_population_count_ = 0;
   // Initial items popped whose after_applied has not returned yet.
@@ -146,12 +197,11 @@ class DeltaFIFO final : public ReflectorStore {
   bool closed_ = false;
 
   // Watermark bookkeeping: each Add/Update/Delete/Replace/Bookmark is a push with a sequence
-  // number; marks_ holds the RVs of pushes not yet folded into applied_rv_, pending_ the pushes
-  // whose deltas are still queued (key_seqs_ says which ones each queued key carries).
+  // number; marks_ holds the RVs of pushes not yet folded into applied_rv_, pending_ counts, per
+  // push, the queued keys still carrying its deltas (each entry's seqs say which).
   uint64_t next_seq_ = 0;
   std::map<uint64_t, std::string> marks_;
-  std::multiset<uint64_t> pending_;
-  std::unordered_map<std::string, std::vector<uint64_t>> key_seqs_;
+  std::map<uint64_t, size_t> pending_;
   std::string applied_rv_;
 };
 

@@ -1,18 +1,59 @@
 #include "pkg/cache/index.h"
 
 #include <algorithm>
+#include <cstdint>
 
 namespace kcm::cache {
 
-void IndexKeySet::insert(const std::string* key) {
-  auto it = std::lower_bound(keys_.begin(), keys_.end(), std::string_view(*key), KeyPtrLess{});
-  if (it != keys_.end() && **it == *key) return;
-  keys_.insert(it, key);
+std::string KeyText::str() const {
+  std::string out;
+  out.reserve(size());
+  out.append(first).append(second).append(third);
+  return out;
 }
 
-bool IndexKeySet::erase(std::string_view key) {
+int Compare(const KeyText& a, const KeyText& b) {
+  const std::string_view ap[3] = {a.first, a.second, a.third};
+  const std::string_view bp[3] = {b.first, b.second, b.third};
+  size_t ai = 0, bi = 0, ao = 0, bo = 0;  // piece index and offset in it
+  while (true) {
+    while (ai < 3 && ao == ap[ai].size()) ++ai, ao = 0;
+    while (bi < 3 && bo == bp[bi].size()) ++bi, bo = 0;
+    if (ai == 3 || bi == 3) return (ai == 3 ? 0 : 1) - (bi == 3 ? 0 : 1);
+    const size_t n = std::min(ap[ai].size() - ao, bp[bi].size() - bo);
+    if (int c = ap[ai].substr(ao, n).compare(bp[bi].substr(bo, n)); c != 0) return c;
+    ao += n;
+    bo += n;
+  }
+}
+
+size_t HashKeyText(const KeyText& key) {
+  uint64_t h = 14695981039346656037ull;
+  for (std::string_view piece : {key.first, key.second, key.third}) {
+    for (char c : piece) {
+      h ^= static_cast<unsigned char>(c);
+      h *= 1099511628211ull;
+    }
+  }
+  return static_cast<size_t>(h);
+}
+
+KeyText ObjectKeyText(const api::Object& obj) {
+  const api::ObjectMeta& meta = obj.Meta();
+  if (meta.namespace_.empty()) return KeyText(meta.name);
+  return KeyText(meta.namespace_, "/", meta.name);
+}
+
+void IndexKeySet::insert(const StoreItem* item) {
+  const KeyText key = item->Key();
   auto it = std::lower_bound(keys_.begin(), keys_.end(), key, KeyPtrLess{});
-  if (it == keys_.end() || **it != key) return false;
+  if (it != keys_.end() && (*it)->Key() == key) return;
+  keys_.insert(it, item);
+}
+
+bool IndexKeySet::erase(const KeyText& key) {
+  auto it = std::lower_bound(keys_.begin(), keys_.end(), key, KeyPtrLess{});
+  if (it == keys_.end() || !((*it)->Key() == key)) return false;
   keys_.erase(it);
   // Give memory back once a set has shrunk to a quarter of what it holds room for, so a set that
   // was large once (a namespace emptied) does not keep its peak.
@@ -20,16 +61,17 @@ bool IndexKeySet::erase(std::string_view key) {
   return true;
 }
 
-bool IndexKeySet::contains(std::string_view key) const {
+bool IndexKeySet::contains(const KeyText& key) const {
   auto it = std::lower_bound(keys_.begin(), keys_.end(), key, KeyPtrLess{});
-  return it != keys_.end() && **it == key;
+  return it != keys_.end() && (*it)->Key() == key;
 }
 
 void IndexKeySet::Sort() {
   std::sort(keys_.begin(), keys_.end(), KeyPtrLess{});
-  keys_.erase(std::unique(keys_.begin(), keys_.end(),
-                          [](const std::string* a, const std::string* b) { return *a == *b; }),
-              keys_.end());
+  keys_.erase(
+      std::unique(keys_.begin(), keys_.end(),
+                  [](const StoreItem* a, const StoreItem* b) { return a->Key() == b->Key(); }),
+      keys_.end());
 }
 
 std::vector<std::string> MetaNamespaceIndexFunc(const api::Object& obj) {

@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,30 +18,72 @@ using IndexFunc = std::function<std::vector<std::string>(const api::Object&)>;
 
 // Index name → function.
 using Indexers = std::map<std::string, IndexFunc>;
-// Orders key pointers by the keys they point at; also compares them with a key given by value.
+// A store key's text in up to three pieces (namespace, "/", name): what a ThreadSafeStore holds
+// for a key is the object, whose metadata spells it, not a copy of the text. Compares, hashes and
+// prints as the concatenated text; any text converts to one piece.
+struct KeyText {
+  std::string_view first, second, third;
+
+  KeyText() = default;
+  KeyText(std::string_view text) : first(text) {}    // NOLINT: any text is a key
+  KeyText(const std::string& text) : first(text) {}  // NOLINT
+  KeyText(const char* text) : first(text) {}         // NOLINT
+  KeyText(std::string_view a, std::string_view b, std::string_view c)
+      : first(a), second(b), third(c) {}
+
+  size_t size() const { return first.size() + second.size() + third.size(); }
+  std::string str() const;
+  // <0, 0, >0 as std::string_view::compare of the concatenated texts.
+  friend int Compare(const KeyText& a, const KeyText& b);
+  friend bool operator==(const KeyText& a, const KeyText& b) {
+    return a.size() == b.size() && Compare(a, b) == 0;
+  }
+  friend bool operator<(const KeyText& a, const KeyText& b) { return Compare(a, b) < 0; }
+};
+// Hash of the concatenated text (FNV-1a, 64 bit): the same for every split of one text.
+size_t HashKeyText(const KeyText& key);
+
+// The key MetaNamespaceKeyFunc gives obj, as a view into its metadata: "namespace/name", or the
+// name of a cluster-scoped object.
+KeyText ObjectKeyText(const api::Object& obj);
+
+// One object of a ThreadSafeStore and its key. The key is ObjectKeyText(*obj) unless own_key holds
+// another (a store keyed by some other function; tests): the informers' keys are always the
+// object's, so the common item is the object pointer alone. The store replaces obj (and own_key
+// with it) in place on Update; the key text never changes while the item exists.
+struct StoreItem {
+  mutable api::ObjectPtr obj;
+  mutable std::unique_ptr<const std::string> own_key;
+
+  KeyText Key() const { return own_key ? KeyText(*own_key) : ObjectKeyText(*obj); }
+};
+
+// Orders items by their keys; also compares them with a key given as text.
 struct KeyPtrLess {
   using is_transparent = void;
-  static std::string_view View(const std::string* key) { return *key; }
-  static std::string_view View(std::string_view key) { return key; }
+  static KeyText View(const StoreItem* item) { return item->Key(); }
+  static KeyText View(const KeyText& key) { return key; }
+  static KeyText View(std::string_view key) { return key; }
   bool operator()(const auto& a, const auto& b) const { return View(a) < View(b); }
 };
-// The keys under one indexed value, in key order: a sorted vector of pointers at the store's own
-// copy of each key (ThreadSafeStore's item map), so a key is held once however many index values
-// list it, and each listing costs one pointer — not a tree node (48 B), which at 50,000 cached
-// pods with two indices was 4.6 MiB (docs/benchmarks.md, "Daemon at scale"). Inserting or erasing
-// moves the pointers after the position: O(n) in the set's size, a memmove of 8 B per key (at
-// 50,000 keys in one namespace ≈ 200 kB, tens of microseconds), where a tree is O(log n).
+// The keys under one indexed value, in key order: a sorted vector of pointers at the store's items
+// (ThreadSafeStore's item set, node-based, so an item's address is stable), so a key is held once
+// however many index values list it, and each listing costs one pointer — not a tree node (48 B),
+// which at 50,000 cached pods with two indices was 4.6 MiB (docs/benchmarks.md, "Daemon at
+// scale"). Inserting or erasing moves the pointers after the position: O(n) in the set's size, a
+// memmove of 8 B per key (at 50,000 keys in one namespace ≈ 200 kB, tens of microseconds), where a
+// tree is O(log n).
 class IndexKeySet {
  public:
-  using const_iterator = std::vector<const std::string*>::const_iterator;
+  using const_iterator = std::vector<const StoreItem*>::const_iterator;
 
-  // Adds `key` (the store's own string) unless a key with its text is present.
-  void insert(const std::string* key);
-  // Removes the key with this text; false when absent.
-  bool erase(std::string_view key);
-  bool contains(std::string_view key) const;
+  // Adds `item` unless an item with its key is present.
+  void insert(const StoreItem* item);
+  // Removes the item with this key; false when absent.
+  bool erase(const KeyText& key);
+  bool contains(const KeyText& key) const;
   // Appends without ordering; Sort() must follow before any other call (bulk index rebuilds).
-  void push_back_unsorted(const std::string* key) { keys_.push_back(key); }
+  void push_back_unsorted(const StoreItem* item) { keys_.push_back(item); }
   void Sort();
 
   const_iterator begin() const { return keys_.begin(); }
@@ -49,7 +92,7 @@ class IndexKeySet {
   bool empty() const { return keys_.empty(); }
 
  private:
-  std::vector<const std::string*> keys_;  // sorted by the key text, texts unique
+  std::vector<const StoreItem*> keys_;  // sorted by key, keys unique
 };
 // Indexed value → keys of the objects that produce it.
 using Index = std::map<std::string, IndexKeySet, std::less<>>;

@@ -19,36 +19,55 @@ void ThreadSafeStore::Add(const std::string& key, api::ObjectPtr obj) {
   Update(key, std::move(obj));
 }
 
+StoreItem ThreadSafeStore::MakeItem(const std::string& key, api::ObjectPtr obj) {
+  StoreItem item{std::move(obj), nullptr};
+  if (!(ObjectKeyText(*item.obj) == KeyText(key))) {
+    item.own_key = std::make_unique<const std::string>(key);
+  }
+  return item;
+}
+
 void ThreadSafeStore::Update(const std::string& key, api::ObjectPtr obj) {
   std::unique_lock lock(mu_);
-  auto [it, inserted] = items_.try_emplace(key, obj);
-  // Hold the old object until re-indexing is done; its index values are computed from it.
-  api::ObjectPtr old = inserted ? nullptr : std::exchange(it->second, obj);
-  UpdateIndicesLocked(old.get(), obj.get(), &it->first);
+  auto it = items_.find(std::string_view(key));
+  if (it == items_.end()) {
+    it = items_.insert(MakeItem(key, obj)).first;
+    UpdateIndicesLocked(nullptr, obj.get(), &*it);
+    return;
+  }
+  // Hold the old object until re-indexing is done; its index values are computed from it. The
+  // key's text stays; whether the new object spells it may not (own_key follows).
+  api::ObjectPtr old = std::exchange(it->obj, obj);
+  if (ObjectKeyText(*obj) == KeyText(key)) {
+    it->own_key.reset();
+  } else if (!it->own_key) {
+    it->own_key = std::make_unique<const std::string>(key);
+  }
+  UpdateIndicesLocked(old.get(), obj.get(), &*it);
 }
 
 void ThreadSafeStore::Delete(const std::string& key) {
   std::unique_lock lock(mu_);
-  auto it = items_.find(key);
+  auto it = items_.find(std::string_view(key));
   if (it == items_.end()) {
     return;
   }
-  UpdateIndicesLocked(it->second.get(), nullptr, &it->first);
+  UpdateIndicesLocked(it->obj.get(), nullptr, &*it);
   items_.erase(it);
 }
 
 api::ObjectPtr ThreadSafeStore::Get(const std::string& key) const {
   std::shared_lock lock(mu_);
-  auto it = items_.find(key);
-  return it == items_.end() ? nullptr : it->second;
+  auto it = items_.find(std::string_view(key));
+  return it == items_.end() ? nullptr : it->obj;
 }
 
 std::vector<api::ObjectPtr> ThreadSafeStore::List() const {
   std::shared_lock lock(mu_);
   std::vector<api::ObjectPtr> out;
   out.reserve(items_.size());
-  for (const auto& [key, obj] : items_) {
-    out.push_back(obj);
+  for (const StoreItem& item : items_) {
+    out.push_back(item.obj);
   }
   return out;
 }
@@ -57,28 +76,31 @@ std::vector<std::string> ThreadSafeStore::ListKeys() const {
   std::shared_lock lock(mu_);
   std::vector<std::string> out;
   out.reserve(items_.size());
-  for (const auto& [key, obj] : items_) {
-    out.push_back(key);
+  for (const StoreItem& item : items_) {
+    out.push_back(item.Key().str());
   }
   return out;
 }
 
 void ThreadSafeStore::Replace(std::unordered_map<std::string, api::ObjectPtr> items) {
   std::unique_lock lock(mu_);
-  // The indices point at the keys of the old items: drop them first.
+  // The indices point at the old items: drop them first.
   indices_.clear();
-  items_ = std::move(items);
+  decltype(items_) fresh;
+  fresh.reserve(items.size());
+  for (auto& [key, obj] : items) fresh.insert(MakeItem(key, std::move(obj)));
+  items_.swap(fresh);
   for (const auto& [name, fn] : indexers_) BuildIndexLocked(indices_[name], fn);
 }
 
 void ThreadSafeStore::BuildIndexLocked(cache::Index& index, const IndexFunc& fn) const {
   // The items come in hash order: append, then sort each key set once (inserting in order would
   // move half a set's pointers per key).
-  for (const auto& [key, obj] : items_) {
-    for (const std::string& value : fn(*obj)) {
+  for (const StoreItem& item : items_) {
+    for (const std::string& value : fn(*item.obj)) {
       auto set = index.find(value);
       if (set == index.end()) set = index.emplace(value, IndexKeySet{}).first;
-      set->second.push_back_unsorted(&key);
+      set->second.push_back_unsorted(&item);
     }
   }
   for (auto& [value, keys] : index) keys.Sort();
@@ -97,7 +119,7 @@ Result<std::vector<api::ObjectPtr>> ThreadSafeStore::Index(const std::string& in
     for (const std::string& value : fn->second(obj)) {
       auto set = index->second.find(value);
       if (set != index->second.end()) {
-        for (const std::string* key : set->second) keys.push_back_unsorted(key);
+        for (const StoreItem* item : set->second) keys.push_back_unsorted(item);
       }
     }
   }
@@ -117,8 +139,8 @@ Result<std::vector<std::string>> ThreadSafeStore::IndexKeys(const std::string& i
     auto set = index->second.find(value);
     if (set != index->second.end()) {
       out.reserve(set->second.size());
-      for (const std::string* key : set->second) {
-        out.push_back(*key);
+      for (const StoreItem* item : set->second) {
+        out.push_back(item->Key().str());
       }
     }
   }
@@ -175,7 +197,7 @@ Status ThreadSafeStore::AddIndexers(const Indexers& new_indexers) {
 }
 
 void ThreadSafeStore::UpdateIndicesLocked(const api::Object* old_obj, const api::Object* new_obj,
-                                          const std::string* key) {
+                                          const StoreItem* item) {
   for (const auto& [name, fn] : indexers_) {
     std::vector<std::string> old_values = old_obj ? fn(*old_obj) : std::vector<std::string>{};
     std::vector<std::string> new_values = new_obj ? fn(*new_obj) : std::vector<std::string>{};
@@ -183,20 +205,20 @@ void ThreadSafeStore::UpdateIndicesLocked(const api::Object* old_obj, const api:
     if (old_values == new_values && old_obj != nullptr && new_obj != nullptr) {
       continue;
     }
-    UpdateOneIndex(indices_[name], old_values, new_values, key);
+    UpdateOneIndex(indices_[name], old_values, new_values, item);
   }
 }
 
 void ThreadSafeStore::UpdateOneIndex(cache::Index& index,
                                      const std::vector<std::string>& old_values,
                                      const std::vector<std::string>& new_values,
-                                     const std::string* key) {
+                                     const StoreItem* item) {
   for (const std::string& value : old_values) {
     auto set = index.find(value);
     if (set == index.end()) {
       continue;
     }
-    set->second.erase(*key);  // by the key's text
+    set->second.erase(item->Key());  // by the key's text
     // Empty sets are dropped so that values of deleted objects do not accumulate (behaviour 5.2).
     if (set->second.empty()) {
       index.erase(set);
@@ -207,19 +229,14 @@ void ThreadSafeStore::UpdateOneIndex(cache::Index& index,
     if (set == index.end()) {
       set = index.emplace(value, IndexKeySet{}).first;
     }
-    set->second.insert(key);
+    set->second.insert(item);
   }
 }
 
 std::vector<api::ObjectPtr> ThreadSafeStore::ObjectsForKeysLocked(const IndexKeySet& keys) const {
   std::vector<api::ObjectPtr> out;
   out.reserve(keys.size());
-  for (const std::string* key : keys) {
-    auto it = items_.find(*key);
-    if (it != items_.end()) {
-      out.push_back(it->second);
-    }
-  }
+  for (const StoreItem* item : keys) out.push_back(item->obj);  // indices list only stored items
   return out;
 }
 

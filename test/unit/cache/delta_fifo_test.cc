@@ -334,6 +334,45 @@ TEST(DeltaFIFOTest, LastStoreSyncResourceVersionCountsAListOnceAllOfItIsApplied)
   EXPECT_EQ(fifo.LastStoreSyncResourceVersion(), "9");
 }
 
+// Each queued key records the pushes its deltas belong to in its own entry (no side maps): a key
+// carrying deltas of several pushes holds each of them back until it is popped, a list naming a
+// key twice counts it once (HasSynced after one pop of it), and a key listed again is not taken
+// for a vanished one.
+TEST(DeltaFIFOTest, PushesHeldBackByEveryKeyCarryingThem) {
+  DeltaFIFO fifo({});
+  ASSERT_TRUE(fifo.Add(MakeObj("ns", "a", "10")).ok());
+  ASSERT_TRUE(fifo.Add(MakeObj("ns", "gone", "11")).ok());
+  ASSERT_TRUE(fifo.Replace({MakeObj("ns", "b", "12", "b1"), MakeObj("ns", "a", "12"),
+                            MakeObj("ns", "b", "12", "b2")},
+                           "20")
+                  .ok());
+  // a: Added@10 + Replaced@20; gone: Added@11 + its tombstone@20; b: Replaced twice, one key.
+  EXPECT_THAT(fifo.ListKeys(), ElementsAre("ns/a", "ns/gone", "ns/b"));
+  Popped a = PopOne(fifo);
+  EXPECT_THAT(Types(a.deltas), ElementsAre(DeltaType::kAdded, DeltaType::kReplaced));
+  EXPECT_EQ(fifo.LastStoreSyncResourceVersion(), "10");  // gone@11 and the list still queued
+  Popped gone = PopOne(fifo);
+  EXPECT_THAT(Types(gone.deltas), ElementsAre(DeltaType::kAdded, DeltaType::kDeleted));
+  EXPECT_EQ(fifo.LastStoreSyncResourceVersion(), "11");  // b of the list still queued
+  Popped b = PopOne(fifo);
+  EXPECT_THAT(Types(b.deltas), ElementsAre(DeltaType::kReplaced, DeltaType::kReplaced));
+  EXPECT_EQ(Payload(b.deltas[1].object), "b2");
+  EXPECT_EQ(fifo.LastStoreSyncResourceVersion(), "20");
+  EXPECT_EQ(fifo.Len(), 0u);
+
+  // The first list: synced once each distinct key is popped (b counted once).
+  DeltaFIFO first({});
+  ASSERT_TRUE(
+      first
+          .Replace({MakeObj("ns", "b", "1"), MakeObj("ns", "c", "1"), MakeObj("ns", "b", "1")}, "5")
+          .ok());
+  EXPECT_EQ(PopOne(first).key, "ns/b");
+  EXPECT_FALSE(first.HasSynced());
+  EXPECT_EQ(PopOne(first).key, "ns/c");
+  EXPECT_TRUE(first.HasSynced());
+  EXPECT_EQ(first.LastStoreSyncResourceVersion(), "5");
+}
+
 TEST(DeltaFIFOTest, BookmarkAdvancesOnlyPastWhatWasApplied) {
   DeltaFIFO fifo({});
   ASSERT_TRUE(fifo.Add(MakeObj("ns", "a", "20")).ok());

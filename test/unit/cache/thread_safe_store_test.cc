@@ -193,34 +193,120 @@ namespace {
 // The sorted-vector key set keeps std::set's contract: each key text once, in key order, through
 // inserts in any order, repeated inserts, erases of present and absent keys, and a bulk Sort.
 TEST(IndexKeySetTest, KeyOrderAndUniquenessLikeASet) {
-  std::vector<std::unique_ptr<std::string>> keys;
+  std::vector<std::unique_ptr<StoreItem>> keys;
   std::set<std::string> want;
   IndexKeySet set;
   uint32_t x = 12345;
   for (int i = 0; i < 2000; ++i) {
     x = x * 1103515245u + 12345u;  // deterministic pseudo-random order, with repeats
-    keys.push_back(std::make_unique<std::string>("ns/p" + std::to_string(x % 700)));
+    // Half the items key by their object (namespace/name), half by a key of their own.
+    const std::string name = "p" + std::to_string(x % 700);
+    auto item = std::make_unique<StoreItem>();
+    item->obj = MakeObj("ns", name);
+    if (i % 2) item->own_key = std::make_unique<const std::string>("ns/" + name);
+    keys.push_back(std::move(item));
     set.insert(keys.back().get());
-    want.insert(*keys.back());
+    want.insert("ns/" + name);
     if (i % 3 == 0) {
       const std::string gone = "ns/p" + std::to_string((x / 7) % 700);
       EXPECT_EQ(set.erase(gone), want.erase(gone) == 1) << gone;
     }
   }
   std::vector<std::string> got;
-  for (const std::string* key : set) got.push_back(*key);
+  for (const StoreItem* item : set) got.push_back(item->Key().str());
   EXPECT_THAT(got, ElementsAreArray(want.begin(), want.end()));
   EXPECT_TRUE(set.contains(*want.begin()));
   EXPECT_FALSE(set.contains("ns/absent"));
 
   IndexKeySet bulk;
-  for (const auto& key : keys) bulk.push_back_unsorted(key.get());
+  for (const auto& item : keys) bulk.push_back_unsorted(item.get());
   bulk.Sort();
   std::set<std::string> all;
-  for (const auto& key : keys) all.insert(*key);
+  for (const auto& item : keys) all.insert(item->Key().str());
   got.clear();
-  for (const std::string* key : bulk) got.push_back(*key);
+  for (const StoreItem* item : bulk) got.push_back(item->Key().str());
   EXPECT_THAT(got, ElementsAreArray(all.begin(), all.end()));
+}
+
+// A key in pieces compares, hashes and prints as its concatenated text, however it is split; the
+// object's key is namespace/name, or the name alone when cluster-scoped.
+TEST(KeyTextTest, ComparesAndHashesAsTheConcatenatedText) {
+  const std::vector<std::string> texts = {"", "a", "a/", "a/b", "a/bc", "ab", "ab/c", "b", "a0"};
+  for (const std::string& a : texts) {
+    for (const std::string& b : texts) {
+      for (size_t cut = 0; cut <= a.size(); ++cut) {
+        const KeyText split(std::string_view(a).substr(0, cut), "",
+                            std::string_view(a).substr(cut));
+        const int want = std::string_view(a).compare(b);
+        EXPECT_EQ(Compare(split, KeyText(b)) < 0, want < 0) << a << " vs " << b;
+        EXPECT_EQ(Compare(split, KeyText(b)) == 0, want == 0) << a << " vs " << b;
+        EXPECT_EQ(Compare(KeyText(b), split) > 0, want < 0) << a << " vs " << b;
+        EXPECT_EQ(split.str(), a);
+        EXPECT_EQ(HashKeyText(split), HashKeyText(KeyText(a)));
+      }
+    }
+  }
+  EXPECT_EQ(ObjectKeyText(*MakeObj("ns", "a")).str(), "ns/a");
+  EXPECT_EQ(ObjectKeyText(*MakeObj("", "node-1")).str(), "node-1");
+}
+
+// The store holds no key text for an object that spells its key: Get, List, ListKeys and the
+// indices find items by the object's namespace/name through Add, Update (also to an object whose
+// name no longer spells the key, and back), Delete and Replace; a key of another form is kept.
+TEST(ThreadSafeStoreTest, KeysReadFromTheObjectSurviveUpdateDeleteAndReplace) {
+  ThreadSafeStore store({{"app", ByAppLabel}, {kNamespaceIndex, MetaNamespaceIndexFunc}});
+  store.Add("ns/a", WithApp("ns", "a", "web"));
+  store.Add("ns/b", WithApp("ns", "b", "web"));
+  store.Add("other-key", WithApp("ns", "c", "db"));   // not the object's namespace/name
+  store.Add("node-1", WithApp("", "node-1", "web"));  // cluster-scoped
+  EXPECT_THAT(store.ListKeys(), UnorderedElementsAre("ns/a", "ns/b", "other-key", "node-1"));
+  EXPECT_EQ(store.Get("other-key")->Meta().name, "c");
+  EXPECT_EQ(store.Get("ns/c"), nullptr);
+  EXPECT_EQ(store.Get("node-1")->Meta().name, "node-1");
+  EXPECT_THAT(*store.IndexKeys("app", "web"), ElementsAre("node-1", "ns/a", "ns/b"));
+  EXPECT_THAT(*store.IndexKeys(kNamespaceIndex, "ns"), ElementsAre("ns/a", "ns/b", "other-key"));
+
+  // Update to an object that does not spell the key: the key stays "ns/a".
+  store.Update("ns/a", WithApp("ns", "renamed", "db"));
+  EXPECT_EQ(store.Get("ns/a")->Meta().name, "renamed");
+  EXPECT_EQ(store.Get("ns/renamed"), nullptr);
+  EXPECT_THAT(*store.IndexKeys("app", "db"), ElementsAre("ns/a", "other-key"));
+  EXPECT_THAT(*store.IndexKeys("app", "web"), ElementsAre("node-1", "ns/b"));
+  // And back to one that does.
+  store.Update("ns/a", WithApp("ns", "a", "web"));
+  EXPECT_THAT(*store.IndexKeys("app", "web"), ElementsAre("node-1", "ns/a", "ns/b"));
+  EXPECT_THAT(Names(*store.ByIndex("app", "web")), ElementsAre("a", "b", "node-1"));
+
+  store.Delete("ns/b");
+  store.Delete("ns/absent");
+  EXPECT_EQ(store.Get("ns/b"), nullptr);
+  EXPECT_THAT(*store.IndexKeys("app", "web"), ElementsAre("node-1", "ns/a"));
+  EXPECT_THAT(*store.IndexKeys(kNamespaceIndex, "ns"), ElementsAre("ns/a", "other-key"));
+  // Re-adding a deleted key under the same text finds a fresh item.
+  store.Add("ns/b", WithApp("ns", "b", "db"));
+  EXPECT_THAT(*store.IndexKeys("app", "db"), ElementsAre("ns/b", "other-key"));
+
+  store.Replace({{"ns/x", WithApp("ns", "x", "web")}, {"k2", WithApp("ns2", "y", "web")}});
+  EXPECT_THAT(store.ListKeys(), UnorderedElementsAre("ns/x", "k2"));
+  EXPECT_EQ(store.Get("ns/a"), nullptr);
+  EXPECT_EQ(store.Get("k2")->Meta().name, "y");
+  EXPECT_THAT(*store.IndexKeys("app", "web"), ElementsAre("k2", "ns/x"));
+  EXPECT_THAT(*store.IndexKeys(kNamespaceIndex, "ns2"), ElementsAre("k2"));
+  EXPECT_THAT(store.ListIndexFuncValues("app"), ElementsAre("web"));
+}
+
+// Many keys through growth and rehashing of the item set (the indices point at its nodes).
+TEST(ThreadSafeStoreTest, IndicesStayValidThroughRehashing) {
+  ThreadSafeStore store({{kNamespaceIndex, MetaNamespaceIndexFunc}});
+  for (int i = 0; i < 3000; ++i) {
+    const std::string name = "p" + std::to_string(i);
+    store.Add("ns/" + name, MakeObj("ns", name));
+    if (i % 4 == 0) store.Delete("ns/p" + std::to_string(i / 2));
+  }
+  std::set<std::string> want;
+  for (const std::string& key : store.ListKeys()) want.insert(key);
+  EXPECT_THAT(*store.IndexKeys(kNamespaceIndex, "ns"), ElementsAreArray(want.begin(), want.end()));
+  for (const std::string& key : want) ASSERT_NE(store.Get(key), nullptr) << key;
 }
 
 // An index function that yields one value twice lists the key once, whether the index was built
