@@ -40,7 +40,7 @@ struct KeyText {
   }
   friend bool operator<(const KeyText& a, const KeyText& b) { return Compare(a, b) < 0; }
 };
-// Hash of the concatenated text (FNV-1a, 64 bit): the same for every split of one text.
+// Hash of the concatenated text (std::hash of it): the same for every split of one text.
 size_t HashKeyText(const KeyText& key);
 
 // The key MetaNamespaceKeyFunc gives obj, as a view into its metadata: "namespace/name", or the

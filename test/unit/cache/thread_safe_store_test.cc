@@ -248,6 +248,29 @@ TEST(KeyTextTest, ComparesAndHashesAsTheConcatenatedText) {
   }
   EXPECT_EQ(ObjectKeyText(*MakeObj("ns", "a")).str(), "ns/a");
   EXPECT_EQ(ObjectKeyText(*MakeObj("", "node-1")).str(), "node-1");
+  // Keys longer than HashKeyText's stack buffer hash as their joined text too.
+  const std::string ns(200, 'n');
+  const std::string name(253, 'p');
+  EXPECT_EQ(HashKeyText(KeyText(ns, "/", name)), HashKeyText(KeyText(ns + "/" + name)));
+  EXPECT_NE(HashKeyText(KeyText(ns, "/", name)), HashKeyText(KeyText(ns, "/", name + "q")));
+}
+
+// A LIST arrives in key order, so a set mostly appends; an append must still refuse the last key
+// again and keep the order when a smaller key follows.
+TEST(IndexKeySetTest, AppendsInKeyOrderWithoutLosingTheSetRules) {
+  std::vector<std::unique_ptr<StoreItem>> items;
+  IndexKeySet set;
+  auto add = [&](const std::string& name) {
+    auto item = std::make_unique<StoreItem>();
+    item->obj = MakeObj("ns", name);
+    items.push_back(std::move(item));
+    set.insert(items.back().get());
+  };
+  for (const char* name : {"a", "b", "c", "c", "ab", "d", "0"}) add(name);
+  std::vector<std::string> got;
+  for (const StoreItem* item : set) got.push_back(item->Key().str());
+  EXPECT_THAT(got, ElementsAre("ns/0", "ns/a", "ns/ab", "ns/b", "ns/c", "ns/d"));
+  EXPECT_TRUE(set.contains("ns/ab"));
 }
 
 // The store holds no key text for an object that spells its key: Get, List, ListKeys and the
