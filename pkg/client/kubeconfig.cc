@@ -73,6 +73,20 @@ Status ReadData(const YAML::Node& node, const char* key, const std::string& file
   return OkStatus();
 }
 
+// A boolean field: absent, true or false (YAML's other spellings are refused, as clientcmd's
+// strict decoding refuses them).
+Status ReadBool(const YAML::Node& node, const char* key, const std::string& file,
+                const std::string& where, bool* out) {
+  std::string text;
+  if (auto st = ReadString(node, key, file, where, &text); !st.ok()) return st;
+  if (text.empty()) return OkStatus();
+  if (text != "true" && text != "false") {
+    return ConfigError(file, where + "." + key, "must be true or false");
+  }
+  *out = text == "true";
+  return OkStatus();
+}
+
 // Relative paths in a kubeconfig are relative to the file holding them.
 Status ReadPath(const YAML::Node& node, const char* key, const std::string& file,
                 const std::string& where, std::string* out) {
@@ -131,14 +145,14 @@ Result<Kubeconfig> ParseKubeconfig(const YAML::Node& root, const std::string& fi
         if (auto s = ReadString(n, "tls-server-name", file, where, &c.tls_server_name); !s) {
           return s;
         }
-        std::string insecure;
-        if (auto s = ReadString(n, "insecure-skip-tls-verify", file, where, &insecure); !s) {
+        if (auto s =
+                ReadBool(n, "insecure-skip-tls-verify", file, where, &c.insecure_skip_tls_verify);
+            !s) {
           return s;
         }
-        if (!insecure.empty() && insecure != "true" && insecure != "false") {
-          return ConfigError(file, where + ".insecure-skip-tls-verify", "must be true or false");
+        if (auto s = ReadBool(n, "disable-compression", file, where, &c.disable_compression); !s) {
+          return s;
         }
-        c.insecure_skip_tls_verify = insecure == "true";
         out.clusters.emplace(name, std::move(c));
         return OkStatus();
       });
@@ -281,6 +295,7 @@ Result<RestConfig> RestConfigFromKubeconfig(const Kubeconfig& config,
     out.ca_file = cl->second.certificate_authority;
     out.ca_data = cl->second.certificate_authority_data;
     out.insecure = cl->second.insecure_skip_tls_verify;
+    out.disable_compression = cl->second.disable_compression;
   }
   if (!c.user.empty()) {
     const auto u = config.users.find(c.user);

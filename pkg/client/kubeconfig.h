@@ -21,6 +21,7 @@ struct KubeconfigCluster {
   std::string certificate_authority_data;
   bool insecure_skip_tls_verify = false;
   std::string tls_server_name;
+  bool disable_compression = false;  // clientcmd's Cluster.DisableCompression
 };
 struct KubeconfigAuthInfo {
   std::string client_certificate;

@@ -188,6 +188,36 @@ users:
   EXPECT_THAT(bad.error().message, HasSubstr("users[u].client-key-data"));
 }
 
+// A cluster's disable-compression reaches RestConfig::disable_compression, as clientcmd's
+// ClientConfig copies Cluster.DisableCompression into rest.Config; anything but true or false is
+// refused with the file and field named.
+TEST_F(KubeconfigTest, DisableCompressionFromTheCluster) {
+  const std::string path = dir_ + "/compression";
+  WriteFileOrDie(path, R"(current-context: c
+clusters:
+- name: c
+  cluster:
+    server: https://c
+    disable-compression: true
+contexts:
+- name: c
+  context: {cluster: c}
+)");
+  auto rc = RestConfigFromKubeconfig(*LoadKubeconfigFile(path));
+  ASSERT_TRUE(rc.ok()) << rc.error().ToString();
+  EXPECT_TRUE(rc->disable_compression);
+
+  auto plain = RestConfigFromKubeconfig(*LoadKubeconfig({.precedence = {a_}}));
+  ASSERT_TRUE(plain.ok()) << plain.error().ToString();
+  EXPECT_FALSE(plain->disable_compression);
+
+  WriteFileOrDie(path, "clusters:\n- name: c\n  cluster:\n    disable-compression: maybe\n");
+  auto bad = LoadKubeconfigFile(path);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.error().message, HasSubstr(path));
+  EXPECT_THAT(bad.error().message, HasSubstr("clusters[c].disable-compression"));
+}
+
 // 1.1 with no kubeconfig anywhere and no master, in-cluster config is used.
 TEST_F(KubeconfigTest, NoKubeconfigFallsBackToInCluster) {
   ::unsetenv("KUBECONFIG");
