@@ -102,11 +102,24 @@ class SharedInformerTest : public ::testing::Test {
   void TearDown() override {
     if (runner_.joinable()) Stop();
   }
+  // Where the late-handler tests begin: a handler registered before start (early_), the list
+  // a@1, b@1 and a watch after it (watch_), the informer started and synced.
+  void StartSyncedWithAnEarlyHandler() {
+    MakeInformer();
+    early_ = std::make_shared<RecordingHandler>();
+    ASSERT_TRUE(informer_->AddEventHandler(early_).ok());
+    lw_->ScriptList({MakeObj("ns", "a", "1"), MakeObj("ns", "b", "1")}, "1");
+    watch_ = lw_->ScriptWatch();
+    Start();
+    ASSERT_TRUE(WaitUntil([&] { return informer_->HasSynced(); }));
+  }
 
   FakeClock clock_;
   std::shared_ptr<FakeListerWatcher> lw_ = std::make_shared<FakeListerWatcher>();
   std::unique_ptr<SharedIndexInformer> informer_;
   std::jthread runner_;
+  std::shared_ptr<RecordingHandler> early_;
+  std::shared_ptr<mocks::FakeWatch> watch_;
 };
 
 // 4.1
@@ -241,13 +254,9 @@ TEST_F(SharedInformerTest, NonBlockingHandlerHasHandledTheInitialListWhenTheInfo
 // AddEventHandler returns (it may call HasSynced meanwhile), then the live events in order
 // without a gap or a duplicate; once RemoveEventHandler returns it is called no more.
 TEST_F(SharedInformerTest, LateNonBlockingHandlerReplaysBeforeReturningAndStopsOnRemoval) {
-  MakeInformer();
-  auto early = std::make_shared<RecordingHandler>();
-  ASSERT_TRUE(informer_->AddEventHandler(early).ok());
-  lw_->ScriptList({MakeObj("ns", "a", "1"), MakeObj("ns", "b", "1")}, "1");
-  auto w = lw_->ScriptWatch();
-  Start();
-  ASSERT_TRUE(WaitUntil([&] { return informer_->HasSynced(); }));
+  ASSERT_NO_FATAL_FAILURE(StartSyncedWithAnEarlyHandler());
+  auto& early = early_;
+  auto& w = watch_;
 
   // Events flow while the late handler registers: each object is seen exactly once, first as its
   // replayed or live Add.
@@ -394,13 +403,9 @@ TEST_F(SharedInformerTest, SmallHandlerPeriodBeforeStartDrivesTheResyncTimer) {
 
 // 4.5
 TEST_F(SharedInformerTest, LateHandlerGetsCacheReplayWithOwnHasSyncedAndCanBeRemoved) {
-  MakeInformer();
-  auto early = std::make_shared<RecordingHandler>();
-  ASSERT_TRUE(informer_->AddEventHandler(early).ok());
-  lw_->ScriptList({MakeObj("ns", "a", "1"), MakeObj("ns", "b", "1")}, "1");
-  auto w = lw_->ScriptWatch();
-  Start();
-  ASSERT_TRUE(WaitUntil([&] { return informer_->HasSynced(); }));
+  ASSERT_NO_FATAL_FAILURE(StartSyncedWithAnEarlyHandler());
+  auto& early = early_;
+  auto& w = watch_;
 
   std::latch release(1);
   auto late = std::make_shared<RecordingHandler>();
