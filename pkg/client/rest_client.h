@@ -103,6 +103,9 @@ class RestClient {
  private:
   Result<std::string> BuildUrl(const Request& request) const;
 
+  // The rest_client_* children this client has used, by verb and code (rest_client.cc).
+  class MetricHandles;
+
   RestConfig config_;
   Options options_;
   Clock& clock_;
@@ -112,6 +115,7 @@ class RestClient {
   std::shared_ptr<Transport> transport_;
   std::unique_ptr<RateLimiter> limiter_;
   std::shared_ptr<TokenSource> tokens_;
+  std::unique_ptr<MetricHandles> metrics_;
 };
 
 }  // namespace kcm::client

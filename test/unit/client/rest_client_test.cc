@@ -20,6 +20,7 @@ namespace {
 
 using testing::Conn;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using testing::RecordedRequest;
 using testing::TestServer;
 
@@ -375,6 +376,61 @@ TEST(RestClientTest, MetricsCounted) {
   EXPECT_THAT(text, HasSubstr("rest_client_request_duration_seconds_bucket"));
   EXPECT_THAT(text, HasSubstr("le=\"0.005\""));
   EXPECT_THAT(text, HasSubstr("le=\"60\""));
+}
+
+// M2 each (verb, code) pair counts in its own child, also when the client has met the pair before
+// (it keeps the children it resolved), and a verb the client never sent has no series.
+TEST(RestClientTest, MetricsKeptPerVerbAndCode) {
+  TestServer server([](const RecordedRequest& r, Conn& c) {
+    if (r.method == "POST") {
+      c.Respond(201, "{}");
+    } else {
+      c.Respond(r.path == "/missing" ? 404 : 200, "{}");
+    }
+  });
+  auto client = NewClient(server.url());
+  const auto& m = GetClientMetrics();
+  const std::string host = client->host();
+  auto get_ok = m.requests_total.With({"200", "GET", host});
+  auto get_missing = m.requests_total.With({"404", "GET", host});
+  auto post_created = m.requests_total.With({"201", "POST", host});
+  auto get_latency = m.request_duration.With({"GET", host});
+  auto post_latency = m.request_duration.With({"POST", host});
+  auto post_limiter = m.rate_limiter_duration.With({"POST", host});
+  const double get_ok0 = get_ok.Value(), get_missing0 = get_missing.Value();
+  const double post_created0 = post_created.Value();
+  const auto get_latency0 = get_latency.Count(), post_latency0 = post_latency.Count();
+  const auto post_limiter0 = post_limiter.Count();
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(client->Do({.path = "/x"}).ok());
+    ASSERT_TRUE(client->Do({.verb = "POST", .path = "/x", .body = "{}"}).ok());
+    ASSERT_FALSE(client->Do({.path = "/missing"}).ok());
+  }
+  ASSERT_TRUE(client->Do({.path = "/x"}).ok());
+  EXPECT_EQ(get_ok.Value() - get_ok0, 3);
+  EXPECT_EQ(get_missing.Value() - get_missing0, 2);
+  EXPECT_EQ(post_created.Value() - post_created0, 2);
+  EXPECT_EQ(get_latency.Count() - get_latency0, 5u);
+  EXPECT_EQ(post_latency.Count() - post_latency0, 2u);
+  EXPECT_EQ(post_limiter.Count() - post_limiter0, 2u);
+  const std::string text = metrics::SerializeText();
+  EXPECT_THAT(text, HasSubstr("host=\"" + host + "\""));
+  EXPECT_THAT(text, Not(HasSubstr("host=\"" + host + "\",method=\"PUT\"")));
+  EXPECT_THAT(text, Not(HasSubstr("host=\"" + host + "\",verb=\"PUT\"")));
+}
+
+// M2 a request that got no HTTP answer counts under code "<error>", once per attempt.
+TEST(RestClientTest, TransportErrorCountedUnderErrorCode) {
+  int port = 0;
+  {
+    TestServer gone([](const RecordedRequest&, Conn& c) { c.Respond(200, "{}"); });
+    port = gone.port();
+  }  // closed: connections are refused now
+  auto client = NewClient("http://127.0.0.1:" + std::to_string(port));
+  auto errors = GetClientMetrics().requests_total.With({kErrorCodeLabel, "GET", client->host()});
+  const double before = errors.Value();
+  for (int i = 0; i < 2; ++i) ASSERT_FALSE(client->Do({.path = "/x"}).ok());
+  EXPECT_EQ(errors.Value() - before, 2);
 }
 
 // The thread's first-write probe (controller_reaction_duration_seconds) fires when a write is

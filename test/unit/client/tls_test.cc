@@ -93,5 +93,31 @@ TEST_F(TlsTest, BearerTokenAndBadFiles) {
   EXPECT_NE(bad.error().message.find("/nonexistent/ca.crt"), std::string::npos);
 }
 
+// Connections keep their TLS buffers between records (transport.cc, KeepTlsBuffers): one TLS
+// connection carries request after request whose bodies and answers each span several records,
+// with a client certificate, and every answer arrives whole.
+TEST_F(TlsTest, KeptConnectionCarriesMultiRecordBodies) {
+  TestServer server(
+      [](const RecordedRequest& r, Conn& c) { c.Respond(200, r.client_cert_cn + ":" + r.body); },
+      ServerTls(/*require_client_cert=*/true));
+  auto client = RestClient::Create({.host = server.url(),
+                                    .ca_file = pki_->ca_crt,
+                                    .cert_file = pki_->client_crt,
+                                    .key_file = pki_->client_key,
+                                    .qps = -1},
+                                   {.retry = {.max_retries = 0}});
+  ASSERT_TRUE(client.ok()) << client.error().ToString();
+  for (int i = 0; i < 20; ++i) {
+    // 40-70 kB: three to five 16 kB TLS records each way, a different size each time.
+    std::string body(40000 + 1500 * i, static_cast<char>('a' + i));
+    body.front() = '<';
+    body.back() = '>';
+    auto r = (*client)->Do({.verb = "PUT", .path = "/echo", .body = body});
+    ASSERT_TRUE(r.ok()) << r.error().ToString();
+    EXPECT_EQ(*r, "test-client:" + body) << "request " << i;
+  }
+  EXPECT_EQ(server.connections(), 1);
+}
+
 }  // namespace
 }  // namespace kcm::client
