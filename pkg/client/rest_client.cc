@@ -177,7 +177,7 @@ Result<HttpRequest> MakeHttpRequest(const Request& request, std::string url,
   HttpRequest http;
   http.method = request.verb;
   http.url = std::move(url);
-  http.body = request.body;
+  http.body = request.body;  // a view: the caller's Request outlives the transfer
   http.connect_timeout = config.connect_timeout;
   if (watch) {
     // No stall limit: a watch is legitimately silent between events. Its bound is the server's

@@ -34,13 +34,9 @@ struct MultiDeleter {
 struct ShareDeleter {
   void operator()(CURLSH* s) const { curl_share_cleanup(s); }
 };
-struct SlistDeleter {
-  void operator()(curl_slist* l) const { curl_slist_free_all(l); }
-};
 using EasyPtr = std::unique_ptr<CURL, EasyDeleter>;
 using MultiPtr = std::unique_ptr<CURLM, MultiDeleter>;
 using SharePtr = std::unique_ptr<CURLSH, ShareDeleter>;
-using SlistPtr = std::unique_ptr<curl_slist, SlistDeleter>;
 
 // Idle handles kept for reuse; each one holds its own live connection(s).
 constexpr std::size_t kMaxIdleHandles = 32;
@@ -55,6 +51,57 @@ bool StartsWithNoCase(std::string_view s, std::string_view prefix) {
   }
   return true;
 }
+
+bool EqualsNoCase(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && StartsWithNoCase(a, b);
+}
+
+// A request's header lines for CURLOPT_HTTPHEADER, all in one buffer with the list nodes pointing
+// into it: libcurl only reads the list (data and next) during the transfer, and building it with
+// curl_slist_append cost two allocations per header plus the joined string's, on every request.
+// Filled in place (Build), since the nodes point into `text`; not copyable or movable.
+class HeaderList {
+ public:
+  HeaderList() = default;
+  HeaderList(const HeaderList&) = delete;
+  HeaderList& operator=(const HeaderList&) = delete;
+
+  // `body_sent`: libcurl sends a body (POSTFIELDS); without a Content-Type of the request's own it
+  // would label it application/x-www-form-urlencoded, which client-go never sends (an empty POST
+  // goes without one), so an empty "Content-Type:" line drops it.
+  curl_slist* Build(const std::vector<std::pair<std::string, std::string>>& headers,
+                    bool body_sent) {
+    std::size_t size = 0;
+    bool has_content_type = false;
+    for (const auto& [name, value] : headers) {
+      size += name.size() + value.size() + 3;
+      has_content_type = has_content_type || EqualsNoCase(name, "Content-Type");
+    }
+    // No 100-continue round trip for large bodies; the API server answers directly.
+    constexpr std::string_view kNoExpect = "Expect:";
+    constexpr std::string_view kNoContentType = "Content-Type:";
+    const bool drop_content_type = body_sent && !has_content_type;
+    size += kNoExpect.size() + 1 + (drop_content_type ? kNoContentType.size() + 1 : 0);
+    text_.clear();
+    text_.reserve(size);  // never exceeded below: no append moves the bytes the nodes point at
+    nodes_.clear();
+    nodes_.reserve(headers.size() + 2);
+    auto add = [&](auto&&... parts) {
+      nodes_.push_back({text_.data() + text_.size(), nullptr});
+      (text_.append(parts), ...);
+      text_.push_back('\0');
+    };
+    for (const auto& [name, value] : headers) add(name, std::string_view(": "), value);
+    add(kNoExpect);
+    if (drop_content_type) add(kNoContentType);
+    for (std::size_t i = 0; i + 1 < nodes_.size(); ++i) nodes_[i].next = &nodes_[i + 1];
+    return nodes_.data();
+  }
+
+ private:
+  std::string text_;
+  std::vector<curl_slist> nodes_;
+};
 
 std::string TrimHeaderValue(std::string_view v) {
   while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
@@ -323,7 +370,7 @@ struct Transport::Impl {
   // The options of one request. Every one is set on every request (to its "none" value where the
   // request has none), because a pooled handle still holds its previous request's options; the
   // caller adds the write/header callbacks.
-  SlistPtr Configure(CURL* h, const HttpRequest& req, char* errbuf) const {
+  void Configure(CURL* h, const HttpRequest& req, char* errbuf, HeaderList& headers) const {
     curl_easy_setopt(h, CURLOPT_URL, req.url.c_str());
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
     // 0 = libcurl's default (300 s).
@@ -347,7 +394,9 @@ struct Transport::Impl {
     if (send_body) {
       // POSTFIELDS makes it a POST; CUSTOMREQUEST names the real verb. Not copied: the request
       // outlives the transfer.
-      curl_easy_setopt(h, CURLOPT_POSTFIELDS, req.body.data());
+      // Never a null pointer (an empty view's data() may be): with none, libcurl would read the
+      // body from its read callback, stdin by default.
+      curl_easy_setopt(h, CURLOPT_POSTFIELDS, req.body.empty() ? "" : req.body.data());
       curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(req.body.size()));
       curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST,
                        req.method == "POST" ? nullptr : req.method.c_str());
@@ -359,14 +408,7 @@ struct Transport::Impl {
                        req.method == "GET" ? nullptr : req.method.c_str());
     }
 
-    curl_slist* list = nullptr;
-    for (const auto& [name, value] : req.headers) {
-      list = curl_slist_append(list, (name + ": " + value).c_str());
-    }
-    // No 100-continue round trip for large bodies; the API server answers directly.
-    list = curl_slist_append(list, "Expect:");
-    curl_easy_setopt(h, CURLOPT_HTTPHEADER, list);
-    return SlistPtr(list);
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers.Build(req.headers, send_body));
   }
 };
 
@@ -417,7 +459,8 @@ Result<HttpResponse> Transport::RoundTrip(const HttpRequest& request, std::stop_
   sink.max_body = request.max_body_bytes;
   sink.stream = request.body_sink;
   sink.easy = h.get();
-  SlistPtr headers = impl_->Configure(h.get(), request, errbuf);
+  HeaderList headers;
+  impl_->Configure(h.get(), request, errbuf, headers);
   curl_easy_setopt(h.get(), CURLOPT_WRITEFUNCTION, &BufferedWrite);
   curl_easy_setopt(h.get(), CURLOPT_WRITEDATA, &sink);
   curl_easy_setopt(h.get(), CURLOPT_HEADERFUNCTION, &BufferedHeader);
@@ -464,10 +507,11 @@ Result<HttpResponse> Transport::RoundTrip(const HttpRequest& request, std::stop_
 
 struct HttpStream::State {
   std::shared_ptr<Transport::Impl> impl;  // keeps the share alive while the handle uses it
-  HttpRequest request;                    // owns the body curl points into
+  HttpRequest request;
+  std::string body;  // request.body's bytes, which curl points into
   EasyPtr easy;
   MultiPtr multi;
-  SlistPtr headers;
+  HeaderList headers;
   char errbuf[CURL_ERROR_SIZE] = {0};
   HeaderInfo header_info;
   std::string pending;  // bytes received but not yet handed to Read()
@@ -475,6 +519,9 @@ struct HttpStream::State {
   std::atomic<int> status{0};
   bool added = false;
   bool done = false;
+  // The last curl_multi_perform drained what the connection had (see Read): the next one waits
+  // for the socket (or libcurl's own timer) first.
+  bool drained = false;
   CURLcode result = CURLE_OK;
 
   ~State() {
@@ -505,10 +552,12 @@ std::unique_ptr<HttpStream> Transport::Stream(const HttpRequest& request) {
   auto state = std::make_unique<HttpStream::State>();
   state->impl = impl_;
   state->request = request;
+  state->body = std::string(request.body);
+  state->request.body = state->body;
   state->easy = impl_->NewHandle();
   state->multi.reset(curl_multi_init());
   if (state->easy && state->multi) {
-    state->headers = impl_->Configure(state->easy.get(), state->request, state->errbuf);
+    impl_->Configure(state->easy.get(), state->request, state->errbuf, state->headers);
     // No gzip for streams: libcurl 7.88 (Debian 12) fails a gzip-encoded protobuf watch of
     // kube-apiserver v1.37 with CURLE_WRITE_ERROR after some 500 kB (reproduced with the curl
     // tool: a streaming list of 50,000 pods, `--compressed`, exit 23; without it, or as JSON, the
@@ -543,6 +592,16 @@ Result<size_t> HttpStream::Read(std::string* out) {
       if (s.result != CURLE_OK) return TransportError(s.request, s.result, s.errbuf);
       return size_t{0};
     }
+    if (s.drained) {
+      // Wait before the next perform: bytes still in the socket end this poll at once, and bytes
+      // a perform left inside OpenSSL or the HTTP/2 layer (it reads while SSL_pending says there
+      // are some, up to its read-loop limit, and then sets a zero timer) end it too. A perform
+      // straight after one that delivered data mostly finds EAGAIN: a wasted recvfrom and pass of
+      // libcurl's state machine per watch chunk. Cancel() wakes this poll (curl_multi_wakeup).
+      curl_multi_poll(s.multi.get(), nullptr, 0, 1000, nullptr);
+      s.drained = false;
+      continue;  // Cancel() may have ended the wait
+    }
     int running = 0;
     if (curl_multi_perform(s.multi.get(), &running) != CURLM_OK) {
       return Error::Transport(TransportCause::kOther, "curl_multi_perform failed");
@@ -555,9 +614,7 @@ Result<size_t> HttpStream::Read(std::string* out) {
         s.UpdateStatus();
       }
     }
-    if (!s.pending.empty() || s.done) continue;
-    // Cancel() wakes this poll through curl_multi_wakeup.
-    curl_multi_poll(s.multi.get(), nullptr, 0, 1000, nullptr);
+    s.drained = true;
   }
 }
 

@@ -34,7 +34,9 @@ struct HttpRequest {
   std::string method = "GET";
   std::string url;
   std::vector<std::pair<std::string, std::string>> headers;
-  std::string body;                      // sent when non-empty or for POST/PUT/PATCH
+  // Sent when non-empty or for POST/PUT/PATCH. Not owned: RoundTrip's caller keeps it alive until
+  // it returns (Stream copies it).
+  std::string_view body;
   std::chrono::milliseconds timeout{0};  // total; 0 = none
   std::chrono::milliseconds connect_timeout{30000};
   // A transfer slower than stall_bytes_per_second for stall_timeout fails (cause kTimedOut);

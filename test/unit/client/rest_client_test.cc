@@ -304,6 +304,46 @@ TEST(ResourceClientTest, RequestsOnTheWire) {
       R"("preconditions":{"uid":"u-1","resourceVersion":"7"},"propagationPolicy":"Background"})");
 }
 
+// 1.6 the header lines a request is sent with, one after another on one pooled handle: each
+// request carries exactly its own Accept, User-Agent, Content-Type and Authorization, never an
+// Expect (no 100-continue wait, also for a body over libcurl's 1 MiB threshold for it); a POST
+// without a body sends an empty one.
+TEST(RestClientTest, HeaderLinesOfEachRequest) {
+  TestServer server([](const RecordedRequest&, Conn& c) { c.Respond(200, "{}"); });
+  auto client = RestClient::Create(
+      {.host = server.url(), .bearer_token = "t0k3n", .qps = -1, .user_agent = "ua/1 (x)"});
+  ASSERT_TRUE(client.ok());
+  const std::string big(2 << 20, 'b');
+  ASSERT_TRUE((*client)
+                  ->Do({.verb = "PUT",
+                        .path = "/a",
+                        .body = big,
+                        .content_type = std::string(kContentTypeMergePatch),
+                        .accept = std::string(kAcceptProtobufOrJSON)})
+                  .ok());
+  ASSERT_TRUE((*client)->Do({.verb = "POST", .path = "/b"}).ok());
+  ASSERT_TRUE((*client)->Do({.path = "/c"}).ok());
+  auto reqs = server.requests();
+  ASSERT_EQ(reqs.size(), 3u);
+  EXPECT_EQ(server.connections(), 1);
+  EXPECT_EQ(reqs[0].body.size(), big.size());
+  EXPECT_TRUE(reqs[0].body == big);
+  EXPECT_EQ(reqs[0].Header("content-type"), kContentTypeMergePatch);
+  EXPECT_EQ(reqs[0].Header("accept"), kAcceptProtobufOrJSON);
+  EXPECT_EQ(reqs[1].method, "POST");
+  EXPECT_EQ(reqs[1].body, "");
+  EXPECT_EQ(reqs[1].Header("content-length"), "0");
+  EXPECT_EQ(reqs[1].Header("content-type"), "");
+  EXPECT_EQ(reqs[2].Header("content-type"), "");
+  for (const RecordedRequest& r : reqs) {
+    EXPECT_EQ(r.Header("user-agent"), "ua/1 (x)") << r.path;
+    EXPECT_EQ(r.Header("authorization"), "Bearer t0k3n") << r.path;
+    EXPECT_EQ(r.Header("expect"), "") << r.path;
+  }
+  EXPECT_EQ(reqs[1].Header("accept"), "application/json");
+  EXPECT_EQ(reqs[2].Header("accept"), "application/json");
+}
+
 // One client reuses one pooled libcurl handle for sequential requests without resetting it: no
 // option of a request (verb, body, content type) carries over to the next.
 TEST(RestClientTest, PooledHandleForgetsThePreviousRequest) {

@@ -1,8 +1,13 @@
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <thread>
+
 #include "pkg/client/api_errors.h"
+#include "pkg/client/resource_client.h"
 #include "pkg/client/rest_client.h"
 #include "pkg/client/transport.h"
+#include "pkg/client/watch_stream.h"
 #include "test/unit/client/test_server.h"
 
 namespace kcm::client {
@@ -117,6 +122,57 @@ TEST_F(TlsTest, KeptConnectionCarriesMultiRecordBodies) {
     EXPECT_EQ(*r, "test-client:" + body) << "request " << i;
   }
   EXPECT_EQ(server.connections(), 1);
+}
+
+// 1.8 a watch over TLS whose events come in bursts with pauses between them, one burst far larger
+// than a read buffer: every frame arrives, in order, and each burst is read as it comes (the
+// stream waits for the socket only once a read found nothing left; transport.cc, HttpStream::Read).
+// The bound is for liveness: a burst left unread until the stream's 1 s poll timeout would take
+// the 12 bursts past it.
+TEST_F(TlsTest, WatchReadsEveryBurstAsItComes) {
+  constexpr int kBursts = 12;
+  auto frame = [](int burst, int i, std::size_t pad) {
+    return R"({"type":"ADDED","object":{"kind":"Pod","metadata":{"name":"p)" +
+           std::to_string(burst) + "-" + std::to_string(i) + R"("},"pad":")" +
+           std::string(pad, 'x') + "\"}}\n";
+  };
+  auto burst_size = [](int burst) { return burst == 5 ? 3000 : 1 + burst % 3; };
+  TestServer server(
+      [&](const RecordedRequest&, Conn& c) {
+        c.StartChunked(200);
+        for (int b = 0; b < kBursts; ++b) {
+          std::string data;
+          for (int i = 0; i < burst_size(b); ++i) data += frame(b, i, b == 5 ? 1000 : 10);
+          c.Chunk(data);
+          std::this_thread::sleep_for(std::chrono::milliseconds(30));
+        }
+        c.EndChunked();
+      },
+      ServerTls());
+  auto client = RestClient::Create({.host = server.url(), .ca_file = pki_->ca_crt, .qps = -1});
+  ASSERT_TRUE(client.ok()) << client.error().ToString();
+  ResourceClient pods(*client, {"", "v1", "pods"}, true);
+  const auto start = std::chrono::steady_clock::now();
+  auto w = pods.Watch("ns", {});
+  ASSERT_TRUE(w.ok()) << w.error().ToString();
+  std::vector<std::string> want;
+  for (int b = 0; b < kBursts; ++b) {
+    for (int i = 0; i < burst_size(b); ++i) {
+      std::string f = frame(b, i, b == 5 ? 1000 : 10);
+      f.pop_back();  // the newline between frames
+      want.push_back(std::move(f));
+    }
+  }
+  std::vector<std::string> got;
+  while (true) {
+    auto f = (*w)->Next();
+    ASSERT_TRUE(f.ok()) << f.error().ToString();
+    if (!f->has_value()) break;
+    got.push_back(**f);
+  }
+  EXPECT_EQ(got.size(), want.size());
+  EXPECT_TRUE(got == want);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(6));
 }
 
 }  // namespace
