@@ -75,8 +75,12 @@ YAML
   $K -n "$ns" delete deployments,rs --all --wait=false >/dev/null
   # A 10,000-pod collection delete can outlive the HTTP/2 stream; the wait below covers it.
   $K delete --raw "/api/v1/namespaces/$ns/pods?gracePeriodSeconds=0" >/dev/null 2>&1 || true
-  for _ in $(seq 600); do
+  for i in $(seq 600); do
     [ "$($K -n "$ns" get pods --no-headers 2>/dev/null | wc -l)" = 0 ] && break
+    # A collection delete that failed part-way (a timeout at load) leaves pods behind: ask again.
+    if (( i % 40 == 0 )); then
+      $K delete --raw "/api/v1/namespaces/$ns/pods?gracePeriodSeconds=0" >/dev/null 2>&1 || true
+    fi
     sleep 0.5
   done
 }
