@@ -76,7 +76,7 @@ Result<bool> DeploymentController::RollbackToTemplate(Deployment& d, const api::
 
 // The annotation is always cleared, whether or not the rollback happened.
 Status DeploymentController::UpdateDeploymentAndClearRollbackTo(Deployment& d) {
-  d.metadata.annotations.erase(std::string(util::kRollbackToAnnotation));
+  d.metadata.annotations.Erase(std::string(util::kRollbackToAnnotation));
   Result<api::json::Value> tmpl = d.spec.pod_template.ToJson();
   if (!tmpl.ok()) return tmpl.error();
   Result<std::string> body = api::MutateRawJson(d.raw_json, [&](api::json::Value& obj) -> Status {

@@ -131,8 +131,11 @@ Result<ReplicaSetPtr> DeploymentController::GetNewReplicaSet(Deployment& d, cons
     }
     // The Deployment's revision follows the one the new RS already carries.
     const auto rev = annotations.find(std::string(util::kRevisionAnnotation));
-    bool needs_update = util::SetDeploymentRevision(d.metadata.annotations,
-                                                    rev == annotations.end() ? "" : rev->second);
+    // d's annotations are an immutable api::Annotations: edit a copy, then put it back.
+    std::map<std::string, std::string> d_annotations = d.metadata.annotations;
+    bool needs_update =
+        util::SetDeploymentRevision(d_annotations, rev == annotations.end() ? "" : rev->second);
+    d.metadata.annotations = std::move(d_annotations);
     // First time progress is tracked for this rollout: note when we found its RS.
     if (util::HasProgressDeadline(d) &&
         util::GetDeploymentCondition(d.status, util::kConditionProgressing) == nullptr) {
@@ -220,7 +223,9 @@ Result<ReplicaSetPtr> DeploymentController::GetNewReplicaSet(Deployment& d, cons
            "Scaled up replica set " + created->metadata.name + " from 0 to " +
                std::to_string(*new_replicas));
   }
-  bool needs_update = util::SetDeploymentRevision(d.metadata.annotations, new_revision);
+  std::map<std::string, std::string> d_annotations = d.metadata.annotations;
+  bool needs_update = util::SetDeploymentRevision(d_annotations, new_revision);
+  d.metadata.annotations = std::move(d_annotations);
   if (!already_exists && util::HasProgressDeadline(d)) {
     util::SetDeploymentCondition(
         d.status, util::NewDeploymentCondition(

@@ -74,13 +74,31 @@ OwnerReferences InternTable::InternOwnerReferences(std::vector<OwnerReference>&&
   return OwnerReferences(std::move(rep));
 }
 
+SharedString InternTable::InternString(std::string_view text) {
+  if (text.empty()) return SharedString();
+  std::lock_guard lock(mu_);
+  if (auto it = strings_.find(text); it != strings_.end()) return it->second;
+  if (strings_.size() >= strings_sweep_at_) SweepStringsLocked();
+  SharedString value(text);
+  strings_.emplace(value.view(), value);
+  return value;
+}
+
+void InternTable::SweepStringsLocked() {
+  // use_count() 1: only the table holds the string, and only the table (under mu_) hands out new
+  // copies, so nobody can be taking one concurrently.
+  std::erase_if(strings_, [](const auto& slot) { return slot.second.rep_.use_count() == 1; });
+  strings_sweep_at_ = std::max(kMinSweep, 2 * strings_.size());
+}
+
 InternTable::Slots InternTable::SlotCount() const {
   std::lock_guard lock(mu_);
-  return Slots{labels_.size(), owner_references_.size()};
+  return Slots{labels_.size(), owner_references_.size(), strings_.size()};
 }
 
 void InternTable::Sweep() {
   std::lock_guard lock(mu_);
+  SweepStringsLocked();
   SweepLocked(&labels_, &labels_sweep_at_);
   SweepLocked(&owner_references_, &owner_references_sweep_at_);
 }

@@ -1,9 +1,12 @@
-// InternTable: hands out one shared Labels / OwnerReferences value per distinct content, so the
-// pods of one ReplicaSet (same labels, same controller reference) share a single immutable set.
+// InternTable: hands out one shared Labels / OwnerReferences / SharedString value per distinct
+// content, so the pods of one ReplicaSet (same labels, same controller reference) share a single
+// immutable set, and the pods of one node one node name.
 // Owned by whoever decodes (a Decoder, or the ResourceListerWatcher that gives its LIST and WATCH
 // decoders one table); never global. Slots hold weak_ptrs: a set is freed when the last object
 // referring to it goes, and its slot is dropped by the next sweep, which runs whenever the table
 // has doubled since the last one (so the table stays within twice the live sets, amortised O(1)).
+// Strings are held by the table itself (a SharedString is an 8-byte pointer with no weak form);
+// a sweep drops those only the table still holds.
 // Thread-safe: decoders on several threads may share one table (a mutex guards it); the values it
 // returns are immutable.
 #pragma once
@@ -12,6 +15,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -29,10 +33,13 @@ class InternTable {
   // to live only for the call. Reorders *items.
   Labels InternLabels(std::vector<Labels::value_type>* items);
   OwnerReferences InternOwnerReferences(std::vector<OwnerReference>&& refs);
+  // `text` needs to live only for the call; "" gives the empty (null) value.
+  SharedString InternString(std::string_view text);
 
   struct Slots {
     size_t labels = 0;
     size_t owner_references = 0;
+    size_t strings = 0;
   };
   // Slots in use, dead ones not yet swept included (tests, benchmarks).
   Slots SlotCount() const;
@@ -45,12 +52,16 @@ class InternTable {
   using Table = std::unordered_multimap<uint64_t, std::weak_ptr<const Rep>>;
   template <typename Rep>
   static void SweepLocked(Table<Rep>* table, size_t* sweep_at);
+  void SweepStringsLocked();
 
   mutable std::mutex mu_;
   Table<Labels::Rep> labels_;                     // guarded by mu_
   Table<OwnerReferences::Rep> owner_references_;  // guarded by mu_
   size_t labels_sweep_at_ = kMinSweep;            // guarded by mu_
   size_t owner_references_sweep_at_ = kMinSweep;  // guarded by mu_
+  // Keys view the string their value holds.
+  std::unordered_map<std::string_view, SharedString> strings_;  // guarded by mu_
+  size_t strings_sweep_at_ = kMinSweep;                         // guarded by mu_
 };
 
 }  // namespace kcm::api

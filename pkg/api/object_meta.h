@@ -1,20 +1,16 @@
-// ObjectMeta: the metadata every object carries. Thread-compatible; labels and owner references
-// are immutable shared values (pkg/api/shared_meta.h), replaced whole, never edited in place.
+// ObjectMeta: the metadata every object carries. Thread-compatible; labels, annotations, owner
+// references and finalizers are immutable shared values (pkg/api/shared_meta.h), replaced whole,
+// never edited in place; the timestamps are 8-byte OptionalTimes (pkg/api/optional_time.h).
 #pragma once
 
-#include <chrono>
 #include <cstdint>
-#include <map>
-#include <optional>
 #include <string>
-#include <vector>
 
+#include "pkg/api/optional_time.h"
 #include "pkg/api/shared_meta.h"
 #include "pkg/api/uid.h"
 
 namespace kcm::api {
-
-using Time = std::chrono::system_clock::time_point;
 
 // Not modelled: generateName (no controller reads it; the pods we create get theirs from the
 // template, and writes of ReplicaSets and Deployments start from their raw JSON, which keeps it),
@@ -26,12 +22,12 @@ struct ObjectMeta {
   Uid uid;  // 16 bytes for canonical UUID text, the text otherwise (uid.h)
   std::string resource_version;
   int64_t generation = 0;
-  std::optional<Time> creation_timestamp;
-  std::optional<Time> deletion_timestamp;
+  OptionalTime creation_timestamp;
+  OptionalTime deletion_timestamp;
   Labels labels;
-  std::map<std::string, std::string> annotations;
+  Annotations annotations;
   OwnerReferences owner_references;
-  std::vector<std::string> finalizers;
+  Finalizers finalizers;
 
   // The owner reference with controller=true, if any.
   const OwnerReference* ControllerRef() const;

@@ -98,8 +98,13 @@ Result<ObjectPtr> PodFromValue(DecoderImpl& d, od::value v, int) {
     }
     if (KeyIs(f, "spec")) {
       return ForEachField(f.value(), "spec", [&](od::field& sf) -> Status {
-        if (KeyIs(sf, "nodeName"))
-          return ReadStringAt(sf.value(), "spec.nodeName", &pod->node_name);
+        if (KeyIs(sf, "nodeName")) {
+          // Interned: a node's pods share one string (shared_meta.h SharedString).
+          std::string_view node;
+          Status s = ViewStringAt(sf.value(), "spec.nodeName", &node);
+          if (s.ok()) pod->node_name = d.interner->InternString(node);
+          return s;
+        }
         return OkStatus();
       });
     }

@@ -91,17 +91,18 @@ Status ReadBool(const WireField& f, std::string_view path, bool* out) {
 }
 
 Time TimeFromUnixSeconds(int64_t seconds) {
-  // Saturate outside Time's range, as ParseRFC3339 does.
+  // Saturate outside Time's range, as ParseRFC3339 does (to kMinTime: Time::min() is
+  // OptionalTime's "absent").
   constexpr int64_t kLimit =
       std::chrono::duration_cast<std::chrono::seconds>(Time::duration::max()).count();
   if (seconds >= kLimit) return Time::max();
-  if (seconds <= -kLimit) return Time::min();
+  if (seconds <= -kLimit) return kMinTime;
   return Time(std::chrono::duration_cast<Time::duration>(std::chrono::seconds(seconds)));
 }
 
 // meta.v1.Time {seconds = 1, nanos = 2}. Upstream's Time.Unmarshal drops the nanoseconds (the
 // JSON form carries whole seconds only), so the fraction is ignored here too.
-Status ReadTime(const WireField& f, std::string_view path, std::optional<Time>* out) {
+Status ReadTime(const WireField& f, std::string_view path, OptionalTime* out) {
   std::string_view msg;
   if (Status s = ViewBytes(f, path, &msg); !s.ok()) return s;
   int64_t seconds = 0;
@@ -158,6 +159,7 @@ struct Ctx {
   InternTable& table;
   std::vector<Labels::value_type> labels;
   std::vector<OwnerReference> refs;
+  std::vector<std::string> finalizers;
 };
 
 // meta.v1.ObjectMeta, pruned as for pods (MetaMode::kPod in the JSON decoder): annotations other
@@ -167,6 +169,7 @@ Status ReadPodMeta(Ctx& ctx, std::string_view msg, ObjectMeta* meta,
                    std::optional<int32_t>* deletion_cost, bool* initial_events_end) {
   ctx.labels.clear();
   ctx.refs.clear();
+  ctx.finalizers.clear();
   Status st = ForEachField(msg, "metadata", [&](const WireField& f) -> Status {
     switch (f.number) {
       case 1:
@@ -215,7 +218,7 @@ Status ReadPodMeta(Ctx& ctx, std::string_view msg, ObjectMeta* meta,
       case 14: {
         std::string finalizer;
         Status s = ReadString(f, "metadata.finalizers[]", &finalizer);
-        if (s.ok()) meta->finalizers.push_back(std::move(finalizer));
+        if (s.ok()) ctx.finalizers.push_back(std::move(finalizer));
         return s;
       }
       default:
@@ -225,13 +228,14 @@ Status ReadPodMeta(Ctx& ctx, std::string_view msg, ObjectMeta* meta,
   if (!st.ok()) return st;
   meta->labels = ctx.table.InternLabels(&ctx.labels);
   meta->owner_references = ctx.table.InternOwnerReferences(std::move(ctx.refs));
+  meta->finalizers = std::move(ctx.finalizers);
   return OkStatus();
 }
 
 // core.v1.PodCondition {type = 1, status = 2, lastTransitionTime = 4}.
 Status ReadCondition(std::string_view msg, Pod* pod) {
   std::string_view type, status;
-  std::optional<Time> transition;
+  OptionalTime transition;
   Status s = ForEachField(msg, "status.conditions[]", [&](const WireField& f) -> Status {
     if (f.number == 1) return ViewBytes(f, "status.conditions[].type", &type);
     if (f.number == 2) return ViewBytes(f, "status.conditions[].status", &status);
@@ -294,8 +298,12 @@ Status ReadPod(Ctx& ctx, std::string_view msg, Pod* pod, bool* initial_events_en
       case 2:
         if (Status s = ViewBytes(f, "spec", &sub); !s.ok()) return s;
         return ForEachField(sub, "spec", [&](const WireField& sf) -> Status {
-          if (sf.number == 10) return ReadString(sf, "spec.nodeName", &pod->node_name);
-          return OkStatus();
+          if (sf.number != 10) return OkStatus();
+          // Interned: a node's pods share one string (shared_meta.h SharedString).
+          std::string_view node;
+          Status s = ViewBytes(sf, "spec.nodeName", &node);
+          if (s.ok()) pod->node_name = ctx.table.InternString(node);
+          return s;
         });
       case 3:
         if (Status s = ViewBytes(f, "status", &sub); !s.ok()) return s;
@@ -409,12 +417,12 @@ Result<std::shared_ptr<const Pod>> DecodePodProtobuf(Decoder& decoder, std::stri
   auto env = Unwrap(body, "");
   if (!env.ok()) return env.error();
   if (Status s = ExpectKind(*env, "Pod", ""); !s.ok()) return s.error();
-  Ctx ctx{decoder.interner(), {}, {}};
+  Ctx ctx{decoder.interner(), {}, {}, {}};
   return PodFromMessage(ctx, env->raw);
 }
 
 Result<ObjectPtr> DecodePodListItemProtobuf(Decoder& decoder, std::string_view message) {
-  Ctx ctx{decoder.interner(), {}, {}};
+  Ctx ctx{decoder.interner(), {}, {}, {}};
   auto pod = PodFromMessage(ctx, message);
   if (!pod.ok()) return pod.error();
   return ObjectPtr(std::move(pod).value());
@@ -428,7 +436,7 @@ Result<ObjectList> DecodePodListProtobuf(Decoder& decoder, std::string_view body
   // remainingItemCount = 4}), items = 2}. An empty list has no items field at all.
   ObjectList list;
   size_t index = 0;
-  Ctx ctx{decoder.interner(), {}, {}};
+  Ctx ctx{decoder.interner(), {}, {}, {}};
   Status s = ForEachField(env->raw, "", [&](const WireField& f) -> Status {
     std::string_view sub;
     if (f.number == 1) {
@@ -493,7 +501,7 @@ Result<WatchEvent> DecodePodWatchEventProtobuf(Decoder& decoder, std::string_vie
   if (!type.ok()) return type.error();
   WatchEvent ev;
   ev.type = *type;
-  Ctx ctx{decoder.interner(), {}, {}};
+  Ctx ctx{decoder.interner(), {}, {}, {}};
   auto env = Unwrap(raw, "object");
   if (!env.ok()) return env.error();
   switch (ev.type) {

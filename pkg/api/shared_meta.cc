@@ -1,6 +1,7 @@
 #include "pkg/api/shared_meta.h"
 
 #include <algorithm>
+#include <ostream>
 #include <stdexcept>
 
 namespace kcm::api {
@@ -84,6 +85,51 @@ OwnerReferences::OwnerReferences(std::vector<OwnerReference> refs)
 bool operator==(const OwnerReferences& a, const OwnerReferences& b) {
   if (a.rep_ == b.rep_) return true;
   return std::equal(a.begin(), a.end(), b.begin(), b.end());
+}
+
+Annotations::Annotations(Map map)
+    : rep_(map.empty() ? internal::SharedConst<Map>()
+                       : internal::SharedConst<Map>::Make(std::move(map))) {}
+
+const Annotations::Map& Annotations::EmptyMap() {
+  static const Map empty;
+  return empty;
+}
+
+void Annotations::Set(const std::string& key, std::string value) {
+  Map edited = map();
+  edited.insert_or_assign(key, std::move(value));
+  *this = Annotations(std::move(edited));
+}
+
+bool Annotations::Erase(const std::string& key) {
+  if (!contains(key)) return false;
+  Map edited = map();
+  edited.erase(key);
+  *this = Annotations(std::move(edited));
+  return true;
+}
+
+Finalizers::Finalizers(Vector items)
+    : rep_(items.empty() ? internal::SharedConst<Vector>()
+                         : internal::SharedConst<Vector>::Make(std::move(items))) {}
+
+const Finalizers::Vector& Finalizers::EmptyVector() {
+  static const Vector empty;
+  return empty;
+}
+
+SharedString::SharedString(std::string_view text)
+    : rep_(text.empty() ? internal::SharedConst<std::string>()
+                        : internal::SharedConst<std::string>::Make(std::string(text))) {}
+
+const std::string& SharedString::EmptyString() {
+  static const std::string empty;
+  return empty;
+}
+
+std::ostream& operator<<(std::ostream& os, const SharedString& text) {
+  return os << text.str();
 }
 
 }  // namespace kcm::api

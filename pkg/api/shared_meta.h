@@ -1,13 +1,16 @@
-// Labels and OwnerReferences: the immutable, shareable metadata parts of ObjectMeta. A value is a
-// shared_ptr to one immutable set (null when empty), so copies are cheap and pods of one
-// ReplicaSet, decoded through one InternTable (pkg/api/intern_table.h), point at the same set
-// instead of each owning a std::map (docs/architecture.md "Compact pod records"). Values are
-// thread-compatible; the sets they point at are never modified, so reading them from any number
-// of threads is safe.
+// Labels, OwnerReferences, Annotations, Finalizers and SharedString: the immutable, shareable
+// metadata parts of ObjectMeta (and the pod's node name). A value is a pointer to one immutable
+// set (null when empty), so copies are cheap and pods of one ReplicaSet, decoded through one
+// InternTable (pkg/api/intern_table.h), point at the same set instead of each owning a std::map
+// (docs/architecture.md "Compact pod records"). Values are thread-compatible; the sets they point
+// at are never modified once shared, so reading them from any number of threads is safe.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <initializer_list>
+#include <iosfwd>
 #include <map>
 #include <memory>
 #include <string>
@@ -16,6 +19,66 @@
 #include <vector>
 
 namespace kcm::api {
+namespace internal {
+
+// An 8-byte counted pointer to an immutable T (a std::shared_ptr is 16): the count lives beside
+// the value, in one allocation. Null is a valid (empty) value. Copies share the value; the last
+// copy frees it. Thread-safe like std::shared_ptr (atomic count).
+template <typename T>
+class SharedConst {
+ public:
+  SharedConst() = default;
+  static SharedConst Make(T value) {
+    SharedConst out;
+    out.box_ = std::make_unique<Box>(std::move(value)).release();
+    return out;
+  }
+  SharedConst(const SharedConst& other) : box_(other.box_) { Ref(); }
+  SharedConst(SharedConst&& other) noexcept : box_(std::exchange(other.box_, nullptr)) {}
+  SharedConst& operator=(const SharedConst& other) {
+    SharedConst copy(other);
+    std::swap(box_, copy.box_);
+    return *this;
+  }
+  SharedConst& operator=(SharedConst&& other) noexcept {
+    SharedConst moved(std::move(other));
+    std::swap(box_, moved.box_);
+    return *this;
+  }
+  ~SharedConst() { Unref(); }
+
+  const T* get() const { return box_ != nullptr ? &box_->value : nullptr; }
+  const T& operator*() const { return box_->value; }
+  const T* operator->() const { return &box_->value; }
+  explicit operator bool() const { return box_ != nullptr; }
+  // Copies sharing the value (0 for null). Exact only where no other thread copies or drops one
+  // concurrently (the InternTable reads it under its mutex, the only place new copies of an
+  // interned value come from once the table alone holds it).
+  uint32_t use_count() const {
+    return box_ != nullptr ? box_->refs.load(std::memory_order_acquire) : 0;
+  }
+  bool SharesWith(const SharedConst& other) const { return box_ == other.box_; }
+
+ private:
+  struct Box {
+    explicit Box(T v) : value(std::move(v)) {}
+    mutable std::atomic<uint32_t> refs{1};
+    const T value;
+  };
+  void Ref() const {
+    if (box_ != nullptr) box_->refs.fetch_add(1, std::memory_order_relaxed);
+  }
+  void Unref() {
+    if (box_ != nullptr && box_->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      std::unique_ptr<Box> last(box_);  // frees the value
+    }
+    box_ = nullptr;
+  }
+
+  Box* box_ = nullptr;
+};
+
+}  // namespace internal
 
 // metadata.labels: key → value, sorted by key, keys unique. The read API follows std::map's
 // (find/count/contains/at/size/empty/iteration in key order, ==) with string_view keys and values.
@@ -109,5 +172,125 @@ class OwnerReferences {
  private:
   std::shared_ptr<const Rep> rep_;
 };
+
+// metadata.annotations: key → value, read like a const std::map<std::string, std::string> (it
+// converts to one implicitly). 8 bytes, null when empty — every cached pod's case: the pod decoder
+// keeps only the deletion cost, as Pod::deletion_cost. A write (Set / Erase, or assigning a map)
+// builds a new map and replaces this value's pointer; other values sharing the old map (a cached
+// object this one was copied from) are unchanged.
+class Annotations {
+ public:
+  using Map = std::map<std::string, std::string>;
+  using value_type = Map::value_type;
+  using const_iterator = Map::const_iterator;
+  using iterator = const_iterator;
+
+  Annotations() = default;
+  Annotations(Map map);  // NOLINT(google-explicit-constructor): assigned like the map
+  Annotations(std::initializer_list<value_type> items) : Annotations(Map(items)) {}
+
+  const Map& map() const { return rep_ ? *rep_ : EmptyMap(); }
+  operator const Map&() const { return map(); }  // NOLINT(google-explicit-constructor)
+  Map ToMap() const { return map(); }
+
+  size_t size() const { return map().size(); }
+  bool empty() const { return !rep_; }
+  const_iterator begin() const { return map().begin(); }
+  const_iterator end() const { return map().end(); }
+  const_iterator find(const std::string& key) const { return map().find(key); }
+  size_t count(const std::string& key) const { return map().count(key); }
+  bool contains(const std::string& key) const { return map().contains(key); }
+  // Throws std::out_of_range when absent (as std::map::at).
+  const std::string& at(const std::string& key) const { return map().at(key); }
+
+  // Writes: each builds a new map (a copy of this one, edited).
+  void Set(const std::string& key, std::string value);
+  // Returns whether `key` was there.
+  bool Erase(const std::string& key);
+
+  bool SharesStorageWith(const Annotations& other) const { return rep_.SharesWith(other.rep_); }
+  friend bool operator==(const Annotations& a, const Annotations& b) {
+    return a.rep_.SharesWith(b.rep_) || a.map() == b.map();
+  }
+  friend bool operator==(const Annotations& a, const Map& b) { return a.map() == b; }
+
+ private:
+  static const Map& EmptyMap();
+  internal::SharedConst<Map> rep_;
+};
+
+// metadata.finalizers, in API order: read like a const std::vector<std::string> (and converts
+// to one). 8 bytes, null when empty.
+class Finalizers {
+ public:
+  using Vector = std::vector<std::string>;
+  using value_type = std::string;
+  using const_iterator = Vector::const_iterator;
+  using iterator = const_iterator;
+
+  Finalizers() = default;
+  Finalizers(Vector items);  // NOLINT(google-explicit-constructor): assigned like the vector
+  Finalizers(std::initializer_list<std::string> items) : Finalizers(Vector(items)) {}
+
+  const Vector& vector() const { return rep_ ? *rep_ : EmptyVector(); }
+  operator const Vector&() const { return vector(); }  // NOLINT(google-explicit-constructor)
+  Vector ToVector() const { return vector(); }
+
+  size_t size() const { return vector().size(); }
+  bool empty() const { return !rep_; }
+  const_iterator begin() const { return vector().begin(); }
+  const_iterator end() const { return vector().end(); }
+  const std::string& operator[](size_t i) const { return vector()[i]; }
+  const std::string& front() const { return vector().front(); }
+
+  bool SharesStorageWith(const Finalizers& other) const { return rep_.SharesWith(other.rep_); }
+  friend bool operator==(const Finalizers& a, const Finalizers& b) {
+    return a.rep_.SharesWith(b.rep_) || a.vector() == b.vector();
+  }
+  friend bool operator==(const Finalizers& a, const Vector& b) { return a.vector() == b; }
+
+ private:
+  static const Vector& EmptyVector();
+  internal::SharedConst<Vector> rep_;
+};
+
+// Immutable text in 8 bytes (null when empty), shared by copies, for text many cached objects
+// repeat: a pod's spec.nodeName, interned by the decoder (InternTable::InternString), so the pods
+// of one node point at one string. Reads like a const std::string (and converts to one).
+class SharedString {
+ public:
+  SharedString() = default;
+  // Copies `text` into a new, unshared string (none when empty).
+  SharedString(std::string_view text);  // NOLINT(google-explicit-constructor)
+  SharedString(const std::string& text) : SharedString(std::string_view(text)) {}  // NOLINT
+  SharedString(const char* text) : SharedString(std::string_view(text)) {}         // NOLINT
+
+  const std::string& str() const { return rep_ ? *rep_ : EmptyString(); }
+  operator const std::string&() const { return str(); }  // NOLINT(google-explicit-constructor)
+  std::string_view view() const { return str(); }
+  const char* data() const { return str().data(); }
+  const char* c_str() const { return str().c_str(); }
+  size_t size() const { return str().size(); }
+  bool empty() const { return !rep_; }
+
+  bool SharesStorageWith(const SharedString& other) const { return rep_.SharesWith(other.rep_); }
+  friend bool operator==(const SharedString& a, const SharedString& b) {
+    return a.rep_.SharesWith(b.rep_) || a.str() == b.str();
+  }
+  friend bool operator==(const SharedString& a, std::string_view b) { return a.view() == b; }
+  friend bool operator==(const SharedString& a, const std::string& b) { return a.str() == b; }
+  friend bool operator==(const SharedString& a, const char* b) { return a.view() == b; }
+  friend auto operator<=>(const SharedString& a, const SharedString& b) {
+    return a.str() <=> b.str();
+  }
+
+ private:
+  friend class InternTable;
+  explicit SharedString(internal::SharedConst<std::string> rep) : rep_(std::move(rep)) {}
+  static const std::string& EmptyString();
+  internal::SharedConst<std::string> rep_;
+};
+
+std::ostream& operator<<(std::ostream& os, const SharedString& text);
 
 }  // namespace kcm::api

@@ -89,10 +89,11 @@ Result<Time> ParseRFC3339(std::string_view s) {
   if (pos != s.size()) return BadTime(s, "trailing characters");
   auto tp = sys_days{ymd} + hours{h} + minutes{mi} + seconds{sec} - minutes{offset_minutes};
   // Time counts nanoseconds in 64 bits (years 1678..2261); saturate outside that range (e.g.
-  // Go's zero time 0001-01-01) rather than overflow, keeping the order of timestamps.
+  // Go's zero time 0001-01-01) rather than overflow, keeping the order of timestamps. The low
+  // end is kMinTime, not Time::min(), which OptionalTime keeps for "absent".
   int64_t secs = tp.time_since_epoch().count();
   constexpr int64_t kMaxSecs = std::numeric_limits<int64_t>::max() / 1000000000 - 1;
-  if (secs < -kMaxSecs) return Time::min();
+  if (secs < -kMaxSecs) return kMinTime;
   if (secs > kMaxSecs) return Time::max();
   return Time{duration_cast<Time::duration>(seconds{secs} + nanoseconds{nanos})};
 }

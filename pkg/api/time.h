@@ -12,7 +12,8 @@ namespace kcm::api {
 
 // Parses "2006-01-02T15:04:05Z", "2006-01-02T15:04:05.999999999+07:00", ... (lower-case t/z are
 // accepted, like Go). Up to nanosecond precision; extra fraction digits are truncated. Times
-// outside Time's range (years 1678..2261) saturate to Time::min()/max().
+// outside Time's range (years 1678..2261) saturate to kMinTime / Time::max() (kMinTime, not
+// Time::min(): that is OptionalTime's "absent", optional_time.h).
 // Errors: reason "DecodeError".
 Result<Time> ParseRFC3339(std::string_view s);
 

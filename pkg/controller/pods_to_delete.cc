@@ -57,12 +57,12 @@ ActivePodsWithRanks GetPodsRankedByRelatedPodsOnSameNode(std::vector<PodPtr> pod
                                                          api::Time now) {
   std::unordered_map<std::string_view, int> pods_on_node;
   for (const PodPtr& pod : related_pods) {
-    if (IsPodActive(*pod)) ++pods_on_node[pod->node_name];
+    if (IsPodActive(*pod)) ++pods_on_node[pod->node_name.view()];
   }
   ActivePodsWithRanks ranked;
   ranked.rank.reserve(pods_to_rank.size());
   for (const PodPtr& pod : pods_to_rank) {
-    auto it = pods_on_node.find(pod->node_name);
+    auto it = pods_on_node.find(pod->node_name.view());
     ranked.rank.push_back(it == pods_on_node.end() ? 0 : it->second);
   }
   ranked.pods = std::move(pods_to_rank);

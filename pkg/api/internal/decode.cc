@@ -228,15 +228,24 @@ Status DecodeObjectMeta(DecoderImpl& d, od::value v, ObjectMeta* meta, MetaMode 
     if (KeyIs(f, "generation"))
       return ReadInt64At(f.value(), "metadata.generation", &meta->generation);
     if (KeyIs(f, "creationTimestamp")) {
-      return ReadTimeAt(f.value(), "metadata.creationTimestamp", &meta->creation_timestamp);
+      std::optional<Time> t;
+      Status s = ReadTimeAt(f.value(), "metadata.creationTimestamp", &t);
+      meta->creation_timestamp = t;
+      return s;
     }
     if (KeyIs(f, "deletionTimestamp")) {
-      return ReadTimeAt(f.value(), "metadata.deletionTimestamp", &meta->deletion_timestamp);
+      std::optional<Time> t;
+      Status s = ReadTimeAt(f.value(), "metadata.deletionTimestamp", &t);
+      meta->deletion_timestamp = t;
+      return s;
     }
     if (KeyIs(f, "labels")) return ReadLabelsAt(d, f.value(), "metadata.labels", &meta->labels);
     if (KeyIs(f, "annotations")) {
       if (mode == MetaMode::kFull) {
-        return ReadStringMapAt(f.value(), "metadata.annotations", &meta->annotations);
+        std::map<std::string, std::string> annotations;
+        Status s = ReadStringMapAt(f.value(), "metadata.annotations", &annotations);
+        meta->annotations = std::move(annotations);
+        return s;
       }
       return ForEachField(f.value(), "metadata.annotations", [&](od::field& a) -> Status {
         if (!KeyIs(a, kPodDeletionCostAnnotation)) return OkStatus();
@@ -250,13 +259,15 @@ Status DecodeObjectMeta(DecoderImpl& d, od::value v, ObjectMeta* meta, MetaMode 
     if (KeyIs(f, "ownerReferences"))
       return DecodeOwnerReferences(d, f.value(), &meta->owner_references);
     if (KeyIs(f, "finalizers")) {
-      meta->finalizers.clear();
-      return ForEachElement(f.value(), "metadata.finalizers", [&](od::value e, size_t) -> Status {
-        std::string s;
-        Status st = ReadStringAt(e, "metadata.finalizers[]", &s);
-        if (st.ok()) meta->finalizers.push_back(std::move(s));
+      std::vector<std::string> finalizers;
+      Status s = ForEachElement(f.value(), "metadata.finalizers", [&](od::value e, size_t) {
+        std::string item;
+        Status st = ReadStringAt(e, "metadata.finalizers[]", &item);
+        if (st.ok()) finalizers.push_back(std::move(item));
         return st;
       });
+      meta->finalizers = std::move(finalizers);
+      return s;
     }
     return OkStatus();
   });

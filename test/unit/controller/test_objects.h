@@ -69,7 +69,8 @@ inline std::shared_ptr<const api::ReplicaSet> MakeReplicaSet(
   rs->metadata.namespace_ = "default";
   rs->metadata.uid = "uid-" + rs->metadata.name;
   rs->metadata.creation_timestamp = created;
-  if (revision != nullptr) rs->metadata.annotations["deployment.kubernetes.io/revision"] = revision;
+  if (revision != nullptr)
+    rs->metadata.annotations.Set("deployment.kubernetes.io/revision", revision);
   rs->spec.replicas = replicas;
   return rs;
 }
