@@ -21,7 +21,7 @@
 #
 # Each round ends with one line `round=i ...`: ours (the first format of the round) against the
 # API server's protobuf send of the informers' first request, timed by curl in the same round
-# (--http2, gzip as both informers ask for, and identity), and against client-go: issue 15's
+# (--http2, gzip as both informers ask for, and identity), and against client-go: the targets
 # "initial sync <= 1.2 x the API server's protobuf send time" and "<= 1/2 of client-go's".
 set -euo pipefail
 
