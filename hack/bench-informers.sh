@@ -18,6 +18,8 @@
 #                             output line names its format.
 #   KCM_BENCH_OURS_FLAGS      extra flags for pod_cache_rss (e.g. --watch-list=1)
 #   KCM_BENCH_SERVER_SEND=0   skip timing the server's own send of the LIST (curl)
+#   KCM_BENCH_SKIP_CREATE=1   the N pods are there already (a KCM_BENCH_KEEP_PODS=1 run made
+#                             them): skip create_pods, whose top-up costs one request per pod
 #
 # Each round ends with one line `round=i ...`: ours (the first format of the round) against the
 # API server's protobuf send of the informers' first request, timed by curl in the same round
@@ -68,8 +70,12 @@ trap cleanup EXIT
 kubeconfig=$state/admin.kubeconfig
 
 # ---- setup ----------------------------------------------------------------------------------
-log "creating $n pods in namespace $ns"
-"$creator" --kubeconfig="$kubeconfig" --namespace="$ns" --count="$n" --threads=32
+if [ "${KCM_BENCH_SKIP_CREATE:-0}" = 1 ]; then
+  log "using the pods already in namespace $ns"
+else
+  log "creating $n pods in namespace $ns"
+  "$creator" --kubeconfig="$kubeconfig" --namespace="$ns" --count="$n" --threads=32
+fi
 
 # ---- the server's own send ------------------------------------------------------------------
 # The informers' first request (RV=0 from the watch cache, limit ignored there), as protobuf, to
