@@ -216,6 +216,13 @@ Status DeltaFIFO::AddListItems(std::vector<api::ObjectPtr>& items) {
     items.clear();
     return Error::Local("InvalidState", "DeltaFIFO: list items without BeginList");
   }
+  Status s = QueueListItemsLocked(items);
+  lock.unlock();
+  cv_.notify_all();
+  return s;
+}
+
+Status DeltaFIFO::QueueListItemsLocked(std::vector<api::ObjectPtr>& items) {
   Status s = OkStatus();
   for (api::ObjectPtr& obj : items) {
     bool first = false;
@@ -226,14 +233,20 @@ Status DeltaFIFO::AddListItems(std::vector<api::ObjectPtr>& items) {
     if (first) ++initial_population_count_;
   }
   items.clear();
-  lock.unlock();
-  cv_.notify_all();
   return s;
 }
 
-Status DeltaFIFO::EndList(const std::string& resource_version) {
+Status DeltaFIFO::EndList(std::vector<api::ObjectPtr>& items, const std::string& resource_version) {
   std::unique_lock lock(mu_);
   if (!list_seq_) return Error::Local("InvalidState", "DeltaFIFO: EndList without BeginList");
+  // The last items and the list's mark under one lock: the last item popped finds the list's
+  // resourceVersion counted, as after a Replace (its handlers read it).
+  if (Status s = QueueListItemsLocked(items); !s.ok()) {
+    lock.unlock();
+    cv_.notify_all();
+    return s;
+  }
+  cv_.notify_all();
   if (!resource_version.empty()) marks_.emplace(*list_seq_, resource_version);
   list_seq_.reset();
   list_taken_in_part_ = false;

@@ -90,7 +90,7 @@ class DeltaFIFO final : public ReflectorStore {
   // "Initial list as it arrives").
   bool BeginList() override;
   Status AddListItems(std::vector<api::ObjectPtr>& items) override;
-  Status EndList(const std::string& resource_version) override;
+  Status EndList(std::vector<api::ObjectPtr>& items, const std::string& resource_version) override;
   void AbortList() override;
 
   // The resourceVersion up to which the consumer has applied the stream (client-go's
@@ -153,6 +153,8 @@ class DeltaFIFO final : public ReflectorStore {
   bool AdvanceLocked();
   // Calls options_.on_store_sync_advanced, if set; never with mu_ held.
   void NotifyAdvanced() const;
+  // Queues items (cleared) as Replaced deltas of the list being taken.
+  Status QueueListItemsLocked(std::vector<api::ObjectPtr>& items);
   // Frees the maps and pool of a big queue that has drained (see Pop); true if it did.
   bool ReleaseIfDrainedLocked();
 

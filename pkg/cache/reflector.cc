@@ -52,7 +52,7 @@ class ListIntake {
     if (!taking_) return store_.ReuseUnchanged(std::move(obj));
     if (!error_.ok()) return nullptr;
     batch_.push_back(std::move(obj));
-    if (batch_.size() >= kListBatch) Flush();
+    if (batch_.size() > kListBatch) Flush();
     return nullptr;
   }
 
@@ -66,12 +66,16 @@ class ListIntake {
     if (taking_ && handed_over_) Abort();
   }
 
-  // The list came whole: hands over the last batch and completes it. Only while taking().
+  // The list came whole: hands over the last batch with its end. Only while taking().
   Status Finish(const std::string& resource_version) {
-    Flush();
     if (!error_.ok()) return error_;
+    Status s = store_.EndList(batch_, resource_version);
+    if (!s.ok()) {
+      error_ = s;
+      return s;
+    }
     taking_ = false;
-    return store_.EndList(resource_version);
+    return OkStatus();
   }
 
   void Abort() {
@@ -82,12 +86,16 @@ class ListIntake {
   }
 
  private:
+  // Hands over all but the newest item: the list's last item always goes with EndList.
   void Flush() {
-    if (batch_.empty() || !error_.ok()) return;
+    if (batch_.size() < 2 || !error_.ok()) return;
     handed_over_ = true;
+    api::ObjectPtr newest = std::move(batch_.back());
+    batch_.pop_back();
     // The first error (a transform's) is kept and returned by Finish; later items are dropped,
     // as Replace returns at its first failing item.
     error_ = store_.AddListItems(batch_);
+    batch_.push_back(std::move(newest));
   }
 
   ReflectorStore& store_;

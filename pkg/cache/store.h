@@ -39,13 +39,19 @@ class ReflectorStore {
   // A list taken while it arrives (Reflector::List). BeginList: true if the store takes the items
   // of the list now starting in batches (AddListItems) instead of one Replace at the end; the
   // reflector then calls nothing else on the store until EndList (the list came whole, at
-  // resource_version: the same as a Replace of every item added) or AbortList (it did not; what
+  // resource_version, its last items with it: the same as a Replace of every item added; the
+  // reflector keeps at least the last item for EndList, so that the list's resourceVersion is
+  // counted before that item is applied, as with Replace) or AbortList (it did not; what
   // was added stays, and the next list is given whole to Replace, whose deletion rules reconcile
   // it). Stores that cannot keep Replace's meaning this way return false (the default).
   virtual bool BeginList() { return false; }
   // Takes (and clears) items.
   virtual Status AddListItems(std::vector<api::ObjectPtr>& /*items*/) { return OkStatus(); }
-  virtual Status EndList(const std::string& /*resource_version*/) { return OkStatus(); }
+  // Takes (and clears) items, the list's last.
+  virtual Status EndList(std::vector<api::ObjectPtr>& /*items*/,
+                         const std::string& /*resource_version*/) {
+    return OkStatus();
+  }
   virtual void AbortList() {}
 };
 

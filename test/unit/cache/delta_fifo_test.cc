@@ -220,8 +220,8 @@ TEST(DeltaFIFOTest, ListTakenAsItArrivesSyncsAtItsEndAndItsLastItem) {
   EXPECT_EQ(fifo.LastStoreSyncResourceVersion(), "");
 
   batch = Objs({MakeObj("ns", "c", "5")});
-  ASSERT_TRUE(fifo.AddListItems(batch).ok());
-  ASSERT_TRUE(fifo.EndList("9").ok());
+  ASSERT_TRUE(fifo.EndList(batch, "9").ok());
+  EXPECT_TRUE(batch.empty());
   EXPECT_FALSE(fifo.HasSynced()) << "c is not popped yet";
   EXPECT_EQ(fifo.LastStoreSyncResourceVersion(), "");
   EXPECT_TRUE(PopInto(fifo, *known).is_in_initial_list);
@@ -244,7 +244,8 @@ TEST(DeltaFIFOTest, ListTakenAsItArrivesSyncsAtItsEndAndItsLastItem) {
   // An empty list is synced at its end.
   DeltaFIFO empty({});
   ASSERT_TRUE(empty.BeginList());
-  ASSERT_TRUE(empty.EndList("4").ok());
+  std::vector<api::ObjectPtr> none;
+  ASSERT_TRUE(empty.EndList(none, "4").ok());
   EXPECT_TRUE(empty.HasSynced());
   EXPECT_EQ(empty.LastStoreSyncResourceVersion(), "4");
 }
