@@ -17,6 +17,14 @@
 #                             "protobuf json"); client-go reads its default (protobuf). Every
 #                             output line names its format.
 #   KCM_BENCH_OURS_FLAGS      extra flags for pod_cache_rss (e.g. --watch-list=1)
+#   KCM_BENCH_SERVER_SEND=0   skip timing the server's own send of the LIST (curl)
+#   KCM_BENCH_SKIP_CREATE=1   the N pods are there already (a KCM_BENCH_KEEP_PODS=1 run made
+#                             them): skip create_pods, whose top-up costs one request per pod
+#
+# Each round ends with one line `round=i ...`: ours (the first format of the round) against the
+# API server's protobuf send of the informers' first request, timed by curl in the same round
+# (--http2, gzip as both informers ask for, and identity), and against client-go: the targets
+# "initial sync <= 1.2 x the API server's protobuf send time" and "<= 1/2 of client-go's".
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -62,12 +70,36 @@ trap cleanup EXIT
 kubeconfig=$state/admin.kubeconfig
 
 # ---- setup ----------------------------------------------------------------------------------
-log "creating $n pods in namespace $ns"
-"$creator" --kubeconfig="$kubeconfig" --namespace="$ns" --count="$n" --threads=32
+if [ "${KCM_BENCH_SKIP_CREATE:-0}" = 1 ]; then
+  log "using the pods already in namespace $ns"
+else
+  log "creating $n pods in namespace $ns"
+  "$creator" --kubeconfig="$kubeconfig" --namespace="$ns" --count="$n" --threads=32
+fi
+
+# ---- the server's own send ------------------------------------------------------------------
+# The informers' first request (RV=0 from the watch cache, limit ignored there), as protobuf, to
+# /dev/null: the floor of an initial sync. Credentials from the kubeconfig (the testbed's admin).
+server=$(sed -n 's/^ *server: *//p' "$kubeconfig" | head -1)
+token=$(sed -n 's/^ *token: *//p' "$kubeconfig" | head -1)
+cafile=$state/ca.crt
+if [ ! -f "$cafile" ]; then
+  cafile=$(mktemp)
+  sed -n 's/^ *certificate-authority-data: *//p' "$kubeconfig" | head -1 | base64 -d >"$cafile"
+fi
+send_time() {  # $1: extra curl flag (--compressed or none)
+  # shellcheck disable=SC2086
+  curl -s --http2 $1 --cacert "$cafile" -H "Authorization: Bearer $token" \
+    -H 'Accept: application/vnd.kubernetes.protobuf' -o /dev/null -w '%{time_total}' \
+    "$server/api/v1/namespaces/$ns/pods?limit=500&resourceVersion=0" || echo nan
+}
+field() { sed -n "s/.*[ ^]$1=\([^ ]*\).*/\1/p" <<<" $2" | head -1; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b + 0 == 0) print "nan"; else printf "%.2f", a / b }'; }
 
 # ---- runs -----------------------------------------------------------------------------------
 log "machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 for ((i = 1; i <= runs; i++)); do
+  first=""
   for format in ${KCM_BENCH_OURS_FORMATS:-protobuf json}; do
     case $format in
       protobuf) ct=application/vnd.kubernetes.protobuf ;;
@@ -75,9 +107,21 @@ for ((i = 1; i <= runs; i++)); do
       *) echo "unknown format $format" >&2; exit 2 ;;
     esac
     # shellcheck disable=SC2086
-    "$ours" --kubeconfig="$kubeconfig" --namespace="$ns" --expect="$n" --content-type="$ct" ${KCM_BENCH_OURS_FLAGS:-}
+    out=$("$ours" --kubeconfig="$kubeconfig" --namespace="$ns" --expect="$n" --content-type="$ct" ${KCM_BENCH_OURS_FLAGS:-})
+    echo "$out"
+    [ -n "$first" ] || first=$out
   done
   # shellcheck disable=SC2086
-  KUBE_FEATURE_WatchListClient=${KCM_BENCH_GO_WATCHLIST:-false} "$gobin" -kubeconfig="$kubeconfig" -namespace="$ns" -expect="$n" ${KCM_BENCH_GO_FLAGS:-}
+  goout=$(KUBE_FEATURE_WatchListClient=${KCM_BENCH_GO_WATCHLIST:-false} "$gobin" -kubeconfig="$kubeconfig" -namespace="$ns" -expect="$n" ${KCM_BENCH_GO_FLAGS:-})
+  echo "$goout"
+  ours_s=$(field sync_s "$first")
+  go_s=$(field sync_s "$goout")
+  line="round=$i ours_format=$(field format "$first") ours_sync_s=$ours_s client_go_sync_s=$go_s ours_over_client_go=$(ratio "$ours_s" "$go_s")"
+  if [ "${KCM_BENCH_SERVER_SEND:-1}" != 0 ]; then
+    gz=$(send_time --compressed)
+    id=$(send_time "")
+    line+=" server_send_gzip_s=$gz server_send_identity_s=$id ours_over_send_gzip=$(ratio "$ours_s" "$gz") ours_over_send_identity=$(ratio "$ours_s" "$id")"
+  fi
+  echo "$line load=$(cut -d' ' -f1 /proc/loadavg)"
 done
 log "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -83,7 +83,7 @@ class InjectingListerWatcher final : public kcm::cache::ListerWatcher {
     const bool first_list = lists_done_ == 0;
     if (first_list && !list_start_) list_start_ = Now();
     auto r = inner_->List(opts, [&](kcm::api::ObjectPtr obj) {
-      if (first_list) {
+      if (first_list && obj) {
         if (!first_item_) first_item_ = Now();
         last_item_ = Now();
       }

@@ -41,7 +41,14 @@ class ListStreamDecoder::Impl {
   ListItemFunc on_item;
   // Every item is decoded through it, so the list's items intern into one table.
   std::optional<Decoder> decoder;
-  ObjectPtr Keep(ObjectPtr obj) const { return on_item ? on_item(std::move(obj)) : obj; }
+  // Items decoded so far (the index of the next one, for error paths): on_item may keep some.
+  size_t decoded = 0;
+  // Passes obj through on_item and keeps what comes back, unless that is null (taken).
+  void Keep(ObjectPtr obj, std::vector<ObjectPtr>& out) {
+    ++decoded;
+    if (on_item) obj = on_item(std::move(obj));
+    if (obj) out.push_back(std::move(obj));
+  }
   virtual Status Feed(std::string_view chunk) = 0;
   virtual Result<ObjectList> Finish() = 0;
   virtual size_t buffered() const = 0;
@@ -127,14 +134,14 @@ class JsonList final : public ListStreamDecoder::Impl {
   Result<ObjectList> Finish() override {
     if (error_) return *error_;
     if (in_element_ || in_string_ || depth_ != 0) {
-      return DecodeErrorAt(in_element_ ? ListItemPath(items_.size()) : "", "truncated list body");
+      return DecodeErrorAt(in_element_ ? ListItemPath(decoded) : "", "truncated list body");
     }
     skeleton_.reserve(skeleton_.size() + kJsonPadding);
     auto list = codec_.decode_list(*decoder, JsonInput::Padded(skeleton_));
     if (!list.ok()) return list.error();
     // The items the skeleton still holds (an "items" key we did not recognise, e.g. written with
     // escapes) were decoded by decode_list; ours come first.
-    for (ObjectPtr& item : list->items) items_.push_back(Keep(std::move(item)));
+    for (ObjectPtr& item : list->items) Keep(std::move(item), items_);
     list->items = std::move(items_);
     return list;
   }
@@ -188,7 +195,7 @@ class JsonList final : public ListStreamDecoder::Impl {
         elem_escaped_ = false;
         return OkStatus();
       }
-      return DecodeErrorAt(ListItemPath(items_.size()),
+      return DecodeErrorAt(ListItemPath(decoded),
                            std::string("unexpected character '") + c + "' in the items array");
     }
     skeleton_.push_back(c);
@@ -286,10 +293,10 @@ class JsonList final : public ListStreamDecoder::Impl {
     auto obj = codec_.decode_list_item(*decoder, JsonInput::Padded(item_), kind_);
     Recycle(&item_);
     if (!obj.ok()) {
-      error_ = PrefixErrorPath(obj.error(), ListItemPath(items_.size()));
+      error_ = PrefixErrorPath(obj.error(), ListItemPath(decoded));
       return;
     }
-    items_.push_back(Keep(std::move(obj).value()));
+    Keep(std::move(obj).value(), items_);
   }
 
   const Codec& codec_;
@@ -363,7 +370,7 @@ class ProtobufList final : public ListStreamDecoder::Impl {
       return DecodeErrorAt("", "missing the k8s protobuf envelope");
     }
     if (!pending_.empty() || skip_left_ > 0 || (in_raw_ && raw_left_ > 0)) {
-      return DecodeErrorAt(in_raw_ ? ListItemPath(list_.items.size()) : "", "truncated list body");
+      return DecodeErrorAt(in_raw_ ? ListItemPath(decoded) : "", "truncated list body");
     }
     if (!saw_raw_) return DecodeErrorAt("", "the envelope has no object");
     if (Status s = CheckKind(); !s.ok()) return s.error();
@@ -480,7 +487,7 @@ class ProtobufList final : public ListStreamDecoder::Impl {
       if (!*got) break;  // the header is incomplete
       const size_t header = p - pos;
       if (in_raw_ && header + len > raw_left_) {
-        return DecodeErrorAt(ListItemPath(list_.items.size()), "length past the end of input");
+        return DecodeErrorAt(ListItemPath(decoded), "length past the end of input");
       }
       if (type != protobuf::WireType::kLengthDelimited) {
         pos = p;
@@ -545,8 +552,8 @@ class ProtobufList final : public ListStreamDecoder::Impl {
   Status ListField(uint32_t field, std::string_view value) {
     if (field == 2) {
       auto obj = codec_.decode_list_item_protobuf(*decoder, value);
-      if (!obj.ok()) return PrefixErrorPath(obj.error(), ListItemPath(list_.items.size()));
-      list_.items.push_back(Keep(std::move(obj).value()));
+      if (!obj.ok()) return PrefixErrorPath(obj.error(), ListItemPath(decoded));
+      Keep(std::move(obj).value(), list_.items);
       return OkStatus();
     }
     protobuf::WireReader reader(value);
@@ -606,6 +613,8 @@ ListStreamDecoder::ListStreamDecoder(const Codec& codec, ListEncoding encoding,
     impl_ = std::make_unique<UnsupportedList>(codec, encoding);
   }
   impl_->on_item = std::move(on_item);
+  // A new answer begins: whatever an earlier decoder (an earlier attempt) handed out is void.
+  if (impl_->on_item) impl_->on_item(nullptr);
   if (interner) {
     impl_->decoder.emplace(std::move(interner));
   } else {

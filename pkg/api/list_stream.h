@@ -33,7 +33,10 @@ enum class ListEncoding { kJson, kProtobuf };
 
 // Called with each item as soon as it is decoded; what it returns is what the list keeps (a cache
 // may hand back an equal object it already holds, so that a relist does not hold two copies of
-// the unchanged items).
+// the unchanged items), nothing if it returns null (it took the item: an initial list queued as
+// it arrives). Called once with null when the decoder is made, before any item: a new answer
+// begins, and items an earlier decoder handed out (an earlier attempt of a retried request) are
+// not part of it.
 using ListItemFunc = std::function<ObjectPtr(ObjectPtr)>;
 
 class ListStreamDecoder {

@@ -66,14 +66,18 @@ Status DeltaFIFO::Add(api::ObjectPtr obj) {
   std::lock_guard lock(mu_);
   populated_ = true;
   const uint64_t seq = NewMarkLocked(obj->Meta().resource_version);
-  return QueueActionLocked(DeltaType::kAdded, std::move(obj), seq);
+  Status s = QueueActionLocked(DeltaType::kAdded, std::move(obj), seq);
+  cv_.notify_one();
+  return s;
 }
 
 Status DeltaFIFO::Update(api::ObjectPtr obj) {
   std::lock_guard lock(mu_);
   populated_ = true;
   const uint64_t seq = NewMarkLocked(obj->Meta().resource_version);
-  return QueueActionLocked(DeltaType::kUpdated, std::move(obj), seq);
+  Status s = QueueActionLocked(DeltaType::kUpdated, std::move(obj), seq);
+  cv_.notify_one();
+  return s;
 }
 
 Status DeltaFIFO::Delete(api::ObjectPtr obj) {
@@ -91,7 +95,9 @@ Status DeltaFIFO::Delete(api::ObjectPtr obj) {
     if (advanced) NotifyAdvanced();
     return OkStatus();
   }
-  return QueueActionLocked(DeltaType::kDeleted, std::move(obj), seq);
+  Status s = QueueActionLocked(DeltaType::kDeleted, std::move(obj), seq);
+  cv_.notify_one();
+  return s;
 }
 
 namespace {
@@ -128,6 +134,11 @@ api::ObjectPtr DeltaFIFO::ReuseUnchanged(api::ObjectPtr obj) const {
 
 Status DeltaFIFO::Replace(std::vector<api::ObjectPtr> items, const std::string& resource_version) {
   std::unique_lock lock(mu_);
+  // Whatever was queued before an error is queued: wake the consumers for it too.
+  struct Wake {
+    std::condition_variable& cv;
+    ~Wake() { cv.notify_all(); }
+  } wake{cv_};
   // The whole list is one push: its RV counts once every item and tombstone has been popped.
   const uint64_t seq = NewMarkLocked(resource_version);
   // Every listed key gets this push's seq in its entry: that marks it listed (no set of the keys
@@ -159,12 +170,14 @@ Status DeltaFIFO::Replace(std::vector<api::ObjectPtr> items, const std::string& 
   }
   // Known keys (the consumer's cache) with nothing queued that are not listed: same reasoning.
   if (options_.known_objects) {
-    for (const std::string& key : options_.known_objects->ListKeys()) {
+    std::vector<std::string> known_vanished;
+    options_.known_objects->ForEachKey([&](const std::string& key) {
       // Every listed key is queued by now.
-      if (items_.contains(key)) {
-        continue;
-      }
-      vanished.emplace_back(key, options_.known_objects->GetByKey(key));
+      if (!items_.contains(key)) known_vanished.push_back(key);
+    });
+    for (std::string& key : known_vanished) {
+      api::ObjectPtr last = options_.known_objects->GetByKey(key);
+      vanished.emplace_back(std::move(key), std::move(last));
     }
   }
   for (auto& [key, last] : vanished) {
@@ -186,11 +199,96 @@ Status DeltaFIFO::Replace(std::vector<api::ObjectPtr> items, const std::string& 
   return OkStatus();
 }
 
+bool DeltaFIFO::BeginList() {
+  std::lock_guard lock(mu_);
+  // Nothing queued, applied or listed in part before: the list cannot make anything vanish, so
+  // it needs none of Replace's deletion rules.
+  if (populated_ || list_seq_ || list_taken_in_part_ || !items_.empty()) return false;
+  if (options_.known_objects && !options_.known_objects->ListKeys().empty()) return false;
+  // The list's push; its resourceVersion is known at EndList.
+  list_seq_ = NewMarkLocked("");
+  return true;
+}
+
+Status DeltaFIFO::AddListItems(std::vector<api::ObjectPtr>& items) {
+  std::unique_lock lock(mu_);
+  if (!list_seq_) {
+    items.clear();
+    return Error::Local("InvalidState", "DeltaFIFO: list items without BeginList");
+  }
+  Status s = QueueListItemsLocked(items);
+  lock.unlock();
+  cv_.notify_all();
+  return s;
+}
+
+Status DeltaFIFO::QueueListItemsLocked(std::vector<api::ObjectPtr>& items) {
+  Status s = OkStatus();
+  for (api::ObjectPtr& obj : items) {
+    bool first = false;
+    s = QueueActionLocked(DeltaType::kReplaced, std::move(obj), *list_seq_, &first);
+    if (!s.ok()) break;
+    list_taken_in_part_ = true;
+    // Counted as Replace counts its listed keys: each key once.
+    if (first) ++initial_population_count_;
+  }
+  items.clear();
+  return s;
+}
+
+Status DeltaFIFO::EndList(std::vector<api::ObjectPtr>& items, const std::string& resource_version) {
+  std::unique_lock lock(mu_);
+  if (!list_seq_) return Error::Local("InvalidState", "DeltaFIFO: EndList without BeginList");
+  // The last items and the list's mark under one lock: the last item popped finds the list's
+  // resourceVersion counted, as after a Replace (its handlers read it).
+  if (Status s = QueueListItemsLocked(items); !s.ok()) {
+    lock.unlock();
+    cv_.notify_all();
+    return s;
+  }
+  cv_.notify_all();
+  if (!resource_version.empty()) marks_.emplace(*list_seq_, resource_version);
+  list_seq_.reset();
+  list_taken_in_part_ = false;
+  // From here HasSynced waits only for the items still queued or in flight (all of them counted
+  // in initial_population_count_ as they came); the list's RV counts once they are applied.
+  populated_ = true;
+  const bool advanced = AdvanceLocked();
+  // The consumer may have drained the queue before the list ended: nothing else would free it.
+  [[maybe_unused]] const bool released = ReleaseIfDrainedLocked();
+  lock.unlock();
+  if (advanced) NotifyAdvanced();
+#if defined(__GLIBC__)
+  if (released) malloc_trim(0);
+#endif
+  return OkStatus();
+}
+
+void DeltaFIFO::AbortList() {
+  std::lock_guard lock(mu_);
+  // What was queued stays queued (and is applied); populated_ stays false, so HasSynced too.
+  list_seq_.reset();
+}
+
+bool DeltaFIFO::ReleaseIfDrainedLocked() {
+  // Not while a list is being taken: the consumer drains the queue again and again while it
+  // waits for the next batch, and the pool would be torn down (and trimmed) each time.
+  if (list_seq_ || !queue_.empty() || items_.bucket_count() <= kKeepBuckets) return false;
+  decltype(items_)(&pool_).swap(items_);
+  decltype(queue_)().swap(queue_);
+  pool_.release();
+  return true;
+}
+
 Status DeltaFIFO::Resync() {
   if (!options_.known_objects) {
     return OkStatus();
   }
   std::lock_guard lock(mu_);
+  struct Wake {
+    std::condition_variable& cv;
+    ~Wake() { cv.notify_all(); }
+  } wake{cv_};
   for (const std::string& key : options_.known_objects->ListKeys()) {
     api::ObjectPtr obj = options_.known_objects->GetByKey(key);
     // Pending deltas will bring the consumer up to date anyway; a Sync behind them adds nothing.
@@ -266,7 +364,6 @@ Status DeltaFIFO::QueueActionLocked(DeltaType type, api::ObjectPtr obj, std::opt
       ++pending_[*seq];
     }
   }
-  cv_.notify_one();
   return OkStatus();
 }
 
@@ -309,13 +406,7 @@ Status DeltaFIFO::Pop(const PopProcessFunc& process, const std::function<void()>
   // A drained queue gives back what a big list took: the map's nodes, keys and delta buffers (the
   // pool, in whole blocks) and its bucket array; steady traffic never grows the map past the
   // threshold, so nothing churns. The map is emptied first: nothing may point into the pool.
-  bool released = false;
-  if (queue_.empty() && items_.bucket_count() > kKeepBuckets) {
-    decltype(items_)(&pool_).swap(items_);
-    decltype(queue_)().swap(queue_);
-    pool_.release();
-    released = true;
-  }
+  [[maybe_unused]] const bool released = ReleaseIfDrainedLocked();
   lock.unlock();
   // Without the lock: what after_applied calls (event handlers, on the informer's thread) may read
   // the watermark or HasSynced. Only the initial list's items come back for the lock, so the

@@ -78,6 +78,21 @@ class DeltaFIFO final : public ReflectorStore {
   // same write as obj. Not with a transform: the held object is transformed, obj is not yet.
   api::ObjectPtr ReuseUnchanged(api::ObjectPtr obj) const override;
 
+  // The first list, queued while it arrives (client-go queues it whole, by Replace, once it has
+  // come). Taken only while nothing was ever queued or known, so that no key can have vanished:
+  // the list's Replace would queue a Replaced delta per item and nothing else, which is what
+  // AddListItems does batch by batch, so the consumer applies the list while the rest is still on
+  // the wire. HasSynced stays false until EndList and until every item is popped; the list's
+  // resourceVersion counts (LastStoreSyncResourceVersion) only then. After AbortList the items
+  // already queued or applied stay (a prefix of one snapshot, seen as the initial list is seen
+  // before HasSynced anyway) and HasSynced stays false; the next list is not taken this way but by
+  // Replace, which tombstones whatever of them it does not list (docs/architecture.md,
+  // "Initial list as it arrives").
+  bool BeginList() override;
+  Status AddListItems(std::vector<api::ObjectPtr>& items) override;
+  Status EndList(std::vector<api::ObjectPtr>& items, const std::string& resource_version) override;
+  void AbortList() override;
+
   // The resourceVersion up to which the consumer has applied the stream (client-go's
   // Store.LastStoreSyncResourceVersion with AtomicFIFO): the RV of the latest event, list or
   // bookmark such that it and everything queued before it have been popped and processed. "" until
@@ -125,7 +140,8 @@ class DeltaFIFO final : public ReflectorStore {
  private:
   // seq: the push the delta belongs to (see marks_); nullopt for Sync deltas, which carry nothing
   // new.
-  // first_of_seq (may be null) is set when seq is new to the key's entry.
+  // first_of_seq (may be null) is set when seq is new to the key's entry. Does not wake Pop: the
+  // caller notifies cv_ once it has queued what it queues.
   Status QueueActionLocked(DeltaType type, api::ObjectPtr obj, std::optional<uint64_t> seq,
                            bool* first_of_seq = nullptr);
   bool HasSyncedLocked() const;
@@ -137,6 +153,10 @@ class DeltaFIFO final : public ReflectorStore {
   bool AdvanceLocked();
   // Calls options_.on_store_sync_advanced, if set; never with mu_ held.
   void NotifyAdvanced() const;
+  // Queues items (cleared) as Replaced deltas of the list being taken.
+  Status QueueListItemsLocked(std::vector<api::ObjectPtr>& items);
+  // Frees the maps and pool of a big queue that has drained (see Pop); true if it did.
+  bool ReleaseIfDrainedLocked();
 
   // What one queued key carries: its deltas and the pushes they belong to. One entry per key in
   // a single map (the queue points at its key), so a list of 50,000 items costs one map node, one
@@ -195,6 +215,10 @@ class DeltaFIFO final : public ReflectorStore {
   // Initial items popped whose after_applied has not returned yet.
   size_t initial_in_flight_ = 0;
   bool closed_ = false;
+  // The push of the list being taken by AddListItems (BeginList .. EndList/AbortList).
+  std::optional<uint64_t> list_seq_;
+  // Some list was taken in part and aborted: later lists go to Replace.
+  bool list_taken_in_part_ = false;
 
   // Watermark bookkeeping: each Add/Update/Delete/Replace/Bookmark is a push with a sequence
   // number; marks_ holds the RVs of pushes not yet folded into applied_rv_, pending_ counts, per

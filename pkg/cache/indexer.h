@@ -25,6 +25,10 @@ class Indexer : public Store {
   // Objects indexed under value. Unknown index → error.
   virtual Result<std::vector<api::ObjectPtr>> ByIndex(const std::string& index_name,
                                                       const std::string& value) const = 0;
+  // Adds obj or replaces the object of its key; returns the object replaced (null if none). One
+  // key and one lookup where Get then Add/Update take two of each: the informer applies every
+  // delta this way.
+  virtual api::ObjectPtr Upsert(api::ObjectPtr obj) = 0;
   virtual Indexers GetIndexers() const = 0;
   // Adds index functions; existing items are indexed at once. A name already in use is an error.
   virtual Status AddIndexers(const Indexers& new_indexers) = 0;

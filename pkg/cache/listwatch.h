@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "pkg/api/list_options.h"
 #include "pkg/api/watch_event.h"
@@ -25,7 +26,8 @@ class WatchInterface {
   virtual void Stop() = 0;
 };
 
-// Called with each listed item; returns the object the list keeps (ReflectorStore::ReuseUnchanged).
+// Called with each listed item; returns the object the list keeps (ReflectorStore::ReuseUnchanged),
+// or null when it took the item. Called with null when a new answer begins (api::ListItemFunc).
 using ListItemFunc = std::function<api::ObjectPtr(api::ObjectPtr)>;
 
 class ListerWatcher {
@@ -40,7 +42,11 @@ class ListerWatcher {
                                        const ListItemFunc& on_item) {
     Result<api::ObjectList> list = List(options);
     if (list.ok() && on_item) {
-      for (api::ObjectPtr& item : list->items) item = on_item(std::move(item));
+      std::vector<api::ObjectPtr> kept;
+      for (api::ObjectPtr& item : list->items) {
+        if (api::ObjectPtr obj = on_item(std::move(item))) kept.push_back(std::move(obj));
+      }
+      list->items = std::move(kept);
     }
     return list;
   }

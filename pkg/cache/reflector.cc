@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <thread>
+#include <vector>
 
 namespace kcm::cache {
 namespace {
@@ -23,6 +24,111 @@ ReflectorOptions WithDefaults(ReflectorOptions options) {
 Error StopRequested() {
   return Error::Local(errors::reason::kStopRequested, "stop requested");
 }
+
+// Items of a list taken by the store while the list arrives are handed over this many at a time:
+// one lock and one wake-up of the consumer per batch rather than per item.
+constexpr size_t kListBatch = 256;
+
+// Where the items of one Reflector::List go. When the store takes the list as it arrives
+// (ReflectorStore::BeginList: the first list into an empty informer), each item is handed to it
+// in batches and not kept; otherwise each is swapped for the store's equal object, if any
+// (ReuseUnchanged), and kept for one Replace at the end.
+class ListIntake {
+ public:
+  explicit ListIntake(ReflectorStore& store) : store_(store), taking_(store.BeginList()) {}
+  ~ListIntake() { Abort(); }
+  ListIntake(const ListIntake&) = delete;
+  ListIntake& operator=(const ListIntake&) = delete;
+
+  bool taking() const { return taking_; }
+
+  // The ListItemFunc. null: a new answer begins (a retried request; the decoder says so before
+  // its first item).
+  api::ObjectPtr Take(api::ObjectPtr obj) {
+    if (!obj) {
+      Restart();
+      return nullptr;
+    }
+    if (!taking_) return store_.ReuseUnchanged(std::move(obj));
+    if (!error_.ok()) return nullptr;
+    batch_.push_back(std::move(obj));
+    if (batch_.size() > kListBatch) Flush();
+    return nullptr;
+  }
+
+  // What the items received so far belong to is not the list that will complete: a retried
+  // request, the pager's full list after an expired continue token, the reflector's own retry at
+  // the latest resourceVersion. If none reached the store yet, start over; else give up taking
+  // (the store keeps them, and the whole new list goes to Replace).
+  void Restart() {
+    batch_.clear();
+    error_ = OkStatus();
+    if (taking_ && handed_over_) Abort();
+  }
+
+  // The list came whole: hands over the last batch with its end. Only while taking().
+  Status Finish(const std::string& resource_version) {
+    if (!error_.ok()) return error_;
+    Status s = store_.EndList(batch_, resource_version);
+    if (!s.ok()) {
+      error_ = s;
+      return s;
+    }
+    taking_ = false;
+    return OkStatus();
+  }
+
+  void Abort() {
+    if (!taking_) return;
+    taking_ = false;
+    batch_.clear();
+    store_.AbortList();
+  }
+
+ private:
+  // Hands over all but the newest item: the list's last item always goes with EndList.
+  void Flush() {
+    if (batch_.size() < 2 || !error_.ok()) return;
+    handed_over_ = true;
+    api::ObjectPtr newest = std::move(batch_.back());
+    batch_.pop_back();
+    // The first error (a transform's) is kept and returned by Finish; later items are dropped,
+    // as Replace returns at its first failing item.
+    error_ = store_.AddListItems(batch_);
+    batch_.push_back(std::move(newest));
+  }
+
+  ReflectorStore& store_;
+  bool taking_;
+  bool handed_over_ = false;
+  std::vector<api::ObjectPtr> batch_;
+  Status error_ = OkStatus();
+};
+
+// Forwards to the reflector's ListerWatcher, telling the intake when the pager starts over: a
+// request without a continue token after the first is a new snapshot.
+class RestartNotingListerWatcher final : public ListerWatcher {
+ public:
+  RestartNotingListerWatcher(ListerWatcher& inner, ListIntake& intake)
+      : inner_(inner), intake_(intake) {}
+  Result<api::ObjectList> List(const api::ListOptions& options) override {
+    return List(options, {});
+  }
+  Result<api::ObjectList> List(const api::ListOptions& options,
+                               const ListItemFunc& on_item) override {
+    if (!first_ && options.continue_token.empty()) intake_.Restart();
+    first_ = false;
+    return inner_.List(options, on_item);
+  }
+  Result<std::unique_ptr<WatchInterface>> Watch(const api::ListOptions& options) override {
+    return inner_.Watch(options);
+  }
+
+ private:
+  ListerWatcher& inner_;
+  ListIntake& intake_;
+  bool first_ = true;
+};
 
 }  // namespace
 
@@ -93,21 +199,30 @@ Status Reflector::List(std::stop_token stop) {
     // without a watch cache paging is what protects the server.
     page_size = 0;
   }
-  // Unchanged items are swapped for the objects the store holds as they are decoded, so a relist
-  // costs the changed items only, not a second copy of the cache.
-  const ListItemFunc reuse = [this](api::ObjectPtr obj) {
-    return store_->ReuseUnchanged(std::move(obj));
+  // The first list into an empty informer is queued as it arrives, so the informer applies it
+  // while the rest is on the wire (DeltaFIFO::BeginList). Any other list is kept whole for
+  // Replace; its unchanged items are swapped for the objects the store holds as they are
+  // decoded, so a relist costs the changed items only, not a second copy of the cache.
+  ListIntake intake(*store_);
+  RestartNotingListerWatcher lw(*lister_watcher_, intake);
+  const ListItemFunc on_item = [&intake](api::ObjectPtr obj) {
+    return intake.Take(std::move(obj));
   };
-  Result<PagedList> list = ListAllPages(*lister_watcher_, options, page_size, stop, reuse);
+  Result<PagedList> list = ListAllPages(lw, options, page_size, stop, on_item);
   if (!list.ok() &&
       (IsExpiredOrGone(list.error()) || errors::IsTooLargeResourceVersion(list.error()))) {
     // The RV we asked for is gone or not there yet: relist from the latest state right away.
     SetResourceVersionUnavailable(true);
     api::ListOptions latest;
     latest.resource_version = RelistResourceVersion();
-    list = ListAllPages(*lister_watcher_, latest, page_size, stop, reuse);
+    intake.Restart();
+    RestartNotingListerWatcher retry_lw(*lister_watcher_, intake);
+    list = ListAllPages(retry_lw, latest, page_size, stop, on_item);
   }
   if (!list.ok()) {
+    // What the store took of this list stays; client-go applies nothing of a failed list
+    // (docs/architecture.md, "Initial list as it arrives", says why that is not visible).
+    intake.Abort();
     return list.error();
   }
   // Only an RV="0" list tells whether the watch cache serves this resource; a later RV="" list is
@@ -116,7 +231,13 @@ Status Reflector::List(std::stop_token stop) {
     paginated_result_ = true;
   }
   SetResourceVersionUnavailable(false);
-  if (Status s = store_->Replace(std::move(list->items), list->resource_version); !s.ok()) {
+  if (intake.taking()) {
+    // Items a ListerWatcher returned rather than passed to on_item go the same way.
+    for (api::ObjectPtr& item : list->items) intake.Take(std::move(item));
+    if (Status s = intake.Finish(list->resource_version); !s.ok()) {
+      return s;
+    }
+  } else if (Status s = store_->Replace(std::move(list->items), list->resource_version); !s.ok()) {
     return s;
   }
   SetLastSyncResourceVersion(list->resource_version);

@@ -198,19 +198,13 @@ Status SharedIndexInformer::ApplyDeltas(const Deltas& deltas, bool is_in_initial
       case DeltaType::kReplaced:
       case DeltaType::kAdded:
       case DeltaType::kUpdated: {
-        if (api::ObjectPtr old = indexer_->Get(*delta.object)) {
-          if (Status s = indexer_->Update(delta.object); !s.ok()) {
-            return s;
-          }
+        if (api::ObjectPtr old = indexer_->Upsert(delta.object)) {
           const bool is_sync =
               delta.type == DeltaType::kSync ||
               (delta.type == DeltaType::kReplaced &&
                old->Meta().resource_version == delta.object->Meta().resource_version);
           out.emplace_back(UpdateNotification{std::move(old), delta.object}, is_sync);
         } else {
-          if (Status s = indexer_->Add(delta.object); !s.ok()) {
-            return s;
-          }
           out.emplace_back(AddNotification{delta.object, is_in_initial_list}, false);
         }
         break;

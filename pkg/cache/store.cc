@@ -22,6 +22,10 @@ class KeyedIndexer final : public Indexer {
     store_.Update(key_func_(*obj), obj);
     return OkStatus();
   }
+  api::ObjectPtr Upsert(api::ObjectPtr obj) override {
+    std::string key = key_func_(*obj);  // before obj is moved from
+    return store_.Update(key, std::move(obj));
+  }
   Status Delete(api::ObjectPtr obj) override {
     store_.Delete(key_func_(*obj));
     return OkStatus();
@@ -41,6 +45,9 @@ class KeyedIndexer final : public Indexer {
 
   std::vector<std::string> ListKeys() const override { return store_.ListKeys(); }
   api::ObjectPtr GetByKey(const std::string& key) const override { return store_.Get(key); }
+  void ForEachKey(const std::function<void(const std::string&)>& fn) const override {
+    store_.ForEachKey(fn);
+  }
   std::vector<api::ObjectPtr> List() const override { return store_.List(); }
   api::ObjectPtr Get(const api::Object& obj) const override { return store_.Get(key_func_(obj)); }
 

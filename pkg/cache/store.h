@@ -3,6 +3,7 @@
 // their own thread-safety; the ones in this package are safe for concurrent use.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -34,6 +35,24 @@ class ReflectorStore {
   // copy of the cache until Replace. Thread-safe; a hint only (a miss costs memory, not
   // correctness).
   virtual api::ObjectPtr ReuseUnchanged(api::ObjectPtr obj) const { return obj; }
+
+  // A list taken while it arrives (Reflector::List). BeginList: true if the store takes the items
+  // of the list now starting in batches (AddListItems) instead of one Replace at the end; the
+  // reflector then calls nothing else on the store until EndList (the list came whole, at
+  // resource_version, its last items with it: the same as a Replace of every item added; the
+  // reflector keeps at least the last item for EndList, so that the list's resourceVersion is
+  // counted before that item is applied, as with Replace) or AbortList (it did not; what
+  // was added stays, and the next list is given whole to Replace, whose deletion rules reconcile
+  // it). Stores that cannot keep Replace's meaning this way return false (the default).
+  virtual bool BeginList() { return false; }
+  // Takes (and clears) items.
+  virtual Status AddListItems(std::vector<api::ObjectPtr>& /*items*/) { return OkStatus(); }
+  // Takes (and clears) items, the list's last.
+  virtual Status EndList(std::vector<api::ObjectPtr>& /*items*/,
+                         const std::string& /*resource_version*/) {
+    return OkStatus();
+  }
+  virtual void AbortList() {}
 };
 
 // Read access by key: the "known objects" a DeltaFIFO consults (behaviour 3.3, 3.4, 3.6).
@@ -41,6 +60,12 @@ class KeyListerGetter {
  public:
   virtual ~KeyListerGetter() = default;
   virtual std::vector<std::string> ListKeys() const = 0;
+  // Each key in turn, without a vector of them all (a relist's Replace looks for the known keys
+  // it did not list: 50,000 key strings at once were ≈ 4 MB of its peak). fn must not call into
+  // this store.
+  virtual void ForEachKey(const std::function<void(const std::string&)>& fn) const {
+    for (const std::string& key : ListKeys()) fn(key);
+  }
   // nullptr if absent.
   virtual api::ObjectPtr GetByKey(const std::string& key) const = 0;
 };

@@ -27,13 +27,13 @@ StoreItem ThreadSafeStore::MakeItem(const std::string& key, api::ObjectPtr obj) 
   return item;
 }
 
-void ThreadSafeStore::Update(const std::string& key, api::ObjectPtr obj) {
+api::ObjectPtr ThreadSafeStore::Update(const std::string& key, api::ObjectPtr obj) {
   std::unique_lock lock(mu_);
   auto it = items_.find(std::string_view(key));
   if (it == items_.end()) {
     it = items_.insert(MakeItem(key, obj)).first;
     UpdateIndicesLocked(nullptr, obj.get(), &*it);
-    return;
+    return nullptr;
   }
   // Hold the old object until re-indexing is done; its index values are computed from it. The
   // key's text stays; whether the new object spells it may not (own_key follows).
@@ -44,6 +44,7 @@ void ThreadSafeStore::Update(const std::string& key, api::ObjectPtr obj) {
     it->own_key = std::make_unique<const std::string>(key);
   }
   UpdateIndicesLocked(old.get(), obj.get(), &*it);
+  return old;
 }
 
 void ThreadSafeStore::Delete(const std::string& key) {
@@ -80,6 +81,16 @@ std::vector<std::string> ThreadSafeStore::ListKeys() const {
     out.push_back(item.Key().str());
   }
   return out;
+}
+
+void ThreadSafeStore::ForEachKey(const std::function<void(const std::string&)>& fn) const {
+  std::shared_lock lock(mu_);
+  std::string key;
+  for (const StoreItem& item : items_) {
+    const KeyText text = item.Key();
+    key.assign(text.first).append(text.second).append(text.third);
+    fn(key);
+  }
 }
 
 void ThreadSafeStore::Replace(std::unordered_map<std::string, api::ObjectPtr> items) {

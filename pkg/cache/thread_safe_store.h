@@ -3,6 +3,7 @@
 // are shared and immutable, returned containers are copies.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <shared_mutex>
 #include <string>
@@ -20,13 +21,16 @@ class ThreadSafeStore {
  public:
   explicit ThreadSafeStore(Indexers indexers = {});
 
-  // Add and Update are the same operation: store obj under key and re-index it.
+  // Add and Update are the same operation: store obj under key and re-index it. Update returns
+  // the object it replaced (null if the key was new).
   void Add(const std::string& key, api::ObjectPtr obj);
-  void Update(const std::string& key, api::ObjectPtr obj);
+  api::ObjectPtr Update(const std::string& key, api::ObjectPtr obj);
   void Delete(const std::string& key);
   api::ObjectPtr Get(const std::string& key) const;
   std::vector<api::ObjectPtr> List() const;
   std::vector<std::string> ListKeys() const;
+  // Each key, built in one reused string, under the read lock: fn must not call into the store.
+  void ForEachKey(const std::function<void(const std::string&)>& fn) const;
   // Swaps in new content and rebuilds every index.
   void Replace(std::unordered_map<std::string, api::ObjectPtr> items);
 

@@ -375,5 +375,41 @@ TEST(ListStreamTest, CodecWithoutItemDecoderFailsAtTheFirstByte) {
   EXPECT_FALSE(d.Finish().ok());
 }
 
+// on_item hears a null first (a new answer begins), then each item; an item it takes (returns
+// null for) is not kept, and a later item's error path still counts it. Both encodings.
+TEST(ListStreamTest, ItemsTakenByOnItemAreNotKeptAndErrorPathsCountThem) {
+  for (ListEncoding encoding : {ListEncoding::kJson, ListEncoding::kProtobuf}) {
+    SCOPED_TRACE(encoding == ListEncoding::kJson ? "json" : "protobuf");
+    std::vector<std::string> heard;
+    ListStreamDecoder d(PodCodec(), encoding, 0, [&](ObjectPtr obj) -> ObjectPtr {
+      heard.push_back(obj ? obj->Meta().name : "<begin>");
+      // Takes the even items.
+      if (obj && (obj->Meta().name.back() - '0') % 2 == 0) return nullptr;
+      return obj;
+    });
+    const std::string body =
+        encoding == ListEncoding::kJson ? JsonList(4, "9") : ProtobufList(PodMessages(4), "9");
+    ASSERT_TRUE(d.Feed(body).ok());
+    auto list = d.Finish();
+    ASSERT_TRUE(list.ok()) << list.error().ToString();
+    EXPECT_EQ(heard, (std::vector<std::string>{"<begin>", "pod-0", "pod-1", "pod-2", "pod-3"}));
+    ASSERT_EQ(list->items.size(), 2u);
+    EXPECT_EQ(list->items[0]->Meta().name, "pod-1");
+    EXPECT_EQ(list->items[1]->Meta().name, "pod-3");
+    EXPECT_EQ(list->resource_version, "9");
+  }
+  // The bad item (a pod without a name) is the third one, items[2], though only one item was
+  // kept before it.
+  std::vector<std::string> items = PodMessages(2);
+  items.push_back(Bytes(1, Bytes(1, "")));
+  ListStreamDecoder d(PodCodec(), ListEncoding::kProtobuf, 0, [](ObjectPtr obj) -> ObjectPtr {
+    return obj && obj->Meta().name == "pod-1" ? obj : nullptr;
+  });
+  Status s = d.Feed(ProtobufList(items, "8"));
+  Result<ObjectList> list = s.ok() ? d.Finish() : Result<ObjectList>(s.error());
+  ASSERT_FALSE(list.ok());
+  EXPECT_NE(list.error().message.find("items[2]"), std::string::npos) << list.error().ToString();
+}
+
 }  // namespace
 }  // namespace kcm::api

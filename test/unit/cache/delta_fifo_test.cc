@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <string>
 #include <thread>
@@ -173,6 +174,125 @@ TEST(DeltaFIFOTest, HasSyncedAfterInitialReplaceIsPoppedAndInitialListFlag) {
   DeltaFIFO empty({});
   ASSERT_TRUE(empty.Replace({}, "1").ok());
   EXPECT_TRUE(empty.HasSynced());
+}
+
+// Pops one key and applies it to a known-objects indexer, as the informer does.
+Popped PopInto(DeltaFIFO& fifo, Indexer& indexer) {
+  Popped out;
+  Status s = fifo.Pop([&](const Deltas& deltas, bool initial) {
+    out.key = fifo.KeyOf(*deltas.back().object);
+    out.deltas = deltas;
+    out.is_in_initial_list = initial;
+    for (const Delta& d : deltas) {
+      Status applied = d.type == DeltaType::kDeleted ? indexer.Delete(d.object)
+                       : indexer.Get(*d.object)      ? indexer.Update(d.object)
+                                                     : indexer.Add(d.object);
+      if (!applied.ok()) return applied;
+    }
+    return OkStatus();
+  });
+  EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.error().ToString());
+  return out;
+}
+
+std::vector<api::ObjectPtr> Objs(std::vector<api::ObjectPtr> objs) {
+  return objs;
+}
+
+// The first list taken as it arrives is the initial list: its items are popped (as initial-list
+// items, Replaced) while it is still open, HasSynced and the watermark wait for EndList and the
+// last of its items.
+TEST(DeltaFIFOTest, ListTakenAsItArrivesSyncsAtItsEndAndItsLastItem) {
+  auto known = NewIndexer(DeletionHandlingMetaNamespaceKeyFunc, {});
+  DeltaFIFO fifo({.known_objects = known});
+  ASSERT_TRUE(fifo.BeginList());
+  EXPECT_FALSE(fifo.BeginList()) << "one list at a time";
+  auto batch = Objs({MakeObj("ns", "a", "3"), MakeObj("ns", "b", "4")});
+  ASSERT_TRUE(fifo.AddListItems(batch).ok());
+  EXPECT_TRUE(batch.empty());
+  Popped a = PopInto(fifo, *known);
+  EXPECT_EQ(a.key, "ns/a");
+  EXPECT_THAT(Types(a.deltas), ElementsAre(DeltaType::kReplaced));
+  EXPECT_TRUE(a.is_in_initial_list);
+  EXPECT_TRUE(PopInto(fifo, *known).is_in_initial_list);
+  // Everything queued so far is applied, but the list has not ended.
+  EXPECT_FALSE(fifo.HasSynced());
+  EXPECT_EQ(fifo.LastStoreSyncResourceVersion(), "");
+
+  batch = Objs({MakeObj("ns", "c", "5")});
+  ASSERT_TRUE(fifo.EndList(batch, "9").ok());
+  EXPECT_TRUE(batch.empty());
+  EXPECT_FALSE(fifo.HasSynced()) << "c is not popped yet";
+  EXPECT_EQ(fifo.LastStoreSyncResourceVersion(), "");
+  EXPECT_TRUE(PopInto(fifo, *known).is_in_initial_list);
+  EXPECT_TRUE(fifo.HasSynced());
+  EXPECT_EQ(fifo.LastStoreSyncResourceVersion(), "9");
+  EXPECT_EQ(known->ListKeys().size(), 3u);
+
+  // Later lists are not taken this way: they may make keys vanish.
+  EXPECT_FALSE(fifo.BeginList());
+  ASSERT_TRUE(fifo.Add(MakeObj("ns", "d", "10")).ok());
+  EXPECT_FALSE(PopInto(fifo, *known).is_in_initial_list);
+
+  // Not after an event came before any list, nor with objects already known.
+  DeltaFIFO direct({});
+  ASSERT_TRUE(direct.Add(MakeObj("ns", "x")).ok());
+  EXPECT_FALSE(direct.BeginList());
+  DeltaFIFO with_known({.known_objects = known});
+  EXPECT_FALSE(with_known.BeginList());
+
+  // An empty list is synced at its end.
+  DeltaFIFO empty({});
+  ASSERT_TRUE(empty.BeginList());
+  std::vector<api::ObjectPtr> none;
+  ASSERT_TRUE(empty.EndList(none, "4").ok());
+  EXPECT_TRUE(empty.HasSynced());
+  EXPECT_EQ(empty.LastStoreSyncResourceVersion(), "4");
+}
+
+// A list given up after part of it was taken: what was taken stays (applied or queued), HasSynced
+// stays false, and the next list goes to Replace, which tombstones every taken key it does not
+// list (queued or already applied) and counts them all into the initial population.
+TEST(DeltaFIFOTest, AbortedListIsReconciledByTheNextReplace) {
+  auto known = NewIndexer(DeletionHandlingMetaNamespaceKeyFunc, {});
+  DeltaFIFO fifo({.known_objects = known});
+  ASSERT_TRUE(fifo.BeginList());
+  auto batch = Objs({MakeObj("ns", "a", "1"), MakeObj("ns", "b", "1"), MakeObj("ns", "c", "1")});
+  ASSERT_TRUE(fifo.AddListItems(batch).ok());
+  PopInto(fifo, *known);  // a
+  PopInto(fifo, *known);  // b
+  fifo.AbortList();
+  EXPECT_FALSE(fifo.HasSynced());
+  EXPECT_FALSE(fifo.BeginList()) << "a list was taken in part";
+
+  ASSERT_TRUE(fifo.Replace({MakeObj("ns", "a", "2"), MakeObj("ns", "d", "2")}, "2").ok());
+  EXPECT_THAT(Types(fifo.GetByKey("ns/c")), ElementsAre(DeltaType::kReplaced, DeltaType::kDeleted));
+  EXPECT_THAT(Types(fifo.GetByKey("ns/b")), ElementsAre(DeltaType::kDeleted));
+  EXPECT_THAT(Types(fifo.GetByKey("ns/a")), ElementsAre(DeltaType::kReplaced));
+  EXPECT_EQ(fifo.Len(), 4u);
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_FALSE(fifo.HasSynced());
+    EXPECT_TRUE(PopInto(fifo, *known).is_in_initial_list);
+  }
+  EXPECT_TRUE(fifo.HasSynced());
+  EXPECT_EQ(fifo.LastStoreSyncResourceVersion(), "2");
+  std::vector<std::string> keys = known->ListKeys();
+  std::sort(keys.begin(), keys.end());
+  EXPECT_THAT(keys, ElementsAre("ns/a", "ns/d"));
+}
+
+// A transform error stops the batch at the failing item, as Replace stops at it.
+TEST(DeltaFIFOTest, ListItemsTransformErrorIsReturned) {
+  DeltaFIFO fifo({.transform = [](api::ObjectPtr obj) -> Result<api::ObjectPtr> {
+    if (obj->Meta().name == "bad") return Error::Local("Bad", "refused");
+    return obj;
+  }});
+  ASSERT_TRUE(fifo.BeginList());
+  auto batch = Objs({MakeObj("ns", "a", "1"), MakeObj("ns", "bad", "1"), MakeObj("ns", "c", "1")});
+  EXPECT_FALSE(fifo.AddListItems(batch).ok());
+  EXPECT_THAT(fifo.ListKeys(), ElementsAre("ns/a"));
+  fifo.AbortList();
+  EXPECT_FALSE(fifo.HasSynced());
 }
 
 // 3.6

@@ -21,6 +21,7 @@ using ::testing::ElementsAre;
 using ::testing::ElementsAreArray;
 using ::testing::IsEmpty;
 using ::testing::UnorderedElementsAre;
+using ::testing::UnorderedElementsAreArray;
 
 std::vector<std::string> Names(const std::vector<api::ObjectPtr>& objs) {
   std::vector<std::string> out;
@@ -182,6 +183,28 @@ TEST(ThreadSafeStoreTest, StandardNamespaceIndex) {
   EXPECT_THAT(*indexer->IndexKeys(kNamespaceIndex, "b"), ElementsAre("b/x"));
   EXPECT_THAT(*indexer->IndexKeys(kNamespaceIndex, ""), ElementsAre("cluster"));
   EXPECT_THAT(indexer->ListIndexFuncValues(kNamespaceIndex), UnorderedElementsAre("a", "b", ""));
+}
+
+// Upsert is Add for a new key and Update for a known one, and tells which by what it returns.
+TEST(ThreadSafeStoreTest, UpsertReturnsTheReplacedObjectAndReindexes) {
+  const IndexFunc by_payload = [](const api::Object& o) {
+    return std::vector<std::string>{static_cast<const mocks::FakeObject&>(o).payload};
+  };
+  auto indexer = NewIndexer(MetaNamespaceKeyFunc, {{"by-payload", by_payload}});
+  EXPECT_EQ(indexer->Upsert(MakeObj("a", "x", "1", "old")), nullptr);
+  api::ObjectPtr replaced = indexer->Upsert(MakeObj("a", "x", "2", "new"));
+  ASSERT_NE(replaced, nullptr);
+  EXPECT_EQ(replaced->Meta().resource_version, "1");
+  EXPECT_EQ(indexer->GetByKey("a/x")->Meta().resource_version, "2");
+  EXPECT_THAT(*indexer->IndexKeys("by-payload", "new"), ElementsAre("a/x"));
+  EXPECT_THAT(*indexer->IndexKeys("by-payload", "old"), IsEmpty());
+
+  // ForEachKey hands out what ListKeys lists.
+  EXPECT_EQ(indexer->Upsert(MakeObj("b", "a-longer-name-than-fits-inline", "1")), nullptr);
+  std::vector<std::string> keys;
+  indexer->ForEachKey([&](const std::string& key) { keys.push_back(key); });
+  EXPECT_THAT(keys, UnorderedElementsAre("a/x", "b/a-longer-name-than-fits-inline"));
+  EXPECT_THAT(indexer->ListKeys(), UnorderedElementsAreArray(keys));
 }
 
 }  // namespace
