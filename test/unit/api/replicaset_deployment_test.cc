@@ -49,7 +49,7 @@ TEST(ReplicaSetTest, DecodesModelledFieldsAndKeepsRaw) {
   ASSERT_EQ(r.spec.selector->match_expressions.size(), 1u);
   EXPECT_EQ(r.spec.selector->match_expressions[0].op, "NotIn");
   EXPECT_EQ(r.spec.pod_template.labels.at("pod-template-hash"), "7d9f8b6c5d");
-  auto tmpl = json::Parse(r.spec.pod_template.raw_json);
+  auto tmpl = json::Parse(r.spec.pod_template.raw_json.str());
   ASSERT_TRUE(tmpl.ok());
   EXPECT_TRUE(json::GetPath(*tmpl, {"spec", "futurePodField", "enabled"})->as_bool());
   EXPECT_EQ(r.status.replicas, 3);
@@ -65,7 +65,7 @@ TEST(ReplicaSetTest, DecodesModelledFieldsAndKeepsRaw) {
   ASSERT_TRUE(input.ok());
   ASSERT_NE(json::GetPath(*input, {"metadata", "managedFields"}), nullptr);
   ASSERT_TRUE(json::ErasePath(*input, {"metadata", "managedFields"}));
-  EXPECT_TRUE(json::SemanticEqual(*json::Parse(r.raw_json), *input));
+  EXPECT_TRUE(json::SemanticEqual(*json::Parse(r.raw_json.str()), *input));
 }
 
 TEST(ReplicaSetTest, DefaultsWhenAbsent) {
