@@ -24,6 +24,9 @@ InternTable& Decoder::interner() {
 }
 Decoder::~Decoder() = default;
 Decoder::Decoder(Decoder&&) noexcept = default;
+void Decoder::set_pack_raw_json(bool pack) {
+  impl_->pack_raw_json = pack;
+}
 Decoder& Decoder::operator=(Decoder&&) noexcept = default;
 
 namespace internal {

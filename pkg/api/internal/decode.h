@@ -34,8 +34,10 @@ struct DecoderImpl {
   std::string generic_kind;               // for GenericObject list items without their own kind
   std::shared_ptr<InternTable> interner;  // never null
   std::vector<Labels::value_type> label_scratch;  // ReadLabelsAt's views, reused
-  // Packs the raw JSON kept by kinds whose raw_json is a SharedText (FromValueKeepingRaw).
+  // Packs the raw JSON kept by kinds whose raw_json is a SharedText (FromValueKeepingRaw), unless
+  // pack_raw_json is off (Decoder::set_pack_raw_json).
   TextPacker packer;
+  bool pack_raw_json = true;
   // While FromValueKeepingRaw decodes the fields of a kind whose raw JSON is a SharedText: the
   // text being decoded (`kept_from`, inside the caller's buffer), the kept copy, and the range
   // cut out of it (managedFields). DecodePodTemplate makes the template a view into the copy.
@@ -196,7 +198,9 @@ Result<ObjectPtr> FromValueKeepingRaw(DecoderImpl& d, od::value v, int level) {
     if (!kDropManagedFields || !ManagedFieldsRange(raw, &cut_begin, &cut_end)) {
       cut_begin = cut_end = raw.size();
     }
-    obj->raw_json = d.packer.Pack(obj->Kind(), raw.substr(0, cut_begin), raw.substr(cut_end));
+    obj->raw_json = d.pack_raw_json
+                        ? d.packer.Pack(obj->Kind(), raw.substr(0, cut_begin), raw.substr(cut_end))
+                        : SharedText::Concat(raw.substr(0, cut_begin), raw.substr(cut_end));
     d.kept_raw = {raw, &obj->raw_json, cut_begin, cut_end};
   } else if constexpr (kDropManagedFields) {
     obj->raw_json = StripManagedFields(raw);

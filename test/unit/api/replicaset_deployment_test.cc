@@ -33,6 +33,25 @@ TEST(ReplicaSetTest, TemplateLabelsShareTheSetOfEqualMetadataLabels) {
   EXPECT_TRUE((*bare)->spec.pod_template.labels.empty());
 }
 
+// A decoder keeps the raw JSON of every ReplicaSet and Deployment after the first of its kind
+// packed against that first one (shared_text.h); one with packing off — the write clients'
+// decoders of answers — keeps every text plain. Both read back the same text.
+TEST(ReplicaSetTest, DecoderPacksRawJsonUnlessTurnedOff) {
+  const std::string raw = testing::ApiTestdata("replicaset.json");
+  Decoder packing;
+  Decoder plain;
+  plain.set_pack_raw_json(false);
+  for (int i = 0; i < 3; ++i) {
+    auto a = DecodeReplicaSet(packing, raw);
+    auto b = DecodeReplicaSet(plain, raw);
+    ASSERT_TRUE(a.ok() && b.ok());
+    EXPECT_EQ((*a)->raw_json.packed(), i > 0) << i;
+    EXPECT_FALSE((*b)->raw_json.packed()) << i;
+    EXPECT_EQ((*a)->raw_json, (*b)->raw_json);
+    EXPECT_EQ((*a)->spec.pod_template.raw_json, (*b)->spec.pod_template.raw_json);
+  }
+}
+
 TEST(ReplicaSetTest, DecodesModelledFieldsAndKeepsRaw) {
   Decoder d;
   std::string raw = testing::ApiTestdata("replicaset.json");
