@@ -39,6 +39,8 @@ using Block = SharedText::Block;
 constexpr int kWindowBits = 12;
 constexpr int kMemLevel = 4;
 constexpr int kLevel = 6;
+// Scratch kept between Pack calls (a ReplicaSet or Deployment is a few kB).
+constexpr size_t kMaxKeptScratch = 64 * 1024;
 
 uint32_t CheckedSize(size_t n) {
   if (n > std::numeric_limits<uint32_t>::max()) throw std::length_error("SharedText over 4 GiB");
@@ -260,11 +262,18 @@ SharedText TextPacker::Pack(std::string_view kind, std::string_view a, std::stri
     r = deflate(&m.zs, Z_FINISH);
   }
   const size_t stored = m.out.size() - m.zs.avail_out;
+  SharedText out;
   // Kept plain unless packing saves at least the dictionary reference it costs.
-  if (r != Z_STREAM_END || stored + sizeof(void*) >= n) return SharedText::Concat(a, b);
-  Block* block = NewBlock(stored, n, true, dict != nullptr ? dict->block_ : nullptr);
-  std::memcpy(block->bytes(), m.out.data(), stored);
-  return SharedText(block, 0, n);
+  if (r != Z_STREAM_END || stored + sizeof(void*) >= n) {
+    out = SharedText::Concat(a, b);
+  } else {
+    Block* block = NewBlock(stored, n, true, dict != nullptr ? dict->block_ : nullptr);
+    std::memcpy(block->bytes(), m.out.data(), stored);
+    out = SharedText(block, 0, n);
+  }
+  // A rare large object must not leave its scratch behind for the decoder's lifetime.
+  if (m.out.capacity() > kMaxKeptScratch) std::string().swap(m.out);
+  return out;
 }
 
 }  // namespace kcm::api

@@ -147,6 +147,13 @@ TEST(SharedTextTest, LargeTextsPackWithoutADictionary) {
   SharedText next = packer.Pack("Deployment", Doc(2), "");
   EXPECT_TRUE(next.packed());
   EXPECT_EQ(next, Doc(2));
+  // A text far larger than the window (its scratch is not kept) reads back, and so does the next.
+  std::string huge;
+  for (int i = 0; huge.size() < 100000; ++i) huge += Doc(i);
+  SharedText packed_huge = packer.Pack("Deployment", huge, "");
+  EXPECT_TRUE(packed_huge.packed());
+  EXPECT_EQ(packed_huge, huge);
+  EXPECT_EQ(packer.Pack("Deployment", Doc(3), ""), Doc(3));
   // Pieces split anywhere, one of them empty, give the same text.
   const std::string doc = Doc(5);
   for (size_t cut : {size_t{0}, size_t{1}, doc.size() / 2, doc.size()}) {
