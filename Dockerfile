@@ -13,8 +13,9 @@ FROM ${BUILD_IMAGE} AS build
 RUN apt-get update -qq \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
       g++ make cmake ninja-build ccache pkg-config binutils \
-      libcurl4-openssl-dev libsimdjson-dev libgflags-dev libgoogle-glog-dev prometheus-cpp-dev \
-      libyaml-cpp-dev libssl-dev libboost-dev libgtest-dev libgmock-dev libbenchmark-dev \
+      libcurl4-openssl-dev zlib1g-dev libsimdjson-dev libgflags-dev libgoogle-glog-dev \
+      prometheus-cpp-dev libyaml-cpp-dev libssl-dev libboost-dev libgtest-dev libgmock-dev \
+      libbenchmark-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .

@@ -79,7 +79,8 @@ Status DeploymentController::UpdateDeploymentAndClearRollbackTo(Deployment& d) {
   d.metadata.annotations.Erase(std::string(util::kRollbackToAnnotation));
   Result<api::json::Value> tmpl = d.spec.pod_template.ToJson();
   if (!tmpl.ok()) return tmpl.error();
-  Result<std::string> body = api::MutateRawJson(d.raw_json, [&](api::json::Value& obj) -> Status {
+  const std::string raw = d.raw_json.str();
+  Result<std::string> body = api::MutateRawJson(raw, [&](api::json::Value& obj) -> Status {
     api::json::Value annotations = api::json::Value::MakeObject();
     for (const auto& [k, v] : d.metadata.annotations) {
       annotations.Set(k, api::json::Value::String(v));

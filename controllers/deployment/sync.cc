@@ -39,7 +39,7 @@ Status SetAnnotations(Value& obj, const std::map<std::string, std::string>& anno
 
 Status DeploymentController::UpdateStatus(Deployment& d) {
   Result<std::string> with_annotations =
-      api::ReplaceAnnotations(d.raw_json, d.metadata.annotations);
+      api::ReplaceAnnotations(d.raw_json.str(), d.metadata.annotations);
   if (!with_annotations.ok()) return with_annotations.error();
   Result<std::string> body = api::EncodeDeploymentStatus(*with_annotations, d.status);
   if (!body.ok()) return body.error();
@@ -112,7 +112,8 @@ Result<ReplicaSetPtr> DeploymentController::GetNewReplicaSet(Deployment& d, cons
     const bool min_ready_needs_update =
         existing->spec.min_ready_seconds != d.spec.min_ready_seconds;
     if (annotations_updated || min_ready_needs_update) {
-      Result<std::string> body = api::MutateRawJson(existing->raw_json, [&](Value& obj) -> Status {
+      const std::string raw = existing->raw_json.str();
+      Result<std::string> body = api::MutateRawJson(raw, [&](Value& obj) -> Status {
         if (Status s = SetAnnotations(obj, annotations); !s.ok()) return s;
         if (d.spec.min_ready_seconds == 0) {
           api::json::ErasePath(obj, {"spec", "minReadySeconds"});

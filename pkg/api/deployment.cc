@@ -77,7 +77,7 @@ Status DecodeDeploymentFields(DecoderImpl& d, od::value v, int level, Deployment
       return ForEachField(f.value(), "spec", [&](od::field& sf) -> Status {
         if (KeyIs(sf, "replicas")) return ReadInt32At(sf.value(), "spec.replicas", &sp.replicas);
         if (KeyIs(sf, "selector"))
-          return DecodeLabelSelector(sf.value(), "spec.selector", &sp.selector);
+          return DecodeLabelSelector(d, sf.value(), "spec.selector", &sp.selector);
         if (KeyIs(sf, "template")) return DecodePodTemplate(d, sf.value(), level, &sp.pod_template);
         if (KeyIs(sf, "strategy")) return DecodeStrategy(sf.value(), &sp.strategy);
         if (KeyIs(sf, "minReadySeconds")) {

@@ -6,7 +6,7 @@ json::Value LabelSelector::ToJson() const {
   json::Value out = json::Value::MakeObject();
   if (!match_labels.empty()) {
     json::Value ml = json::Value::MakeObject();
-    for (const auto& [k, v] : match_labels) ml.Set(k, json::Value::String(v));
+    for (const auto& [k, v] : match_labels) ml.Set(k, json::Value::String(std::string(v)));
     out.Set("matchLabels", std::move(ml));
   }
   if (!match_expressions.empty()) {
@@ -35,7 +35,7 @@ Result<labels::Selector> LabelSelectorAsSelector(const LabelSelector* selector) 
   std::vector<labels::Requirement> reqs;
   reqs.reserve(selector->match_labels.size() + selector->match_expressions.size());
   for (const auto& [k, v] : selector->match_labels) {
-    auto r = labels::NewRequirement(k, labels::Operator::kEquals, {v});
+    auto r = labels::NewRequirement(std::string(k), labels::Operator::kEquals, {std::string(v)});
     if (!r.ok()) return r.error();
     reqs.push_back(std::move(r).value());
   }
@@ -71,10 +71,12 @@ Result<LabelSelector> LabelSelectorFromJson(const json::Value& v) {
   if (!v.is_object()) return Bad("selector", "expected object");
   if (const json::Value* ml = v.Find("matchLabels"); ml != nullptr && !ml->is_null()) {
     if (!ml->is_object()) return Bad("selector.matchLabels", "expected object");
+    std::vector<Labels::value_type> items;
     for (const auto& [k, val] : ml->as_object()) {
       if (!val.is_string()) return Bad("selector.matchLabels." + k, "expected string");
-      out.match_labels[k] = val.as_string();
+      items.emplace_back(k, val.as_string());
     }
+    out.match_labels = Labels::Make(std::move(items));
   }
   if (const json::Value* me = v.Find("matchExpressions"); me != nullptr && !me->is_null()) {
     if (!me->is_array()) return Bad("selector.matchExpressions", "expected array");

@@ -2,12 +2,12 @@
 // ReplicaSet specs, and its conversion to a labels::Selector. Plain data; thread-compatible.
 #pragma once
 
-#include <map>
 #include <string>
 #include <vector>
 
 #include "pkg/api/json.h"
 #include "pkg/api/labels.h"
+#include "pkg/api/shared_meta.h"
 #include "pkg/util/result.h"
 
 namespace kcm::api {
@@ -21,7 +21,9 @@ struct LabelSelectorRequirement {
 };
 
 struct LabelSelector {
-  std::map<std::string, std::string> match_labels;
+  // Immutable and interned by the decoders like ObjectMeta::labels (pkg/api/shared_meta.h): one
+  // flat block instead of a std::map node per label, shared by equal selectors.
+  Labels match_labels;
   std::vector<LabelSelectorRequirement> match_expressions;
 
   json::Value ToJson() const;

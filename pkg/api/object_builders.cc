@@ -111,15 +111,16 @@ std::string ReplicasMergePatch(std::string_view resource_version, int32_t replic
 
 Result<std::string> EncodeReplicaSetScale(const ReplicaSet& rs, int32_t replicas,
                                           const std::map<std::string, std::string>& annotations) {
+  const std::string raw = rs.raw_json.str();
   std::optional<std::string> spliced =
-      internal::RawSetMember(rs.raw_json, {"spec", "replicas"}, std::to_string(replicas));
+      internal::RawSetMember(raw, {"spec", "replicas"}, std::to_string(replicas));
   for (auto it = annotations.begin(); spliced && it != annotations.end(); ++it) {
     std::string value;
     json::AppendQuoted(it->second, &value);
     spliced = internal::RawSetMember(*spliced, {"metadata", "annotations", it->first}, value);
   }
   if (spliced) return std::move(*spliced);
-  return MutateRawJson(rs.raw_json, [&](Value& obj) -> Status {
+  return MutateRawJson(raw, [&](Value& obj) -> Status {
     if (Status s = json::SetPath(obj, {"spec", "replicas"}, Value::Int(replicas)); !s.ok())
       return s;
     for (const auto& [k, v] : annotations) {
@@ -149,7 +150,7 @@ Result<std::string> ReplaceAnnotations(std::string_view raw_json,
 }
 
 Result<std::string> EncodeReplicaSetStatus(const ReplicaSet& rs, const ReplicaSetStatus& status) {
-  return EncodeStatus(rs.raw_json, status.ToJson(), kReplicaSetStatusFields);
+  return EncodeStatus(rs.raw_json.str(), status.ToJson(), kReplicaSetStatusFields);
 }
 
 Result<std::string> EncodeDeploymentStatus(std::string_view raw_json,
@@ -158,7 +159,7 @@ Result<std::string> EncodeDeploymentStatus(std::string_view raw_json,
 }
 
 Result<std::string> EncodeDeploymentStatus(const Deployment& d, const DeploymentStatus& status) {
-  return EncodeDeploymentStatus(d.raw_json, status);
+  return EncodeDeploymentStatus(d.raw_json.str(), status);
 }
 
 json::Value OwnerReferenceToJson(const OwnerReference& ref) {
@@ -239,7 +240,7 @@ std::optional<std::string> SplicePodFromTemplate(std::string_view tmpl,
 Result<std::string> PodFromTemplate(const PodTemplate& pod_template, std::string_view generate_name,
                                     std::string_view ns, const OwnerReference* controller_ref) {
   if (std::optional<std::string> spliced =
-          SplicePodFromTemplate(pod_template.raw_json, generate_name, ns, controller_ref)) {
+          SplicePodFromTemplate(pod_template.raw_json.str(), generate_name, ns, controller_ref)) {
     return std::move(*spliced);
   }
   auto tmpl = pod_template.ToJson();

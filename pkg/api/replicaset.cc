@@ -19,7 +19,7 @@ Status DecodeReplicaSetFields(DecoderImpl& d, od::value v, int level, ReplicaSet
           return ReadInt32At(sf.value(), "spec.minReadySeconds", &rs->spec.min_ready_seconds);
         }
         if (KeyIs(sf, "selector"))
-          return DecodeLabelSelector(sf.value(), "spec.selector", &rs->spec.selector);
+          return DecodeLabelSelector(d, sf.value(), "spec.selector", &rs->spec.selector);
         if (KeyIs(sf, "template"))
           return DecodePodTemplate(d, sf.value(), level, &rs->spec.pod_template);
         return OkStatus();

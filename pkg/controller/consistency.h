@@ -60,8 +60,9 @@ class ConsistencyStore {
   ConsistencyStore& operator=(const ConsistencyStore&) = delete;
 
   // Records that a write for `owner` ("namespace/name", uid `owner_uid`) to `resource` returned
-  // `rv`. Keeps the newest per resource; an RV that does not compare is ignored. A record of
-  // another uid (the owner was deleted and recreated) is replaced.
+  // `rv`. Keeps the newest per resource; an RV that does not compare is ignored, and so is one
+  // that `resource`'s store has applied already when `owner` has no record (it would be ready
+  // at once). A record of another uid (the owner was deleted and recreated) is replaced.
   void WroteAt(const std::string& owner, const std::string& owner_uid, const std::string& resource,
                const std::string& rv);
   // Forgets `owner` if its record has `owner_uid` ("" = whatever uid).

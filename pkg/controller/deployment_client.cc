@@ -15,7 +15,12 @@ std::string Describe(std::string_view verb, std::string_view ns, std::string_vie
 
 Result<DeploymentPtr> DecodeDeploymentBody(const std::string& body) {
   // One decoder per worker thread: decoders are not thread-safe and cost an allocation to build.
-  thread_local api::Decoder decoder;
+  // The answer is used by one sync and dropped (the informer caches its own copy): not packed.
+  thread_local api::Decoder decoder = [] {
+    api::Decoder d;
+    d.set_pack_raw_json(false);
+    return d;
+  }();
   auto d = api::DecodeDeployment(decoder, api::JsonInput::FromString(body));
   if (!d.ok()) return d.error();
   return DeploymentPtr(std::move(d).value());

@@ -24,6 +24,9 @@ InternTable& Decoder::interner() {
 }
 Decoder::~Decoder() = default;
 Decoder::Decoder(Decoder&&) noexcept = default;
+void Decoder::set_pack_raw_json(bool pack) {
+  impl_->pack_raw_json = pack;
+}
 Decoder& Decoder::operator=(Decoder&&) noexcept = default;
 
 namespace internal {
@@ -302,7 +305,8 @@ Status DecodeConditions(od::value v, std::string_view path, std::vector<Conditio
   });
 }
 
-Status DecodeLabelSelector(od::value v, std::string_view path, std::optional<LabelSelector>* out) {
+Status DecodeLabelSelector(DecoderImpl& d, od::value v, std::string_view path,
+                           std::optional<LabelSelector>* out) {
   bool is_null = false;
   if (auto ec = v.is_null().get(is_null); ec) return DecodeErrorAt(path, ec);
   if (is_null) {
@@ -313,7 +317,7 @@ Status DecodeLabelSelector(od::value v, std::string_view path, std::optional<Lab
   std::string p(path);
   Status s = ForEachField(v, path, [&](od::field& f) -> Status {
     if (KeyIs(f, "matchLabels"))
-      return ReadStringMapAt(f.value(), p + ".matchLabels", &sel.match_labels);
+      return ReadLabelsAt(d, f.value(), p + ".matchLabels", &sel.match_labels);
     if (KeyIs(f, "matchExpressions")) {
       return ForEachElement(f.value(), p + ".matchExpressions", [&](od::value e, size_t) -> Status {
         LabelSelectorRequirement req;

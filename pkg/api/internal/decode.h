@@ -34,6 +34,10 @@ struct DecoderImpl {
   std::string generic_kind;               // for GenericObject list items without their own kind
   std::shared_ptr<InternTable> interner;  // never null
   std::vector<Labels::value_type> label_scratch;  // ReadLabelsAt's views, reused
+  // Packs the raw JSON kept by kinds whose raw_json is a SharedText (FromValueKeepingRaw), unless
+  // pack_raw_json is off (Decoder::set_pack_raw_json).
+  TextPacker packer;
+  bool pack_raw_json = true;
   // While FromValueKeepingRaw decodes the fields of a kind whose raw JSON is a SharedText: the
   // text being decoded (`kept_from`, inside the caller's buffer), the kept copy, and the range
   // cut out of it (managedFields). DecodePodTemplate makes the template a view into the copy.
@@ -114,7 +118,9 @@ Status DecodeObjectMeta(DecoderImpl& d, od::value v, ObjectMeta* meta, MetaMode 
 Status RequireName(const ObjectMeta& meta);
 
 Status DecodeConditions(od::value v, std::string_view path, std::vector<Condition>* out);
-Status DecodeLabelSelector(od::value v, std::string_view path, std::optional<LabelSelector>* out);
+// matchLabels interned through d.interner, as metadata labels.
+Status DecodeLabelSelector(DecoderImpl& d, od::value v, std::string_view path,
+                           std::optional<LabelSelector>* out);
 // Keeps the template's raw text and parses its metadata.labels with parsers[level].
 Status DecodePodTemplate(DecoderImpl& d, od::value v, int level, PodTemplate* out);
 
@@ -192,7 +198,9 @@ Result<ObjectPtr> FromValueKeepingRaw(DecoderImpl& d, od::value v, int level) {
     if (!kDropManagedFields || !ManagedFieldsRange(raw, &cut_begin, &cut_end)) {
       cut_begin = cut_end = raw.size();
     }
-    obj->raw_json = SharedText::Concat(raw.substr(0, cut_begin), raw.substr(cut_end));
+    obj->raw_json = d.pack_raw_json
+                        ? d.packer.Pack(obj->Kind(), raw.substr(0, cut_begin), raw.substr(cut_end))
+                        : SharedText::Concat(raw.substr(0, cut_begin), raw.substr(cut_end));
     d.kept_raw = {raw, &obj->raw_json, cut_begin, cut_end};
   } else if constexpr (kDropManagedFields) {
     obj->raw_json = StripManagedFields(raw);

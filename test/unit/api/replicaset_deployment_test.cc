@@ -33,6 +33,25 @@ TEST(ReplicaSetTest, TemplateLabelsShareTheSetOfEqualMetadataLabels) {
   EXPECT_TRUE((*bare)->spec.pod_template.labels.empty());
 }
 
+// A decoder keeps the raw JSON of every ReplicaSet and Deployment after the first of its kind
+// packed against that first one (shared_text.h); one with packing off — the write clients'
+// decoders of answers — keeps every text plain. Both read back the same text.
+TEST(ReplicaSetTest, DecoderPacksRawJsonUnlessTurnedOff) {
+  const std::string raw = testing::ApiTestdata("replicaset.json");
+  Decoder packing;
+  Decoder plain;
+  plain.set_pack_raw_json(false);
+  for (int i = 0; i < 3; ++i) {
+    auto a = DecodeReplicaSet(packing, raw);
+    auto b = DecodeReplicaSet(plain, raw);
+    ASSERT_TRUE(a.ok() && b.ok());
+    EXPECT_EQ((*a)->raw_json.packed(), i > 0) << i;
+    EXPECT_FALSE((*b)->raw_json.packed()) << i;
+    EXPECT_EQ((*a)->raw_json, (*b)->raw_json);
+    EXPECT_EQ((*a)->spec.pod_template.raw_json, (*b)->spec.pod_template.raw_json);
+  }
+}
+
 TEST(ReplicaSetTest, DecodesModelledFieldsAndKeepsRaw) {
   Decoder d;
   std::string raw = testing::ApiTestdata("replicaset.json");
@@ -49,7 +68,7 @@ TEST(ReplicaSetTest, DecodesModelledFieldsAndKeepsRaw) {
   ASSERT_EQ(r.spec.selector->match_expressions.size(), 1u);
   EXPECT_EQ(r.spec.selector->match_expressions[0].op, "NotIn");
   EXPECT_EQ(r.spec.pod_template.labels.at("pod-template-hash"), "7d9f8b6c5d");
-  auto tmpl = json::Parse(r.spec.pod_template.raw_json);
+  auto tmpl = json::Parse(r.spec.pod_template.raw_json.str());
   ASSERT_TRUE(tmpl.ok());
   EXPECT_TRUE(json::GetPath(*tmpl, {"spec", "futurePodField", "enabled"})->as_bool());
   EXPECT_EQ(r.status.replicas, 3);
@@ -65,7 +84,7 @@ TEST(ReplicaSetTest, DecodesModelledFieldsAndKeepsRaw) {
   ASSERT_TRUE(input.ok());
   ASSERT_NE(json::GetPath(*input, {"metadata", "managedFields"}), nullptr);
   ASSERT_TRUE(json::ErasePath(*input, {"metadata", "managedFields"}));
-  EXPECT_TRUE(json::SemanticEqual(*json::Parse(r.raw_json), *input));
+  EXPECT_TRUE(json::SemanticEqual(*json::Parse(r.raw_json.str()), *input));
 }
 
 TEST(ReplicaSetTest, DefaultsWhenAbsent) {

@@ -71,6 +71,37 @@ TEST(ConsistencyStoreTest, UnsyncedStoreIsNotReadyAndUncomparableVersionsDoNotBl
   EXPECT_EQ(s.store.Size(), 0u);
 }
 
+// A write the store has applied already — every converged sync makes one, its skipped status
+// update reporting the cached resourceVersion — leaves no record behind (it would be ready at
+// once); with a record already there for the owner it goes in as before.
+TEST(ConsistencyStoreTest, WriteTheStoreHasAppliedLeavesNoRecord) {
+  Stores s;
+  s.rs_rv = "20";
+  s.pod_rv = "20";
+  s.store.WroteAt("ns/a", "uid-a", "replicasets.apps", "20");
+  s.store.WroteAt("ns/b", "uid-b", "replicasets.apps", "7");
+  EXPECT_EQ(s.store.Size(), 0u);
+  EXPECT_FALSE(s.store.EnsureReady("ns/a").has_value());
+
+  // A sync that created pods first: their write makes the record, the status write joins it.
+  s.store.WroteAt("ns/c", "uid-c", "pods", "25");
+  s.store.WroteAt("ns/c", "uid-c", "replicasets.apps", "20");
+  EXPECT_EQ(s.store.Size(), 1u);
+  std::optional<ConsistencyError> stale = s.store.EnsureReady("ns/c");
+  ASSERT_TRUE(stale.has_value());
+  EXPECT_EQ(stale->group_resource, "pods");
+  s.pod_rv = "25";
+  EXPECT_FALSE(s.store.EnsureReady("ns/c").has_value());
+  EXPECT_EQ(s.store.Size(), 0u);
+
+  // Not applied yet: recorded, and not ready until it is.
+  s.store.WroteAt("ns/a", "uid-a", "replicasets.apps", "21");
+  EXPECT_EQ(s.store.Size(), 1u);
+  ASSERT_TRUE(s.store.EnsureReady("ns/a").has_value());
+  s.rs_rv = "21";
+  EXPECT_FALSE(s.store.EnsureReady("ns/a").has_value());
+}
+
 // With a ready sink, a stale owner waits in the store and is handed to the sink when
 // StoresAdvanced finds every store caught up: not before, and once. (Upstream's syncReplicaSet
 // returns the consistency error instead, and processNextWorkItem's AddRateLimited brings the key

@@ -448,7 +448,7 @@ TEST_F(DeploymentControllerTest, UnknownFieldsSurviveWrites) {
   auto base = MakeDeployment({.replicas = 5});
   auto rs = MakeRS(*base, {.replicas = 3});
   Add(base);
-  auto with_extra = DecodeRS(*api::MutateRawJson(rs->raw_json, [](Value& v) {
+  auto with_extra = DecodeRS(*api::MutateRawJson(rs->raw_json.str(), [](Value& v) {
     return api::json::SetPath(v, {"spec", "futureField"}, Value::String("keep"));
   }));
   Add(with_extra);

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Where an idle daemon's RSS goes, on the objects bench/daemon/scale_rss.sh created (run that once
+# with KCM_BENCH_KEEP=1 first). Starts our kube-controller-manager as scale_rss.sh does, waits
+# until it is idle (CPU under 2 % for 10 s), then prints: VmRSS/VmHWM, /proc/<pid>/smaps_rollup
+# (anonymous vs file-backed), the thread count and its threads' names, and glibc's per-arena
+# statistics (malloc_stats(), called through gdb when gdb is installed). With KCM_HEAPTRACK=1 the
+# daemon runs under heaptrack (Debian's `heaptrack`, for measuring only) and is killed with SIGKILL
+# once idle, so that heaptrack's "leaked" allocations are those live while idle; the top
+# allocation sites are then printed with heaptrack_print.
+#
+# Usage: bench/daemon/idle_breakdown.sh [build-dir]
+# Environment: KCM_TESTBED_DIR (the testbed scale_rss.sh used), MALLOC_ARENA_MAX etc. pass through
+# to the daemon, KCM_HEAPTRACK=1, KCM_BREAKDOWN_OUT (directory for the heaptrack file and the
+# logs, default $KCM_TESTBED_DIR/logs).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+build=${1:-build}
+QPS=${QPS:-1000}
+BURST=${BURST:-1500}
+NODES=1
+dir=${KCM_TESTBED_DIR:-/tmp/kcm-scale-rss}
+[ -f "$dir/testbed.env" ] || { echo "no testbed in $dir: run bench/daemon/scale_rss.sh first" >&2; exit 1; }
+# shellcheck source=bench/lib/controller_bench.sh
+source bench/lib/controller_bench.sh
+bench_testbed_up
+out=${KCM_BREAKDOWN_OUT:-$dir/logs}
+mkdir -p "$out"
+log="$out/idle-breakdown.log"
+
+cmd=("$ours" --kubeconfig="$KCM_TESTBED_KCM_KUBECONFIG" --controllers=deployment,replicaset
+  --leader-elect=false --bind-address=127.0.0.1 --secure-port="$(free_port)"
+  --kube-api-qps="$QPS" --kube-api-burst="$BURST")
+if [ "${KCM_HEAPTRACK:-0}" = 1 ]; then
+  rm -f "$out"/heaptrack.idle.*
+  heaptrack -o "$out/heaptrack.idle" "${cmd[@]}" >"$log" 2>&1 &
+  launcher=$!
+  # heaptrack runs the daemon as its child.
+  pid=""
+  for _ in $(seq 100); do
+    pid=$(pgrep -P "$launcher" -x kube-controller || true)
+    [ -n "$pid" ] && break
+    sleep 0.1
+  done
+  [ -n "$pid" ] || { echo "daemon did not start under heaptrack" >&2; exit 1; }
+else
+  "${cmd[@]}" >"$log" 2>&1 &
+  pid=$!
+  launcher=$pid
+fi
+for _ in $(seq 3000); do
+  grep -qE 'Caches are synced' "$log" && break
+  sleep 0.1
+done
+quiet=0
+prev=$(cpu_ticks "$pid")
+for _ in $(seq 600); do
+  sleep 1
+  cur=$(cpu_ticks "$pid")
+  if (((cur - prev) * 100 < 2 * tick)); then quiet=$((quiet + 1)); else quiet=0; fi
+  prev=$cur
+  [ "$quiet" -ge 10 ] && break
+done
+
+echo "== $(date -u +%FT%TZ), load $(cut -d' ' -f1-3 /proc/loadavg), MALLOC_ARENA_MAX=${MALLOC_ARENA_MAX:-unset}"
+grep -E 'VmRSS|VmHWM' "/proc/$pid/status"
+echo "== smaps_rollup"
+grep -E '^(Rss|Anonymous|Private_Clean|Shared_Clean):' "/proc/$pid/smaps_rollup"
+echo "== threads: $(ls "/proc/$pid/task" | wc -l)"
+for t in /proc/"$pid"/task/*; do cat "$t/comm"; done | sort | uniq -c | sort -rn
+echo "== anonymous mappings by size (kB, top 12)"
+awk '/^[0-9a-f]+-[0-9a-f]+ / {name = $6} /^Rss:/ {rss = $2} /^Anonymous:/ {if ($2 > 0) print $2, rss, name}' \
+  "/proc/$pid/smaps" | sort -rn | head -12 || true
+if command -v gdb >/dev/null; then
+  echo "== malloc_stats (per arena: system bytes, in-use bytes)"
+  gdb -p "$pid" -batch -ex 'call (void) malloc_stats()' >/dev/null 2>&1 || true
+  sleep 0.2
+  sed -n '/^Arena 0:/,/^max mmap bytes/p' "$log" | tail -n 200
+fi
+if [ "${KCM_HEAPTRACK:-0}" = 1 ]; then
+  kill -KILL "$pid"
+  wait "$launcher" || true
+  file=$(ls "$out"/heaptrack.idle.* | head -1)
+  echo "== heaptrack: $file"
+  heaptrack_print -f "$file" --print-leaks 1 --print-peaks 0 --print-allocators 0 \
+    --print-temporary 0 -n 40 2>/dev/null | sed -n '/MOST MEMORY LEAKED/,$p' | head -400
+else
+  kill -TERM "$pid"
+  wait "$pid" || true
+fi
