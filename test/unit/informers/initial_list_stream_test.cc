@@ -178,7 +178,8 @@ TEST(InitialListStreamTest, AppliedWhileTheBodyArrivesSyncedOnlyAtItsEnd) {
   }
 }
 
-// The first list is cut after part of it was applied. client-go would apply nothing of it; here
+// The first list is cut after part of it was applied. client-go would apply nothing of it (its
+// `Reflector.list` hands a list to `syncWith` → `DeltaFIFO.Replace` only once it is whole); here
 // the applied part (a prefix of the snapshot at RV 10, never marked synced) stays until the next
 // list (the snapshot at RV 20: p0 changed, q new, the rest gone), which is taken whole by
 // Replace: updates for what it lists, deletions for what it does not. The handlers' events are
