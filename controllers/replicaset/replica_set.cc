@@ -100,7 +100,8 @@ ReplicaSetController::ReplicaSetController(
       options_(std::move(options)),
       clock_(options_.clock ? *options_.clock : RealClock::Get()),
       expectations_(clock_),
-      track_terminating_(options_.track_terminating_replicas) {
+      track_terminating_(options_.track_terminating_replicas),
+      write_pool_(std::max(options_.workers, 1) * (kMaxConcurrentWrites - 1)) {
   if (options_.stale_controller_consistency) {
     std::map<std::string, controller::ConsistencyStore::LastSyncRVGetter> getters =
         options_.consistency_rv_getters;
@@ -419,7 +420,7 @@ Status ReplicaSetController::ManageReplicas(const std::vector<PodPtr>& filtered_
           if (!s.ok() && errors::IsNamespaceTerminating(s.error())) return OkStatus();
           return s;
         },
-        kMaxConcurrentWrites, stop);
+        kMaxConcurrentWrites, stop, &write_pool_);
     // Creations that failed or were never attempted will never be observed: stop waiting for
     // them, or the ReplicaSet would be stuck until the expectations expire.
     if (const int skipped = count - result.successes; skipped > 0) {
@@ -452,28 +453,31 @@ Status ReplicaSetController::ManageReplicas(const std::vector<PodPtr>& filtered_
 
     std::mutex mu;
     Status first_error;
-    controller::ParallelFor(static_cast<int>(to_delete.size()), kMaxConcurrentWrites, [&](int i) {
-      const api::Pod& pod = *to_delete[i];
-      if (stop.stop_requested()) {
-        // Not asked for: its deletion will never be observed.
-        expectations_.DeletionObserved(key, pod_keys[i]);
-        std::lock_guard lock(mu);
-        if (first_error.ok()) {
-          first_error = errors::Canceled("pod deletes of " + key + " stopped: stop requested");
-        }
-        return;
-      }
-      Status s = pod_control_->DeletePod(rs.metadata.namespace_, pod.metadata.name, rs);
-      if (s.ok()) return;
-      // The deletion will not be observed (or already was, for NotFound): don't wait for it.
-      KLOG_V_INFOS(2, "Failed to delete pod, decremented expectations", "pod", pod_keys[i], "kind",
-                   "ReplicaSet", "replicaSet",
-                   klog::KRef(rs.metadata.namespace_, rs.metadata.name));
-      expectations_.DeletionObserved(key, pod_keys[i]);
-      if (errors::IsNotFound(s.error())) return;
-      std::lock_guard lock(mu);
-      if (first_error.ok()) first_error = s;
-    });
+    controller::ParallelFor(
+        static_cast<int>(to_delete.size()), kMaxConcurrentWrites,
+        [&](int i) {
+          const api::Pod& pod = *to_delete[i];
+          if (stop.stop_requested()) {
+            // Not asked for: its deletion will never be observed.
+            expectations_.DeletionObserved(key, pod_keys[i]);
+            std::lock_guard lock(mu);
+            if (first_error.ok()) {
+              first_error = errors::Canceled("pod deletes of " + key + " stopped: stop requested");
+            }
+            return;
+          }
+          Status s = pod_control_->DeletePod(rs.metadata.namespace_, pod.metadata.name, rs);
+          if (s.ok()) return;
+          // The deletion will not be observed (or already was, for NotFound): don't wait for it.
+          KLOG_V_INFOS(2, "Failed to delete pod, decremented expectations", "pod", pod_keys[i],
+                       "kind", "ReplicaSet", "replicaSet",
+                       klog::KRef(rs.metadata.namespace_, rs.metadata.name));
+          expectations_.DeletionObserved(key, pod_keys[i]);
+          if (errors::IsNotFound(s.error())) return;
+          std::lock_guard lock(mu);
+          if (first_error.ok()) first_error = s;
+        },
+        &write_pool_);
     return first_error;
   }
   return OkStatus();

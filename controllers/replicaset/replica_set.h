@@ -26,6 +26,7 @@
 #include "pkg/controller/expectations.h"
 #include "pkg/controller/pod_control.h"
 #include "pkg/controller/replicaset_client.h"
+#include "pkg/controller/slow_start.h"
 #include "pkg/informers/shared_informer_factory.h"
 #include "pkg/runtime/controller.h"
 #include "pkg/runtime/handler.h"
@@ -151,6 +152,10 @@ class ReplicaSetController final : public runtime::Reconciler {
   // by the destructor; the informers outlive this controller).
   std::vector<std::pair<std::shared_ptr<cache::SharedIndexInformer>, uint64_t>>
       store_sync_listeners_;
+  // The threads that run the pod creates and deletes of ManageReplicas beside the worker's own,
+  // kept across slow-start batches (as many as every worker's batches may use at once; idle ones
+  // end). Last, so its threads are joined before the members they use go away.
+  controller::WorkerPool write_pool_;
 };
 
 }  // namespace kcm::replicaset

@@ -6,8 +6,10 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <set>
 #include <stop_token>
 #include <thread>
+#include <vector>
 
 #include "pkg/metrics/first_write.h"
 
@@ -195,6 +197,156 @@ TEST(ParallelForTest, PoolThreadsCarryTheCallersFirstWriteProbe) {
   EXPECT_EQ(on_pool.load(), 3);
   EXPECT_EQ(fired.load(), 1);
   EXPECT_EQ(metrics::CurrentFirstWriteProbe(), &probe);
+}
+
+// A pool's threads are kept between calls: many small batches (a scale-up's 1, 2, 4, … one after
+// another) run on the same few threads, never more than the bound, and each call returns only
+// after all of its calls did.
+TEST(WorkerPoolTest, ReusesBoundedThreadsAcrossCalls) {
+  WorkerPool pool(3, std::chrono::seconds(60));
+  const std::thread::id caller = std::this_thread::get_id();
+  std::mutex mu;
+  std::set<std::thread::id> helpers;
+  for (int round = 0; round < 50; ++round) {
+    const int n = 1 + round % 8;
+    std::atomic<int> ran{0};
+    std::vector<std::atomic<int>> each(static_cast<size_t>(n));
+    pool.ParallelFor(n, 4, [&](int i) {
+      ++each[static_cast<size_t>(i)];
+      ++ran;
+      if (std::this_thread::get_id() == caller) return;
+      std::lock_guard lock(mu);
+      helpers.insert(std::this_thread::get_id());
+    });
+    ASSERT_EQ(ran.load(), n) << "round " << round;
+    for (const auto& c : each) ASSERT_EQ(c.load(), 1) << "round " << round;
+    EXPECT_LE(pool.threads(), 3);
+  }
+  EXPECT_LE(helpers.size(), 3u);
+}
+
+// The pool gives a batch real concurrency: each call waits (up to 10 s) until all 8 have arrived,
+// which only happens if 7 pool threads run beside the caller.
+TEST(WorkerPoolTest, CallsRunConcurrently) {
+  WorkerPool pool(16);
+  for (int round = 0; round < 3; ++round) {
+    std::mutex mu;
+    std::condition_variable cv;
+    int arrived = 0;
+    std::atomic<int> late{0};
+    pool.ParallelFor(8, 8, [&](int) {
+      std::unique_lock lock(mu);
+      ++arrived;
+      cv.notify_all();
+      if (!cv.wait_for(lock, std::chrono::seconds(10), [&] { return arrived == 8; })) ++late;
+    });
+    EXPECT_EQ(late.load(), 0) << "round " << round;
+  }
+}
+
+// Callers that together want more threads than the pool has still get every call run (the rest on
+// their own threads), and the pool never exceeds its bound.
+TEST(WorkerPoolTest, SaturatedPoolStillRunsEveryCall) {
+  WorkerPool pool(2);
+  std::atomic<int> ran{0};
+  std::atomic<int> max_threads{0};
+  std::vector<std::jthread> callers;
+  for (int c = 0; c < 4; ++c) {
+    callers.emplace_back([&] {
+      for (int round = 0; round < 20; ++round) {
+        pool.ParallelFor(16, 64, [&](int) {
+          ++ran;
+          int seen = pool.threads();
+          int prev = max_threads.load();
+          while (seen > prev && !max_threads.compare_exchange_weak(prev, seen)) {
+          }
+        });
+      }
+    });
+  }
+  callers.clear();  // joins
+  EXPECT_EQ(ran.load(), 4 * 20 * 16);
+  EXPECT_LE(max_threads.load(), 2);
+}
+
+// An idle pool ends its threads (an idle controller holds none) and starts them again for the next
+// call.
+TEST(WorkerPoolTest, IdleThreadsEndAndComeBack) {
+  WorkerPool pool(4, std::chrono::milliseconds(20));
+  std::atomic<int> ran{0};
+  pool.ParallelFor(4, 4, [&](int) { ++ran; });
+  EXPECT_EQ(ran.load(), 4);
+  // Liveness bound: the threads end ~20 ms after their last call.
+  for (int i = 0; i < 500 && pool.threads() > 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(pool.threads(), 0);
+  std::mutex mu;
+  std::condition_variable cv;
+  int arrived = 0;
+  std::atomic<int> late{0};
+  pool.ParallelFor(4, 4, [&](int) {
+    std::unique_lock lock(mu);
+    ++arrived;
+    cv.notify_all();
+    if (!cv.wait_for(lock, std::chrono::seconds(10), [&] { return arrived == 4; })) ++late;
+  });
+  EXPECT_EQ(late.load(), 0);
+}
+
+// SlowStartBatch on a pool keeps its semantics: batches 1, 2, 4 and a stop after the failing one;
+// a stop request before a batch starts no call.
+TEST(WorkerPoolTest, SlowStartBatchOnAPool) {
+  WorkerPool pool(8);
+  std::atomic<int> calls{0};
+  SlowStartResult r = SlowStartBatch(
+      100, 1,
+      [&]() -> Status {
+        const int n = ++calls;
+        return n == 4 ? Fail("call 4") : OkStatus();
+      },
+      64, {}, &pool);
+  EXPECT_EQ(calls.load(), 1 + 2 + 4);
+  EXPECT_EQ(r.successes, 6);
+  ASSERT_FALSE(r.first_error.ok());
+  EXPECT_EQ(r.first_error.error().message, "call 4");
+
+  std::stop_source stop;
+  calls = 0;
+  r = SlowStartBatch(
+      500, 1,
+      [&] {
+        if (++calls == 3) stop.request_stop();
+        return OkStatus();
+      },
+      64, stop.get_token(), &pool);
+  EXPECT_EQ(calls.load(), 3);
+  EXPECT_EQ(r.successes, 3);
+  ASSERT_FALSE(r.first_error.ok());
+  EXPECT_EQ(r.first_error.error().reason, "Canceled");
+}
+
+// The pool's threads carry the caller's first-write probe for the calls they run, and drop it
+// afterwards (a later caller without a probe sees none on them).
+TEST(WorkerPoolTest, PoolThreadsCarryTheCallersProbeOnlyForItsCalls) {
+  WorkerPool pool(4, std::chrono::seconds(60));
+  std::atomic<int> fired{0};
+  metrics::FirstWriteProbe probe([&] { ++fired; });
+  {
+    metrics::ScopedFirstWriteProbe scope(&probe);
+    std::atomic<int> wrong{0};
+    pool.ParallelFor(4, 4, [&](int) {
+      if (metrics::CurrentFirstWriteProbe() != &probe) ++wrong;
+      metrics::NoteWriteSent();
+    });
+    EXPECT_EQ(wrong.load(), 0);
+  }
+  EXPECT_EQ(fired.load(), 1);
+  std::atomic<int> with_probe{0};
+  pool.ParallelFor(4, 4, [&](int) {
+    if (metrics::CurrentFirstWriteProbe() != nullptr) ++with_probe;
+  });
+  EXPECT_EQ(with_probe.load(), 0);
 }
 
 }  // namespace
