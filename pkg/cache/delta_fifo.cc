@@ -63,21 +63,37 @@ std::string DeltaFIFO::KeyOf(const api::Object& obj) const {
 }
 
 Status DeltaFIFO::Add(api::ObjectPtr obj) {
-  std::lock_guard lock(mu_);
+  std::unique_lock lock(mu_);
   populated_ = true;
   const uint64_t seq = NewMarkLocked(obj->Meta().resource_version);
   Status s = QueueActionLocked(DeltaType::kAdded, std::move(obj), seq);
-  cv_.notify_one();
+  WakeConsumerAndUnlock(lock);
   return s;
 }
 
 Status DeltaFIFO::Update(api::ObjectPtr obj) {
-  std::lock_guard lock(mu_);
+  std::unique_lock lock(mu_);
   populated_ = true;
   const uint64_t seq = NewMarkLocked(obj->Meta().resource_version);
   Status s = QueueActionLocked(DeltaType::kUpdated, std::move(obj), seq);
-  cv_.notify_one();
+  WakeConsumerAndUnlock(lock);
   return s;
+}
+
+void DeltaFIFO::WakeConsumerAndUnlock(std::unique_lock<std::mutex>& lock) {
+  // A consumer not blocked in cv_ is applying earlier items and checks the queue (under mu_)
+  // before it blocks again: it will find this one without a signal.
+  const bool wake = waiting_ > 0;
+  lock.unlock();
+  if (wake) cv_.notify_one();
+}
+
+void DeltaFIFO::WaitLocked(std::unique_lock<std::mutex>& lock) const {
+  while (queue_.empty() && !closed_) {
+    ++waiting_;
+    cv_.wait(lock);
+    --waiting_;
+  }
 }
 
 Status DeltaFIFO::Delete(api::ObjectPtr obj) {
@@ -96,7 +112,7 @@ Status DeltaFIFO::Delete(api::ObjectPtr obj) {
     return OkStatus();
   }
   Status s = QueueActionLocked(DeltaType::kDeleted, std::move(obj), seq);
-  cv_.notify_one();
+  WakeConsumerAndUnlock(lock);
   return s;
 }
 
@@ -373,7 +389,7 @@ Status DeltaFIFO::Pop(const PopProcessFunc& process) {
 
 Status DeltaFIFO::Pop(const PopProcessFunc& process, const std::function<void()>& after_applied) {
   std::unique_lock lock(mu_);
-  cv_.wait(lock, [&] { return !queue_.empty() || closed_; });
+  WaitLocked(lock);
   if (queue_.empty()) {
     return Error::Local("FIFOClosed", "DeltaFIFO: manipulating with closed queue");
   }
@@ -438,7 +454,7 @@ Status DeltaFIFO::Pop(const PopProcessFunc& process, const std::function<void()>
 
 bool DeltaFIFO::WaitForItem() const {
   std::unique_lock lock(mu_);
-  cv_.wait(lock, [&] { return !queue_.empty() || closed_; });
+  WaitLocked(lock);
   return !closed_;
 }
 

@@ -138,6 +138,10 @@ class DeltaFIFO final : public ReflectorStore {
   std::string KeyOf(const api::Object& obj) const;
 
  private:
+  // Signals one consumer blocked in cv_, if any, after releasing `lock` (a watch event's push).
+  void WakeConsumerAndUnlock(std::unique_lock<std::mutex>& lock);
+  // Blocks until the queue holds an item or is closed, counted in waiting_.
+  void WaitLocked(std::unique_lock<std::mutex>& lock) const;
   // seq: the push the delta belongs to (see marks_); nullopt for Sync deltas, which carry nothing
   // new.
   // first_of_seq (may be null) is set when seq is new to the key's entry. Does not wake Pop: the
@@ -201,6 +205,10 @@ class DeltaFIFO final : public ReflectorStore {
   const DeltaFIFOOptions options_;
   mutable std::mutex mu_;
   mutable std::condition_variable cv_;
+  // Threads blocked in cv_ (Pop, WaitForItem): a watch event's Add/Update/Delete signals cv_ only
+  // when one is, and after unlocking, so the reflector neither makes a futex call for a consumer
+  // that is busy applying earlier items nor wakes one straight into mu_ it still holds.
+  mutable int waiting_ = 0;
   // What items_ allocates (nodes, keys, delta buffers) comes from this pool, released whole when
   // a big queue drains (Pop): the queue's bookkeeping of an initial list is freed at once instead
   // of leaving holes among the indexer's nodes, which are allocated while it drains.

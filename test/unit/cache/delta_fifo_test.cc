@@ -620,5 +620,44 @@ TEST(DeltaFIFOTest, WaitForItemWaitsForAKeyAndReportsClose) {
   EXPECT_FALSE(fifo.WaitForItem()) << "closed, even with a key queued";
 }
 
+// A watch event's push signals the consumer only when it is blocked: a consumer that alternates
+// between applying and blocking must still be woken for every push (no lost wake-up). 20,000
+// pushes from a producer against a consumer that waits in WaitForItem and in Pop in turn; every
+// key arrives, and the last one arrives while the consumer is blocked.
+TEST(DeltaFIFOTest, ConsumerBlockedBetweenPushesIsWokenForEachOne) {
+  DeltaFIFO fifo({});
+  constexpr int kPushes = 20000;
+  std::atomic<int> applied{0};
+  std::jthread consumer([&] {
+    for (int i = 0;; ++i) {
+      if (i % 2 == 0 && !fifo.WaitForItem()) return;
+      Status s = fifo.Pop([&](const Deltas& deltas, bool) {
+        applied += static_cast<int>(deltas.size());
+        return OkStatus();
+      });
+      if (!s.ok()) return;
+    }
+  });
+  for (int i = 0; i < kPushes; ++i) {
+    const std::string name = "o" + std::to_string(i);
+    ASSERT_TRUE(fifo.Add(MakeObj("ns", name, "1")).ok());
+    if (i % 3 == 0) std::this_thread::yield();
+  }
+  // Liveness bound: an implementation that loses a wake-up leaves the consumer blocked with
+  // items queued.
+  for (int i = 0; i < 1000 && applied.load() < kPushes; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(applied.load(), kPushes);
+  // The consumer is (or soon is) blocked on an empty queue: one more push of each kind wakes it.
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_TRUE(fifo.Update(MakeObj("ns", "o1", "2")).ok());
+  for (int i = 0; i < 500 && applied.load() < kPushes + 1; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(applied.load(), kPushes + 1);
+  fifo.Close();
+}
+
 }  // namespace
 }  // namespace kcm::cache
