@@ -139,7 +139,10 @@ class DeploymentController final : public runtime::Reconciler {
   };
   Result<AllReplicaSets> GetAllReplicaSetsAndSyncRevision(Deployment& d, const ReplicaSets& rss,
                                                           bool create_if_not_existed);
-  Result<ReplicaSetPtr> GetNewReplicaSet(Deployment& d, const ReplicaSets& rss,
+  // `existing`: FindNewReplicaSet(d, rss), which the caller has already computed (upstream's
+  // getNewReplicaSet computes it a second time; the answer is the same, and each comparison
+  // inflates two packed templates).
+  Result<ReplicaSetPtr> GetNewReplicaSet(Deployment& d, const ReplicaSetPtr& existing,
                                          const ReplicaSets& old_rss, bool create_if_not_existed);
   Status Scale(Deployment& d, const ReplicaSetPtr& new_rs, const ReplicaSets& old_rss);
   struct ScaleResult {

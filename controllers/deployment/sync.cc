@@ -91,18 +91,19 @@ Status DeploymentController::Sync(Deployment& d, const ReplicaSets& rss) {
 
 Result<DeploymentController::AllReplicaSets> DeploymentController::GetAllReplicaSetsAndSyncRevision(
     Deployment& d, const ReplicaSets& rss, bool create_if_not_existed) {
-  ReplicaSets old_rss = util::FindOldReplicaSets(d, rss, util::FindNewReplicaSet(d, rss));
-  Result<ReplicaSetPtr> new_rs = GetNewReplicaSet(d, rss, old_rss, create_if_not_existed);
+  const ReplicaSetPtr existing = util::FindNewReplicaSet(d, rss);
+  ReplicaSets old_rss = util::FindOldReplicaSets(d, rss, existing);
+  Result<ReplicaSetPtr> new_rs = GetNewReplicaSet(d, existing, old_rss, create_if_not_existed);
   if (!new_rs.ok()) return new_rs.error();
   return AllReplicaSets{*new_rs, std::move(old_rss)};
 }
 
 // upstream getNewReplicaSet: finds the new RS and brings its revision annotations up to date, or
 // creates it.
-Result<ReplicaSetPtr> DeploymentController::GetNewReplicaSet(Deployment& d, const ReplicaSets& rss,
+Result<ReplicaSetPtr> DeploymentController::GetNewReplicaSet(Deployment& d,
+                                                             const ReplicaSetPtr& existing,
                                                              const ReplicaSets& old_rss,
                                                              bool create_if_not_existed) {
-  ReplicaSetPtr existing = util::FindNewReplicaSet(d, rss);
   const std::string new_revision = std::to_string(util::MaxRevision(old_rss) + 1);
 
   if (existing) {
