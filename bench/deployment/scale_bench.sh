@@ -9,7 +9,9 @@
 # Environment: N (1000), R (10), QPS / BURST (--kube-api-qps/--kube-api-burst for both; 20/30 =
 # upstream defaults), NODES (KWOK nodes, 110 pods each; default N*R/100+5), KCM_TESTBED_DIR (state
 # dir; a testbed already up there is reused, else one is started and stopped at the end),
-# PERF_OUT (a file: record ours with `perf record --call-graph dwarf` over the measured window).
+# PERF_OUT (a file: record ours with `perf record --call-graph dwarf` over the measured window),
+# PERF_STAT=1 (count each side's context switches and CPU migrations over the measured window with
+# `perf stat`, threads created during it included).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build}
@@ -38,10 +40,14 @@ run_one() {
   "$@" >"$log" 2>&1 &
   local pid=$!
   wait_started "$log"
-  local c0 t0 t_done="" perf_pid=""
+  local c0 t0 t_done="" perf_pid="" stat_pid="" stat_out="$dir/logs/perf-stat-$label.txt"
   if [ "$label" = ours ] && [ -n "${PERF_OUT:-}" ]; then
     perf record -q -F 499 --call-graph dwarf,16384 -p "$pid" -o "$PERF_OUT" 2>/dev/null &
     perf_pid=$!
+  fi
+  if [ -n "${PERF_STAT:-}" ]; then
+    perf stat -x, -e context-switches,cpu-migrations -p "$pid" -o "$stat_out" 2>/dev/null &
+    stat_pid=$!
   fi
   c0=$(cpu_ticks "$pid"); t0=$(now)
   for i in $(seq "$N"); do
@@ -68,9 +74,13 @@ YAML
   done
   local c1 rss; c1=$(cpu_ticks "$pid"); rss=$(rss_kb "$pid")
   if [ -n "$perf_pid" ]; then kill -INT "$perf_pid"; wait "$perf_pid" || true; fi
+  if [ -n "$stat_pid" ]; then kill -INT "$stat_pid"; wait "$stat_pid" || true; fi
   kill -TERM "$pid"; wait "$pid" || true
   printf '%-9s complete %6.1f s   cpu %6.2f s   peak rss %5d MiB\n' "$label" \
     "$(echo "${t_done:-$(now)} - $t0" | bc)" "$(echo "($c1 - $c0) / $tick" | bc -l)" "$((rss / 1024))"
+  if [ -n "$stat_pid" ]; then
+    awk -F, '$3 ~ /context-switches|cpu-migrations/ {printf "          %s %s\n", $3, $1}' "$stat_out"
+  fi
   # Clean up before the next run so it schedules onto empty nodes.
   $K -n "$ns" delete deployments,rs --all --wait=false >/dev/null
   # A 10,000-pod collection delete can outlive the HTTP/2 stream; the wait below covers it.
