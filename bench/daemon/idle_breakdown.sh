@@ -3,7 +3,8 @@
 # with KCM_BENCH_KEEP=1 first). Starts our kube-controller-manager as scale_rss.sh does, waits
 # until it is idle (CPU under 2 % for 10 s), then prints: VmRSS/VmHWM, /proc/<pid>/smaps_rollup
 # (anonymous vs file-backed), the thread count and its threads' names, and glibc's per-arena
-# statistics (malloc_stats(), called through gdb when gdb is installed). With KCM_HEAPTRACK=1 the
+# statistics (malloc_stats(), called through gdb when gdb is installed) and the file-backed RSS
+# by mapped file (the binary and each shared library). With KCM_HEAPTRACK=1 the
 # daemon runs under heaptrack (Debian's `heaptrack`, for measuring only) and is killed with SIGKILL
 # once idle, so that heaptrack's "leaked" allocations are those live while idle; the top
 # allocation sites are then printed with heaptrack_print.
@@ -47,19 +48,8 @@ else
   pid=$!
   launcher=$pid
 fi
-for _ in $(seq 3000); do
-  grep -qE 'Caches are synced' "$log" && break
-  sleep 0.1
-done
-quiet=0
-prev=$(cpu_ticks "$pid")
-for _ in $(seq 600); do
-  sleep 1
-  cur=$(cpu_ticks "$pid")
-  if (((cur - prev) * 100 < 2 * tick)); then quiet=$((quiet + 1)); else quiet=0; fi
-  prev=$cur
-  [ "$quiet" -ge 10 ] && break
-done
+wait_synced "$log"
+wait_idle "$pid"
 
 echo "== $(date -u +%FT%TZ), load $(cut -d' ' -f1-3 /proc/loadavg), MALLOC_ARENA_MAX=${MALLOC_ARENA_MAX:-unset}"
 grep -E 'VmRSS|VmHWM' "/proc/$pid/status"
@@ -70,6 +60,9 @@ for t in /proc/"$pid"/task/*; do cat "$t/comm"; done | sort | uniq -c | sort -rn
 echo "== anonymous mappings by size (kB, top 12)"
 awk '/^[0-9a-f]+-[0-9a-f]+ / {name = $6} /^Rss:/ {rss = $2} /^Anonymous:/ {if ($2 > 0) print $2, rss, name}' \
   "/proc/$pid/smaps" | sort -rn | head -12 || true
+echo "== file-backed RSS by file (kB, top 15)"
+awk '/^[0-9a-f]+-[0-9a-f]+ / {name = $6} /^Rss:/ {if (name ~ /^\//) rss[name] += $2}
+  END {for (n in rss) if (rss[n] > 0) print rss[n], n}' "/proc/$pid/smaps" | sort -rn | head -15 || true
 if command -v gdb >/dev/null; then
   echo "== malloc_stats (per arena: system bytes, in-use bytes)"
   gdb -p "$pid" -batch -ex 'call (void) malloc_stats()' >/dev/null 2>&1 || true

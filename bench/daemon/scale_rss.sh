@@ -103,26 +103,14 @@ measure() {
   local log="$dir/logs/scale-rss-$label.log"
   "$@" >"$log" 2>&1 &
   local pid=$!
-  for _ in $(seq 3000); do
-    grep -qE 'Caches are synced' "$log" && break
-    sleep 0.1
-  done
-  # Idle: under 2 % of a core for 10 s in a row (at most 10 minutes).
-  local quiet=0 prev cur
-  prev=$(cpu_ticks "$pid")
-  for _ in $(seq 600); do
-    sleep 1
-    cur=$(cpu_ticks "$pid")
-    if (( (cur - prev) * 100 < 2 * tick )); then quiet=$((quiet + 1)); else quiet=0; fi
-    prev=$cur
-    [ "$quiet" -ge 10 ] && break
-  done
+  wait_synced "$log"
+  wait_idle "$pid"
   local steady peak
   steady=$(awk '/VmRSS/ {print $2}' "/proc/$pid/status")
   peak=$(rss_kb "$pid")
   kill -TERM "$pid"; wait "$pid" || true
   printf '%s %s %s %s\n' "$(synced_after "$log")" "$peak" "$steady" \
-    "$(echo "$cur / $tick" | bc -l)"
+    "$(echo "$idle_ticks / $tick" | bc -l)"
 }
 
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)

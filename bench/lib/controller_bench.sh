@@ -1,8 +1,8 @@
 # Shared by the controller scale benchmarks (bench/replicaset, bench/deployment); source it from
 # the repository root after setting `build`, `dir` (testbed state dir) and `NODES`.
 # Provides: $ours, $upstream, $K (kubectl as admin), $tick, bench_testbed_up, bench_testbed_down,
-# free_port, cpu_ticks <pid>, rss_kb <pid> (peak), now, wait_started <log>,
-# delete_rs_and_pods <ns> <rs>.
+# free_port, cpu_ticks <pid>, rss_kb <pid> (peak), now, wait_started <log>, wait_synced <log>,
+# wait_idle <pid> (sets $idle_ticks), delete_rs_and_pods <ns> <rs>.
 
 ours="$build/cmd/kube-controller-manager/kube-controller-manager"
 [ -x "$ours" ] || { echo "build $ours first" >&2; exit 1; }
@@ -36,6 +36,29 @@ wait_started() {
     grep -qE 'Starting workers|Caches are synced' "$1" && break
     sleep 0.1
   done
+}
+# Waits (≤ 5 min) until a controller manager's log shows "Caches are synced" (ours logs it once,
+# upstream once per informer group).
+wait_synced() {
+  for _ in $(seq 3000); do
+    grep -qE 'Caches are synced' "$1" && break
+    sleep 0.1
+  done
+}
+# Waits until process <pid> is idle: under 2 % of a core for 10 s in a row (at most 10 minutes).
+# Sets idle_ticks to its CPU time then, in clock ticks ($tick per second).
+wait_idle() {
+  local quiet=0 prev cur
+  prev=$(cpu_ticks "$1")
+  cur=$prev
+  for _ in $(seq 600); do
+    sleep 1
+    cur=$(cpu_ticks "$1")
+    if (((cur - prev) * 100 < 2 * tick)); then quiet=$((quiet + 1)); else quiet=0; fi
+    prev=$cur
+    [ "$quiet" -ge 10 ] && break
+  done
+  idle_ticks=$cur
 }
 # Deletes ReplicaSet <rs> in <ns> and all pods there at once, then waits (≤ 5 min) until they are
 # gone: no namespace or garbage collector runs on the testbed, and the next run needs empty nodes.

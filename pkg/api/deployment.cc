@@ -20,7 +20,8 @@ Status ReadOptInt32At(od::value v, std::string_view path, std::optional<int32_t>
   return s;
 }
 
-Status ReadIntOrStringAt(od::value v, std::string_view path, std::optional<IntOrString>* out) {
+Status ReadIntOrStringAt(DecoderImpl& d, od::value v, std::string_view path,
+                         std::optional<IntOrString>* out) {
   od::json_type t;
   if (auto ec = v.type().get(t); ec) return DecodeErrorAt(path, ec);
   if (t == od::json_type::null) {
@@ -28,10 +29,10 @@ Status ReadIntOrStringAt(od::value v, std::string_view path, std::optional<IntOr
     return OkStatus();
   }
   if (t == od::json_type::string) {
-    std::string s;
-    Status st = ReadStringAt(v, path, &s);
-    if (st.ok()) *out = IntOrString::FromString(std::move(s));
-    return st;
+    std::string_view s;
+    if (auto ec = v.get_string().get(s); ec) return DecodeErrorAt(path, ec);
+    *out = IntOrString::FromString(d.interner->InternString(s));
+    return OkStatus();
   }
   int32_t n = 0;
   Status st = ReadInt32At(v, path, &n);
@@ -39,7 +40,7 @@ Status ReadIntOrStringAt(od::value v, std::string_view path, std::optional<IntOr
   return st;
 }
 
-Status DecodeStrategy(od::value v, DeploymentStrategy* out) {
+Status DecodeStrategy(DecoderImpl& d, od::value v, DeploymentStrategy* out) {
   return ForEachField(v, "spec.strategy", [&](od::field& f) -> Status {
     if (KeyIs(f, "type")) return ReadStringAt(f.value(), "spec.strategy.type", &out->type);
     if (KeyIs(f, "rollingUpdate")) {
@@ -52,11 +53,11 @@ Status DecodeStrategy(od::value v, DeploymentStrategy* out) {
       Status s =
           ForEachField(f.value(), "spec.strategy.rollingUpdate", [&](od::field& rf) -> Status {
             if (KeyIs(rf, "maxSurge")) {
-              return ReadIntOrStringAt(rf.value(), "spec.strategy.rollingUpdate.maxSurge",
+              return ReadIntOrStringAt(d, rf.value(), "spec.strategy.rollingUpdate.maxSurge",
                                        &ru.max_surge);
             }
             if (KeyIs(rf, "maxUnavailable")) {
-              return ReadIntOrStringAt(rf.value(), "spec.strategy.rollingUpdate.maxUnavailable",
+              return ReadIntOrStringAt(d, rf.value(), "spec.strategy.rollingUpdate.maxUnavailable",
                                        &ru.max_unavailable);
             }
             return OkStatus();
@@ -79,7 +80,7 @@ Status DecodeDeploymentFields(DecoderImpl& d, od::value v, int level, Deployment
         if (KeyIs(sf, "selector"))
           return DecodeLabelSelector(d, sf.value(), "spec.selector", &sp.selector);
         if (KeyIs(sf, "template")) return DecodePodTemplate(d, sf.value(), level, &sp.pod_template);
-        if (KeyIs(sf, "strategy")) return DecodeStrategy(sf.value(), &sp.strategy);
+        if (KeyIs(sf, "strategy")) return DecodeStrategy(d, sf.value(), &sp.strategy);
         if (KeyIs(sf, "minReadySeconds")) {
           return ReadInt32At(sf.value(), "spec.minReadySeconds", &sp.min_ready_seconds);
         }
@@ -119,7 +120,7 @@ Status DecodeDeploymentFields(DecoderImpl& d, od::value v, int level, Deployment
           return ReadOptInt32At(sf.value(), "status.collisionCount", &st.collision_count);
         }
         if (KeyIs(sf, "conditions"))
-          return DecodeConditions(sf.value(), "status.conditions", &st.conditions);
+          return DecodeConditions(d, sf.value(), "status.conditions", &st.conditions);
         return OkStatus();
       });
     }

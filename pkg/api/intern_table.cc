@@ -91,14 +91,48 @@ void InternTable::SweepStringsLocked() {
   strings_sweep_at_ = std::max(kMinSweep, 2 * strings_.size());
 }
 
+Annotations InternTable::InternAnnotations(std::vector<Labels::value_type>* items) {
+  if (items->empty()) return Annotations();
+  Labels::Canonicalize(items);
+  Hasher hash;
+  for (const auto& [k, v] : *items) {
+    hash.Add(k);
+    hash.Add(v);
+  }
+  const auto same = [&](const Annotations::Map& map) {
+    return std::equal(map.begin(), map.end(), items->begin(), items->end(),
+                      [](const auto& entry, const Labels::value_type& item) {
+                        return entry.first == item.first && entry.second == item.second;
+                      });
+  };
+  std::lock_guard lock(mu_);
+  auto [first, last] = annotations_.equal_range(hash.h);
+  for (auto it = first; it != last; ++it) {
+    if (same(it->second.map())) return it->second;
+  }
+  if (annotations_.size() >= annotations_sweep_at_) SweepAnnotationsLocked();
+  Annotations::Map map;
+  for (const auto& [k, v] : *items) map.emplace_hint(map.end(), k, v);
+  Annotations value(internal::SharedConst<Annotations::Map>::Make(std::move(map)));
+  annotations_.emplace(hash.h, value);
+  return value;
+}
+
+void InternTable::SweepAnnotationsLocked() {
+  // As for strings: only the table hands out copies, under mu_.
+  std::erase_if(annotations_, [](const auto& slot) { return slot.second.rep_.use_count() == 1; });
+  annotations_sweep_at_ = std::max(kMinSweep, 2 * annotations_.size());
+}
+
 InternTable::Slots InternTable::SlotCount() const {
   std::lock_guard lock(mu_);
-  return Slots{labels_.size(), owner_references_.size(), strings_.size()};
+  return Slots{labels_.size(), owner_references_.size(), strings_.size(), annotations_.size()};
 }
 
 void InternTable::Sweep() {
   std::lock_guard lock(mu_);
   SweepStringsLocked();
+  SweepAnnotationsLocked();
   SweepLocked(&labels_, &labels_sweep_at_);
   SweepLocked(&owner_references_, &owner_references_sweep_at_);
 }

@@ -1,14 +1,13 @@
-// InternTable: hands out one shared Labels / OwnerReferences / SharedString value per distinct
-// content, so the pods of one ReplicaSet (same labels, same controller reference) share a single
-// immutable set, and the pods of one node one node name.
-// Owned by whoever decodes (a Decoder, or the ResourceListerWatcher that gives its LIST and WATCH
-// decoders one table); never global. Slots hold weak_ptrs: a set is freed when the last object
-// referring to it goes, and its slot is dropped by the next sweep, which runs whenever the table
-// has doubled since the last one (so the table stays within twice the live sets, amortised O(1)).
-// Strings are held by the table itself (a SharedString is an 8-byte pointer with no weak form);
-// a sweep drops those only the table still holds.
-// Thread-safe: decoders on several threads may share one table (a mutex guards it); the values it
-// returns are immutable.
+// InternTable: hands out one shared Labels / OwnerReferences / SharedString / Annotations value
+// per distinct content, so the pods of one ReplicaSet (same labels, same controller reference)
+// share a single immutable set, and the pods of one node one node name. Owned by whoever decodes (a
+// Decoder, or the ResourceListerWatcher that gives its LIST and WATCH decoders one table); never
+// global. Slots hold weak_ptrs: a set is freed when the last object referring to it goes, and its
+// slot is dropped by the next sweep, which runs whenever the table has doubled since the last one
+// (so the table stays within twice the live sets, amortised O(1)). Strings and annotations are held
+// by the table itself (8-byte pointers with no weak form); a sweep drops those only the table still
+// holds. Thread-safe: decoders on several threads may share one table (a mutex guards it); the
+// values it returns are immutable.
 #pragma once
 
 #include <cstddef>
@@ -35,11 +34,15 @@ class InternTable {
   OwnerReferences InternOwnerReferences(std::vector<OwnerReference>&& refs);
   // `text` needs to live only for the call; "" gives the empty (null) value.
   SharedString InternString(std::string_view text);
+  // `items`: decoded annotations in any order, repeated keys allowed (the last wins, as a JSON
+  // object read into a std::map); the views need to live only for the call. Reorders *items.
+  Annotations InternAnnotations(std::vector<Labels::value_type>* items);
 
   struct Slots {
     size_t labels = 0;
     size_t owner_references = 0;
     size_t strings = 0;
+    size_t annotations = 0;
   };
   // Slots in use, dead ones not yet swept included (tests, benchmarks).
   Slots SlotCount() const;
@@ -53,6 +56,7 @@ class InternTable {
   template <typename Rep>
   static void SweepLocked(Table<Rep>* table, size_t* sweep_at);
   void SweepStringsLocked();
+  void SweepAnnotationsLocked();
 
   mutable std::mutex mu_;
   Table<Labels::Rep> labels_;                     // guarded by mu_
@@ -62,6 +66,9 @@ class InternTable {
   // Keys view the string their value holds.
   std::unordered_map<std::string_view, SharedString> strings_;  // guarded by mu_
   size_t strings_sweep_at_ = kMinSweep;                         // guarded by mu_
+  // Held by the table like the strings (no weak form): content hash → value.
+  std::unordered_multimap<uint64_t, Annotations> annotations_;  // guarded by mu_
+  size_t annotations_sweep_at_ = kMinSweep;                     // guarded by mu_
 };
 
 }  // namespace kcm::api

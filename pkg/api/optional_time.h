@@ -11,6 +11,7 @@
 #include <compare>
 #include <optional>
 #include <stdexcept>
+#include <type_traits>
 
 namespace kcm::api {
 
@@ -25,7 +26,13 @@ class OptionalTime {
   constexpr OptionalTime(std::nullopt_t) {}  // NOLINT(google-explicit-constructor)
   // Time::min() (the sentinel) is stored as kMinTime, so a set value never reads as absent.
   constexpr OptionalTime(Time t) : t_(t == kAbsent ? kMinTime : t) {}  // NOLINT
-  constexpr OptionalTime(const std::optional<Time>& t)                 // NOLINT
+  // A coarser time point (e.g. floored to seconds), as std::optional<Time> accepts one.
+  template <typename Duration,
+            typename = std::enable_if_t<!std::is_same_v<Duration, Time::duration> &&
+                                        std::is_convertible_v<Duration, Time::duration>>>
+  constexpr OptionalTime(std::chrono::time_point<Time::clock, Duration> t)  // NOLINT
+      : OptionalTime(Time(t)) {}
+  constexpr OptionalTime(const std::optional<Time>& t)  // NOLINT
       : OptionalTime(t ? OptionalTime(*t) : OptionalTime()) {}
 
   constexpr bool has_value() const { return t_ != kAbsent; }

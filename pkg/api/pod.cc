@@ -77,10 +77,6 @@ Status DecodePodStatus(od::value v, Pod* pod) {
               int32_t n = 0;
               Status s = ReadInt32At(cf.value(), "status.containerStatuses[].restartCount", &n);
               if (!s.ok()) return s;
-              // Saturate instead of overflowing on absurd inputs.
-              int64_t sum = static_cast<int64_t>(pod->restart_count_sum) + n;
-              pod->restart_count_sum =
-                  static_cast<int32_t>(std::clamp<int64_t>(sum, INT32_MIN, INT32_MAX));
               pod->restart_count_max = std::max(pod->restart_count_max, n);
               return OkStatus();
             });

@@ -24,17 +24,18 @@ inline constexpr std::string_view kPodDeletionCostAnnotation =
 struct Pod final : Object {
   // annotations are pruned (only the deletion cost is kept, below), generateName is not kept,
   // managedFields are dropped; labels, owner references and the node name are interned
-  // (shared_meta.h); timestamps are 8-byte OptionalTimes. sizeof(Pod) is 240: with make_shared's
-  // control block one 256-byte request, a 272-byte malloc chunk (bench/api/pod_memory.cc,
-  // docs/architecture.md "Compact pod records"); 8 bytes less would save a 16-byte chunk step.
+  // (shared_meta.h); timestamps are 8-byte OptionalTimes. sizeof(Pod) is 232: with make_shared's
+  // control block one 248-byte request, a 256-byte malloc chunk (bench/api/pod_memory.cc,
+  // docs/architecture.md "Compact pod records"); 8 bytes more would cost a 16-byte chunk step.
+  // The restart counts' sum is not kept: no controller reads it (upstream ActivePodsWithRanks
+  // ranks by the maximum, compareMaxContainerRestarts).
   ObjectMeta metadata;
   SharedString node_name;              // spec.nodeName
   OptionalTime ready_transition_time;  // the Ready condition's lastTransitionTime
   // controller.kubernetes.io/pod-deletion-cost: nullopt when absent; an invalid value reads as 0
   // (R9: invalid = 0).
   std::optional<int32_t> deletion_cost;
-  int32_t restart_count_sum = 0;  // Σ status.containerStatuses[].restartCount
-  int32_t restart_count_max = 0;  // max of the same
+  int32_t restart_count_max = 0;  // max of status.containerStatuses[].restartCount
   PodPhase phase = PodPhase::kUnset;
   ConditionStatus ready = ConditionStatus::kUnset;  // the Ready condition's status
 

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
-#include <limits>
 #include <string>
 
 #include "pkg/api/codec.h"
@@ -256,10 +255,6 @@ Status ReadContainerStatus(std::string_view msg, Pod* pod) {
     if (f.number != 5) return OkStatus();
     int32_t n = 0;
     if (Status s = ReadInt32(f, "status.containerStatuses[].restartCount", &n); !s.ok()) return s;
-    // Saturate instead of overflowing on absurd inputs (as the JSON decoder).
-    const int64_t sum = static_cast<int64_t>(pod->restart_count_sum) + n;
-    pod->restart_count_sum = static_cast<int32_t>(std::clamp<int64_t>(
-        sum, std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()));
     pod->restart_count_max = std::max(pod->restart_count_max, n);
     return OkStatus();
   });

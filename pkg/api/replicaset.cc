@@ -47,7 +47,7 @@ Status DecodeReplicaSetFields(DecoderImpl& d, od::value v, int level, ReplicaSet
           return ReadInt64At(sf.value(), "status.observedGeneration", &st.observed_generation);
         }
         if (KeyIs(sf, "conditions"))
-          return DecodeConditions(sf.value(), "status.conditions", &st.conditions);
+          return DecodeConditions(d, sf.value(), "status.conditions", &st.conditions);
         return OkStatus();
       });
     }

@@ -1,6 +1,7 @@
 #include "pkg/api/shared_meta.h"
 
 #include <algorithm>
+#include <new>
 #include <ostream>
 #include <stdexcept>
 
@@ -20,24 +21,25 @@ void Labels::Canonicalize(std::vector<value_type>* items) {
 
 std::shared_ptr<const Labels::Rep> Labels::NewRep(const std::vector<value_type>& canonical) {
   if (canonical.empty()) return nullptr;
-  auto rep = std::make_shared<Rep>();
   size_t total = 0;
   for (const auto& [k, v] : canonical) total += k.size() + v.size();
-  rep->chars.reserve(total);
-  for (const auto& [k, v] : canonical) {
-    rep->chars.append(k);
-    rep->chars.append(v);
-  }
-  // Views are taken only now: `chars` no longer moves or grows (the Rep stays where it is).
-  rep->items.reserve(canonical.size());
-  const char* p = rep->chars.data();
-  for (const auto& [k, v] : canonical) {
+  const size_t views = canonical.size() * sizeof(value_type);
+  auto rep = std::make_shared<Rep>();
+  // operator new[] aligns for any fundamental type, so the views at its start are aligned.
+  rep->storage = std::make_unique_for_overwrite<std::byte[]>(views + total);
+  char* p = reinterpret_cast<char*>(rep->storage.get() + views);
+  value_type* items = reinterpret_cast<value_type*>(rep->storage.get());
+  for (size_t i = 0; i < canonical.size(); ++i) {
+    const auto& [k, v] = canonical[i];
+    std::copy(k.begin(), k.end(), p);
     std::string_view key(p, k.size());
     p += k.size();
+    std::copy(v.begin(), v.end(), p);
     std::string_view value(p, v.size());
     p += v.size();
-    rep->items.emplace_back(key, value);
+    new (items + i) value_type(key, value);  // trivially destructible: the block frees them
   }
+  rep->items = std::span<const value_type>(std::launder(items), canonical.size());
   return rep;
 }
 

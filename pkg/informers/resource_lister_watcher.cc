@@ -60,7 +60,8 @@ class ResourceWatch final : public cache::WatchInterface {
 
 ResourceListerWatcher::ResourceListerWatcher(std::shared_ptr<client::ResourceClient> client,
                                              std::string ns, const api::Codec& codec,
-                                             TweakListOptionsFunc tweak, std::stop_token stop)
+                                             TweakListOptionsFunc tweak, std::stop_token stop,
+                                             std::shared_ptr<api::InternTable> interner)
     : client_(std::move(client)),
       namespace_(std::move(ns)),
       codec_(codec),
@@ -73,7 +74,8 @@ ResourceListerWatcher::ResourceListerWatcher(std::shared_ptr<client::ResourceCli
                       codec_.decode_list_protobuf != nullptr &&
                       codec_.decode_watch_event_protobuf != nullptr
                   ? std::string(client::kAcceptProtobufOrJSON)
-                  : std::string()) {}
+                  : std::string()),
+      interner_(interner != nullptr ? std::move(interner) : std::make_shared<api::InternTable>()) {}
 
 namespace {
 

@@ -27,9 +27,13 @@ class ResourceListerWatcher final : public cache::ListerWatcher {
   // `stop` cancels in-flight requests (the reflector's stop cannot reach them through the
   // ListerWatcher interface); a LIST to a server that never answers would otherwise block
   // shutdown for as long as the client has no request timeout.
+  // `interner`: the table its decoders share labels, owner references and strings through; one
+  // of its own when null. A SharedInformerFactory gives all its informers one table, so a pod
+  // shares its labels with its ReplicaSet's template labels.
   ResourceListerWatcher(std::shared_ptr<client::ResourceClient> client, std::string ns,
                         const api::Codec& codec, TweakListOptionsFunc tweak = {},
-                        std::stop_token stop = {});
+                        std::stop_token stop = {},
+                        std::shared_ptr<api::InternTable> interner = nullptr);
 
   Result<api::ObjectList> List(const api::ListOptions& options) override;
   // Decodes the answer as it arrives; on_item sees each item as soon as it is decoded.
@@ -49,7 +53,7 @@ class ResourceListerWatcher final : public cache::ListerWatcher {
   // fresh decoder per call so a big LIST's buffers do not outlive it. All of them intern labels
   // and owner references through one table, so a relisted pod shares its sets with the watched
   // ones (and pods of one ReplicaSet share theirs across LIST and WATCH).
-  std::shared_ptr<api::InternTable> interner_ = std::make_shared<api::InternTable>();
+  std::shared_ptr<api::InternTable> interner_;
   std::shared_ptr<std::mutex> decoder_mu_ = std::make_shared<std::mutex>();
   std::shared_ptr<api::Decoder> decoder_ = std::make_shared<api::Decoder>(interner_);
 };

@@ -23,7 +23,7 @@ SharedInformerFactory::SharedInformerFactory(std::shared_ptr<client::RestClient>
             auto rc = std::make_shared<client::ResourceClient>(client, r.gvr, r.namespaced);
             // shutdown_ is set by Shutdown and by the stop token given to Start.
             return std::make_shared<ResourceListerWatcher>(rc, r.namespaced ? ns : "", *r.codec,
-                                                           tweak, shutdown_.get_token());
+                                                           tweak, shutdown_.get_token(), interner_);
           },
           default_resync, options) {}
 

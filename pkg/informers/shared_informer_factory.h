@@ -86,6 +86,10 @@ class SharedInformerFactory {
   std::mutex mu_;
   std::map<std::string, Entry> informers_;
   std::stop_source shutdown_;
+  // One table for all informers' decoders (ResourceListerWatcher): equal label sets, owner
+  // references and strings of different resources share one copy (a pod's labels and its
+  // ReplicaSet's template labels).
+  std::shared_ptr<api::InternTable> interner_ = std::make_shared<api::InternTable>();
   std::vector<std::unique_ptr<std::stop_callback<std::function<void()>>>> forwards_;
   std::vector<std::jthread> threads_;
   bool shut_down_ = false;

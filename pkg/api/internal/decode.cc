@@ -175,6 +175,28 @@ Status ReadLabelsAt(DecoderImpl& d, od::value v, std::string_view path, Labels* 
 
 namespace {
 
+// Views into the parser's string buffer, as ReadLabelsAt; interned (equal annotations, e.g. the
+// revision and replicas annotations of most ReplicaSets, share one map). A null value reads as "",
+// as ReadStringMapAt.
+Status ReadAnnotationsAt(DecoderImpl& d, od::value v, Annotations* out) {
+  constexpr std::string_view kPath = "metadata.annotations";
+  std::vector<Labels::value_type>& items = d.label_scratch;
+  items.clear();
+  Status s = ForEachField(v, kPath, [&](od::field& f) -> Status {
+    std::string_view key;
+    if (auto ec = f.unescaped_key().get(key); ec) return DecodeErrorAt(kPath, ec);
+    std::string_view val;
+    if (auto ec = ReadStringView(f.value(), &val); ec) {
+      return DecodeErrorAt(std::string(kPath) + "." + std::string(key), ec);
+    }
+    items.emplace_back(key, val);
+    return OkStatus();
+  });
+  if (!s.ok()) return s;
+  *out = d.interner->InternAnnotations(&items);
+  return OkStatus();
+}
+
 Status DecodeOwnerReferences(DecoderImpl& d, od::value v, OwnerReferences* result) {
   std::vector<OwnerReference> refs;
   std::vector<OwnerReference>* out = &refs;
@@ -244,12 +266,7 @@ Status DecodeObjectMeta(DecoderImpl& d, od::value v, ObjectMeta* meta, MetaMode 
     }
     if (KeyIs(f, "labels")) return ReadLabelsAt(d, f.value(), "metadata.labels", &meta->labels);
     if (KeyIs(f, "annotations")) {
-      if (mode == MetaMode::kFull) {
-        std::map<std::string, std::string> annotations;
-        Status s = ReadStringMapAt(f.value(), "metadata.annotations", &annotations);
-        meta->annotations = std::move(annotations);
-        return s;
-      }
+      if (mode == MetaMode::kFull) return ReadAnnotationsAt(d, f.value(), &meta->annotations);
       return ForEachField(f.value(), "metadata.annotations", [&](od::field& a) -> Status {
         if (!KeyIs(a, kPodDeletionCostAnnotation)) return OkStatus();
         std::string val;
@@ -281,21 +298,36 @@ Status RequireName(const ObjectMeta& meta) {
   return OkStatus();
 }
 
-Status DecodeConditions(od::value v, std::string_view path, std::vector<Condition>* out) {
+Status DecodeConditions(DecoderImpl& d, od::value v, std::string_view path,
+                        std::vector<Condition>* out) {
   out->clear();
   std::string p(path);
-  return ForEachElement(v, path, [&](od::value e, size_t) -> Status {
+  const auto read_interned = [&](od::value fv, std::string_view field,
+                                 SharedString* text) -> Status {
+    std::string_view view;
+    if (auto ec = ReadStringView(fv, &view); ec) {
+      return DecodeErrorAt(p + std::string(field), ec);
+    }
+    *text = d.interner->InternString(view);
+    return OkStatus();
+  };
+  const auto read_time = [&](od::value fv, std::string_view field, OptionalTime* time) -> Status {
+    std::optional<Time> t;
+    Status s = ReadTimeAt(fv, p + std::string(field), &t);
+    *time = t;
+    return s;
+  };
+  Status st = ForEachElement(v, path, [&](od::value e, size_t) -> Status {
     Condition c;
     Status s = ForEachField(e, p, [&](od::field& f) -> Status {
-      if (KeyIs(f, "type")) return ReadStringAt(f.value(), p + ".type", &c.type);
-      if (KeyIs(f, "status")) return ReadStringAt(f.value(), p + ".status", &c.status);
-      if (KeyIs(f, "reason")) return ReadStringAt(f.value(), p + ".reason", &c.reason);
+      if (KeyIs(f, "type")) return read_interned(f.value(), ".type", &c.type);
+      if (KeyIs(f, "status")) return read_interned(f.value(), ".status", &c.status);
+      if (KeyIs(f, "reason")) return read_interned(f.value(), ".reason", &c.reason);
       if (KeyIs(f, "message")) return ReadStringAt(f.value(), p + ".message", &c.message);
-      if (KeyIs(f, "lastUpdateTime")) {
-        return ReadTimeAt(f.value(), p + ".lastUpdateTime", &c.last_update_time);
-      }
+      if (KeyIs(f, "lastUpdateTime"))
+        return read_time(f.value(), ".lastUpdateTime", &c.last_update_time);
       if (KeyIs(f, "lastTransitionTime")) {
-        return ReadTimeAt(f.value(), p + ".lastTransitionTime", &c.last_transition_time);
+        return read_time(f.value(), ".lastTransitionTime", &c.last_transition_time);
       }
       return OkStatus();
     });
@@ -303,6 +335,9 @@ Status DecodeConditions(od::value v, std::string_view path, std::vector<Conditio
     out->push_back(std::move(c));
     return OkStatus();
   });
+  // Cached for the object's life: no spare capacity (three conditions would hold room for four).
+  out->shrink_to_fit();
+  return st;
 }
 
 Status DecodeLabelSelector(DecoderImpl& d, od::value v, std::string_view path,

@@ -117,7 +117,8 @@ Status DecodeObjectMeta(DecoderImpl& d, od::value v, ObjectMeta* meta, MetaMode 
                         std::optional<int32_t>* deletion_cost);
 Status RequireName(const ObjectMeta& meta);
 
-Status DecodeConditions(od::value v, std::string_view path, std::vector<Condition>* out);
+Status DecodeConditions(DecoderImpl& d, od::value v, std::string_view path,
+                        std::vector<Condition>* out);
 // matchLabels interned through d.interner, as metadata labels.
 Status DecodeLabelSelector(DecoderImpl& d, od::value v, std::string_view path,
                            std::optional<LabelSelector>* out);

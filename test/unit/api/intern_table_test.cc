@@ -104,6 +104,36 @@ TEST(InternTableTest, DeadSlotsAreSweptWithoutAnExplicitSweep) {
   EXPECT_EQ(alive.back().at("hash"), "4999");
 }
 
+// Annotations (ReplicaSets' and Deployments') intern like labels: one map per distinct content,
+// in any key order, the last of repeated keys winning (as a JSON object read into a std::map);
+// the table holds them itself and drops a map once only it still holds it.
+TEST(InternTableTest, EqualAnnotationsShareOneMapUntilTheLastHolderGoes) {
+  InternTable table;
+  std::vector<Labels::value_type> items{{"rev", "1"}, {"desired", "10"}};
+  Annotations a = table.InternAnnotations(&items);
+  items = {{"desired", "10"}, {"rev", "0"}, {"rev", "1"}};
+  Annotations b = table.InternAnnotations(&items);
+  items = {{"desired", "10"}, {"rev", "2"}};
+  Annotations c = table.InternAnnotations(&items);
+  EXPECT_TRUE(a.SharesStorageWith(b));
+  EXPECT_FALSE(a.SharesStorageWith(c));
+  EXPECT_EQ(a.map(), (Annotations::Map{{"desired", "10"}, {"rev", "1"}}));
+  EXPECT_EQ(c.at("rev"), "2");
+  items.clear();
+  EXPECT_TRUE(table.InternAnnotations(&items).empty());
+  EXPECT_EQ(table.SlotCount().annotations, 2u);
+  c = Annotations();
+  table.Sweep();
+  EXPECT_EQ(table.SlotCount().annotations, 1u);
+  a = Annotations();
+  table.Sweep();
+  EXPECT_EQ(table.SlotCount().annotations, 1u) << "b still holds the map";
+  EXPECT_EQ(b.at("desired"), "10");
+  b = Annotations();
+  table.Sweep();
+  EXPECT_EQ(table.SlotCount().annotations, 0u);
+}
+
 TEST(LabelsTest, ReadsLikeASortedMap) {
   // Repeated keys: the last wins (as a JSON object or protobuf map decoded into a std::map).
   Labels l = Labels::Make({{"tier", "x"}, {"app", "web"}, {"tier", "frontend"}, {"a/b", ""}});

@@ -136,6 +136,67 @@ TEST(DeploymentTest, OptionalFieldsAbsent) {
   EXPECT_FALSE((*dep)->status.collision_count.has_value());
 }
 
+// The status writes re-serialize the decoded conditions (ReplicaSetStatus / DeploymentStatus
+// ToJson): with type, status and reason held as interned SharedStrings and the times as
+// OptionalTimes, every condition field the server sent is written back unchanged.
+TEST(DeploymentTest, ConditionsWriteBackAsReceived) {
+  for (const char* file : {"deployment.json", "replicaset.json"}) {
+    const std::string raw = testing::ApiTestdata(file);
+    Decoder d;
+    const bool is_rs = std::string(file) == "replicaset.json";
+    json::Value written = is_rs ? (*DecodeReplicaSet(d, raw))->status.ToJson()
+                                : (*DecodeDeployment(d, raw))->status.ToJson();
+    auto input = json::Parse(raw);
+    ASSERT_TRUE(input.ok());
+    const json::Value* sent = json::GetPath(*input, {"status", "conditions"});
+    ASSERT_NE(sent, nullptr) << file;
+    ASSERT_NE(json::GetPath(written, {"conditions"}), nullptr) << file;
+    EXPECT_TRUE(json::SemanticEqual(*json::GetPath(written, {"conditions"}), *sent))
+        << file << ": " << json::Serialize(written);
+  }
+}
+
+// Objects decoded through one table share one copy of equal annotations, of the conditions'
+// type / status / reason texts and of the strategy's percentages; what they read is unchanged.
+TEST(DeploymentTest, EqualAnnotationsAndConditionTextsShareOneCopy) {
+  const std::string raw = testing::ApiTestdata("deployment.json");
+  std::string other = raw;
+  const std::string name = R"("name":"web")";
+  ASSERT_NE(other.find(name), std::string::npos);
+  other.replace(other.find(name), name.size(), R"("name":"web-2")");
+  Decoder d;
+  auto a = *DecodeDeployment(d, raw);
+  auto b = *DecodeDeployment(d, other);
+  EXPECT_EQ(b->metadata.name, "web-2");
+  ASSERT_FALSE(a->metadata.annotations.empty());
+  EXPECT_TRUE(a->metadata.annotations.SharesStorageWith(b->metadata.annotations));
+  EXPECT_EQ(a->metadata.annotations.map(), b->metadata.annotations.map());
+  ASSERT_EQ(a->status.conditions.size(), 2u);
+  ASSERT_EQ(b->status.conditions.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    const Condition& x = a->status.conditions[i];
+    const Condition& y = b->status.conditions[i];
+    EXPECT_TRUE(x.type.SharesStorageWith(y.type));
+    EXPECT_TRUE(x.status.SharesStorageWith(y.status));
+    EXPECT_TRUE(x.reason.SharesStorageWith(y.reason));
+    EXPECT_EQ(x, y);
+  }
+  EXPECT_EQ(a->status.conditions.capacity(), 2u);
+  const auto& ru_a = a->spec.strategy.rolling_update;
+  const auto& ru_b = b->spec.strategy.rolling_update;
+  ASSERT_TRUE(ru_a && ru_b && ru_a->max_unavailable && ru_b->max_unavailable);
+  EXPECT_EQ(ru_a->max_unavailable->str_val, "25%");
+  EXPECT_TRUE(ru_a->max_unavailable->str_val.SharesStorageWith(ru_b->max_unavailable->str_val));
+  // Different annotations: another map.
+  std::string third = raw;
+  const std::string rev = R"("deployment.kubernetes.io/revision":")";
+  ASSERT_NE(third.find(rev), std::string::npos);
+  third.insert(third.find(rev) + rev.size(), "9");
+  auto c = *DecodeDeployment(d, third);
+  EXPECT_FALSE(a->metadata.annotations.SharesStorageWith(c->metadata.annotations));
+  EXPECT_NE(a->metadata.annotations, c->metadata.annotations);
+}
+
 // D3: the RS template equals the Deployment's ignoring pod-template-hash.
 TEST(PodTemplateTest, EqualIgnoreHash) {
   PodTemplate a{

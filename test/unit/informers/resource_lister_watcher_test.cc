@@ -404,6 +404,43 @@ TEST(SharedInformerFactoryClientTest, NamespaceAndTweakReachListAndWatch) {
   EXPECT_GE(pod_watches, 1);
 }
 
+// One InternTable for all informers of a factory: a pod's labels are the very set its
+// ReplicaSet's metadata and template labels point at, though they arrive on different informers.
+TEST(SharedInformerFactoryClientTest, InformersShareOneInternTable) {
+  TestServer server([](const RecordedRequest& r, Conn& c) {
+    if (IsWatch(r)) {
+      c.StartChunked(200);
+      c.HoldOpen();
+      return;
+    }
+    if (r.path.find("/replicasets") != std::string::npos) {
+      c.Respond(
+          200,
+          R"({"kind":"ReplicaSetList","apiVersion":"apps/v1","metadata":{"resourceVersion":"7"},)"
+          R"("items":[{"metadata":{"name":"rs","namespace":"ns","resourceVersion":"6",)"
+          R"("labels":{"app":"web"}},"spec":{"template":{"metadata":{"labels":{"app":"web"}}}}}]})");
+      return;
+    }
+    c.Respond(200, PodList("5", PodJson("ns", "p1", "4")));
+  });
+  auto rest = client::RestClient::Create({.host = server.url(), .qps = -1});
+  ASSERT_TRUE(rest.ok());
+  SharedInformerFactory factory(*rest, 0s);
+  auto pods = factory.Pods();
+  auto replicasets = factory.ReplicaSets();
+  std::stop_source stop;
+  factory.Start(stop.get_token());
+  auto synced = factory.WaitForCacheSync(stop.get_token());
+  EXPECT_EQ(synced, (std::map<std::string, bool>{{"pods", true}, {"replicasets.apps", true}}));
+  auto pod = pods.lister.ByNamespace("ns").Get("p1");
+  auto rs = replicasets.lister.ByNamespace("ns").Get("rs");
+  ASSERT_TRUE(pod.ok() && rs.ok());
+  EXPECT_EQ((*pod)->metadata.labels.at("app"), "web");
+  EXPECT_TRUE((*pod)->metadata.labels.SharesStorageWith((*rs)->metadata.labels));
+  EXPECT_TRUE((*pod)->metadata.labels.SharesStorageWith((*rs)->spec.pod_template.labels));
+  factory.Shutdown();
+}
+
 // 6.3: Shutdown must not wait for an API server that never answers: the factory's stop reaches
 // the REST client, so an in-flight LIST is cancelled (the client has no request timeout here).
 TEST(SharedInformerFactoryClientTest, ShutdownCancelsAnUnansweredList) {
