@@ -5,16 +5,16 @@
 // fast the API server answers or how loaded the machine is (much).
 //
 // --transport picks what carries the requests (the same requests, headers and bodies each time):
-//   rest       RestClient + ResourceClient over the libcurl Transport: ours, as the controllers
-//              use it (the default);
-//   curl       Transport::RoundTrip alone (libcurl), the requests built here: what libcurl costs
-//              without our request building;
+//   rest       RestClient + ResourceClient over the Transport: ours, as the controllers use it
+//              (the default);
+//   transport  Transport::RoundTrip alone, the requests built here: what the transport costs
+//              without our request building (`curl`, the same, as named while it was libcurl);
 //   prototype  bench/client/http1_prototype: a minimal HTTP/1.1 keep-alive client over OpenSSL,
 //              one connection per thread — the floor for a transport of our own.
 // bench/client/request_cpu.sh runs them alternating, beside client-go (bench/client/go).
 //
 // Usage: request_cpu --kubeconfig=FILE [--namespace=NS] [--count=K] [--threads=T]
-//                    [--transport=rest|curl|prototype]
+//                    [--transport=rest|transport|prototype]
 #include <sys/resource.h>
 
 #include <atomic>
@@ -52,8 +52,8 @@ std::string EventManifest(const std::string& name) {
          R"("count":1,"eventTime":null})";
 }
 
-// The headers RestClient sends on these requests (the transport adds Host, Content-Length and,
-// libcurl, Accept-Encoding; the prototype is given Accept-Encoding here).
+// The headers RestClient sends on these requests (the transport adds Host, Content-Length and
+// Accept-Encoding; the prototype is given Accept-Encoding here).
 std::vector<std::pair<std::string, std::string>> Headers(const kcm::client::RestConfig& config,
                                                          bool with_body, bool accept_encoding) {
   std::vector<std::pair<std::string, std::string>> h;
@@ -94,7 +94,7 @@ int main(int argc, char** argv) {
         return int{!events.Create(ns, body).ok()} + int{!events.Get(ns, name).ok()};
       };
     };
-  } else if (mode == "curl") {
+  } else if (mode == "transport" || mode == "curl") {
     transport = *kcm::client::Transport::Create(*config);
     make_worker = [&]() -> Pair {
       return [&](const std::string& name, const std::string& body) {
@@ -127,7 +127,7 @@ int main(int argc, char** argv) {
       };
     };
   } else {
-    std::fprintf(stderr, "--transport: rest, curl or prototype\n");
+    std::fprintf(stderr, "--transport: rest, transport or prototype\n");
     return 2;
   }
   const std::string run =
