@@ -4,18 +4,35 @@
 // process's CPU time (user + system, getrusage) per request, so the figure does not depend on how
 // fast the API server answers or how loaded the machine is (much).
 //
+// --transport picks what carries the requests (the same requests, headers and bodies each time):
+//   rest       RestClient + ResourceClient over the Transport: ours, as the controllers use it
+//              (the default);
+//   transport  Transport::RoundTrip alone, the requests built here: what the transport costs
+//              without our request building (`curl`, the same, as named while it was libcurl);
+//   prototype  bench/client/http1_prototype: a minimal HTTP/1.1 keep-alive client over OpenSSL,
+//              one connection per thread — the floor for a transport of our own.
+// bench/client/request_cpu.sh runs them alternating, beside client-go (bench/client/go).
+//
 // Usage: request_cpu --kubeconfig=FILE [--namespace=NS] [--count=K] [--threads=T]
+//                    [--transport=rest|transport|prototype]
 #include <sys/resource.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <functional>
+#include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
+#include "bench/client/http1_prototype.h"
 #include "bench/lib/bench_client.h"
+#include "pkg/client/kubeconfig.h"
 #include "pkg/client/resource_client.h"
+#include "pkg/client/transport.h"
+#include "pkg/client/user_agent.h"
 
 namespace {
 
@@ -35,15 +52,84 @@ std::string EventManifest(const std::string& name) {
          R"("count":1,"eventTime":null})";
 }
 
+// The headers RestClient sends on these requests (the transport adds Host, Content-Length and
+// Accept-Encoding; the prototype is given Accept-Encoding here).
+std::vector<std::pair<std::string, std::string>> Headers(const kcm::client::RestConfig& config,
+                                                         bool with_body, bool accept_encoding) {
+  std::vector<std::pair<std::string, std::string>> h;
+  h.emplace_back("Accept", "application/json");
+  h.emplace_back("User-Agent", kcm::client::DefaultUserAgent());
+  if (with_body) h.emplace_back("Content-Type", "application/json");
+  if (!config.bearer_token.empty())
+    h.emplace_back("Authorization", "Bearer " + config.bearer_token);
+  if (accept_encoding) h.emplace_back("Accept-Encoding", "gzip");
+  return h;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const std::string ns = kcm::bench::Flag(argc, argv, "namespace", "bench-client");
   const int count = std::stoi(kcm::bench::Flag(argc, argv, "count", "2000"));
   const int threads = std::stoi(kcm::bench::Flag(argc, argv, "threads", "10"));
-  auto rest = kcm::bench::UnthrottledClient(kcm::bench::Flag(argc, argv, "kubeconfig", ""));
+  const std::string mode = kcm::bench::Flag(argc, argv, "transport", "rest");
+  const std::string kubeconfig = kcm::bench::Flag(argc, argv, "kubeconfig", "");
+  auto rest = kcm::bench::UnthrottledClient(kubeconfig);
   kcm::bench::EnsureNamespace(rest, ns);
+  auto config = kcm::client::BuildConfigFromFlags("", kubeconfig);
+  if (!config.ok()) return 1;
+  const std::string collection = "/api/v1/namespaces/" + ns + "/events";
+  const auto post_headers = Headers(*config, true, mode == "prototype");
+  const auto get_headers = Headers(*config, false, mode == "prototype");
+
+  // One create + GET pair by the chosen path; false on any failure. `worker` is per thread.
+  using Pair = std::function<int(const std::string& name, const std::string& body)>;
+  std::function<Pair()> make_worker;
   kcm::client::ResourceClient events(rest, {"", "v1", "events"}, true);
+  std::shared_ptr<kcm::client::Transport> transport;
+  std::shared_ptr<kcm::bench::PrototypeClient> prototype;
+  if (mode == "rest") {
+    make_worker = [&]() -> Pair {
+      return [&](const std::string& name, const std::string& body) {
+        return int{!events.Create(ns, body).ok()} + int{!events.Get(ns, name).ok()};
+      };
+    };
+  } else if (mode == "transport" || mode == "curl") {
+    transport = *kcm::client::Transport::Create(*config);
+    make_worker = [&]() -> Pair {
+      return [&](const std::string& name, const std::string& body) {
+        kcm::client::HttpRequest post;
+        post.method = "POST";
+        post.url = config->host + collection;
+        post.headers = post_headers;
+        post.body = body;
+        auto created = transport->RoundTrip(post);
+        kcm::client::HttpRequest get;
+        get.url = config->host + collection + "/" + name;
+        get.headers = get_headers;
+        auto got = transport->RoundTrip(get);
+        return int{!created.ok() || created->status != 201} + int{!got.ok() || got->status != 200};
+      };
+    };
+  } else if (mode == "prototype") {
+    auto created = kcm::bench::PrototypeClient::Create(*config);
+    if (!created.ok()) {
+      std::fprintf(stderr, "%s\n", created.error().ToString().c_str());
+      return 1;
+    }
+    prototype = *created;
+    make_worker = [&]() -> Pair {
+      auto conn = std::make_shared<kcm::bench::PrototypeConnection>(prototype);
+      return [&, conn](const std::string& name, const std::string& body) {
+        auto c = conn->Do("POST", collection, post_headers, body);
+        auto g = conn->Do("GET", collection + "/" + name, get_headers, {});
+        return int{!c.ok() || c->status != 201} + int{!g.ok() || g->status != 200};
+      };
+    };
+  } else {
+    std::fprintf(stderr, "--transport: rest, transport or prototype\n");
+    return 2;
+  }
   const std::string run =
       std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
   std::atomic<int> next{0}, failed{0};
@@ -52,17 +138,17 @@ int main(int argc, char** argv) {
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t) {
     pool.emplace_back([&] {
+      const Pair pair = make_worker();
       for (int i; (i = next.fetch_add(2)) < count;) {
         const std::string name = "e" + run + "-" + std::to_string(i);
-        if (!events.Create(ns, EventManifest(name)).ok()) failed.fetch_add(1);
-        if (!events.Get(ns, name).ok()) failed.fetch_add(1);
+        failed.fetch_add(pair(name, EventManifest(name)));
       }
     });
   }
   for (auto& th : pool) th.join();
   const double cpu = CpuSeconds() - cpu0;
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("requests %d threads %d failed %d wall %.2f s cpu %.3f s cpu/request %.1f us\n",
-              count, threads, failed.load(), wall, cpu, 1e6 * cpu / count);
+  std::printf("requests %d threads %d failed %d wall %.2f s cpu %.3f s cpu/request %.1f us (%s)\n",
+              count, threads, failed.load(), wall, cpu, 1e6 * cpu / count, mode.c_str());
   return failed.load() == 0 ? 0 : 1;
 }

@@ -49,11 +49,6 @@ struct RestConfig {
   // rest.Config.DisableCompression: no Accept-Encoding: gzip on requests (watch streams never ask
   // for it). Off by default, as upstream: the API server then gzips answers over 128 KiB.
   bool disable_compression = false;
-  // Offer h2 over TLS (ALPN); HTTP/1.1 keep-alive otherwise. Off by default, unlike client-go:
-  // libcurl (7.88) opens one connection per pooled handle either way, so h2 buys no multiplexing
-  // here, and its framing (nghttp2, separate HEADERS/DATA/WINDOW_UPDATE writes) costs about 65 %
-  // more client CPU per request (bench/client/request_cpu: 165 vs 98 µs; docs/benchmarks.md).
-  bool enable_http2 = false;
 
   // Deadlines, so that no request waits forever on a server that stopped answering.
   // TCP connect (client-go's dialer: 30 s).

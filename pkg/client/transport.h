@@ -1,7 +1,9 @@
-// HTTP transport over libcurl (the http.RoundTripper of rest.Config): TLS from the RestConfig,
-// connection reuse through a pool of easy handles (each keeps its connections alive) sharing DNS
-// and TLS sessions, and streaming responses for watches. Transport is thread-safe; an HttpStream
-// is used by one reader thread, with Cancel() callable from any thread.
+// HTTP/1.1 transport of our own over OpenSSL and non-blocking sockets (the http.RoundTripper of
+// rest.Config): TLS from the RestConfig (CA, server name or IP checked, client certificate,
+// sessions resumed), a keep-alive connection pool shared by all threads, gzip answers inflated,
+// proxies from the environment as net/http reads them, and streaming responses for watches.
+// Transport is thread-safe; an HttpStream is used by one reader thread, with Cancel() callable
+// from any thread. Why not libcurl: docs/architecture.md, "Client transport".
 #pragma once
 
 #include <chrono>
@@ -57,11 +59,13 @@ struct HttpResponse {
   std::string content_type;
 };
 
-// Note: like Go's transport, libcurl resends a request by itself when a *reused* keep-alive
-// connection turns out to be closed before any answer byte arrived.
-// Transport errors (no HTTP answer) come back as Error::Transport(cause, "<METHOD> <url>: <curl's
-// description>") with the TransportCause mapped from the CURLcode (TransportCauseFor).
-TransportCause TransportCauseFor(int curl_code);
+// Like net/http's Transport, a request whose *reused* keep-alive connection turns out closed
+// before any answer byte arrived is sent once more on a new connection, when nothing of it had
+// been written or its method is replayable (GET, HEAD, OPTIONS, TRACE).
+// Transport errors (no HTTP answer) come back as Error::Transport(cause, "<METHOD> <url>: <what
+// failed>"): kConnectionRefused (no connection could be made), kDNS, kTimedOut (connect timeout,
+// total timeout, stall limit), kConnectionReset (closed or reset once connected), kTLS (handshake
+// or verification), kTooLarge (max_body_bytes), kOther.
 
 class HttpStream;
 
@@ -73,8 +77,8 @@ class Transport {
   Transport(const Transport&) = delete;
   Transport& operator=(const Transport&) = delete;
 
-  // One request, the whole body buffered. A stop request aborts it (within about a second,
-  // libcurl's progress-callback period when idle) with reason "Canceled". A connect that takes
+  // One request, the whole body buffered. A stop request aborts it (within about 100 ms, how
+  // often a wait looks at the token) with reason "Canceled". A connect that takes
   // longer than connect_timeout, a transfer over `timeout`, or one under the stall limit fails
   // with cause kTimedOut.
   Result<HttpResponse> RoundTrip(const HttpRequest& request, std::stop_token stop = {});

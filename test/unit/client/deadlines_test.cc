@@ -2,7 +2,6 @@
 // bounded time when the server stalls (no answer, or a trickle), a watch ends at its
 // timeoutSeconds + margin, and neither an answer nor a watch frame is held past
 // RestConfig::max_object_bytes. Failures carry their typed TransportCause.
-#include <curl/curl.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -39,17 +38,38 @@ std::chrono::steady_clock::duration Since(std::chrono::steady_clock::time_point 
   return std::chrono::steady_clock::now() - t;
 }
 
-// The CURLcode → TransportCause table the reflector's decisions rest on.
-TEST(TransportCauseTest, FromCurlCodes) {
-  EXPECT_EQ(TransportCauseFor(CURLE_COULDNT_CONNECT), TransportCause::kConnectionRefused);
-  EXPECT_EQ(TransportCauseFor(CURLE_COULDNT_RESOLVE_HOST), TransportCause::kDNS);
-  EXPECT_EQ(TransportCauseFor(CURLE_OPERATION_TIMEDOUT), TransportCause::kTimedOut);
-  EXPECT_EQ(TransportCauseFor(CURLE_RECV_ERROR), TransportCause::kConnectionReset);
-  EXPECT_EQ(TransportCauseFor(CURLE_GOT_NOTHING), TransportCause::kConnectionReset);
-  EXPECT_EQ(TransportCauseFor(CURLE_HTTP2_STREAM), TransportCause::kConnectionReset);
-  EXPECT_EQ(TransportCauseFor(CURLE_PEER_FAILED_VERIFICATION), TransportCause::kTLS);
-  EXPECT_EQ(TransportCauseFor(CURLE_FILESIZE_EXCEEDED), TransportCause::kTooLarge);
-  EXPECT_EQ(TransportCauseFor(CURLE_UNSUPPORTED_PROTOCOL), TransportCause::kOther);
+// The causes the reflector's decisions rest on, each from a real failure: a name that does not
+// resolve (kDNS), a port nobody listens on (kConnectionRefused), a server that closes the
+// connection without answering (kConnectionReset). Each message names the request.
+TEST(TransportCauseTest, FromRealFailures) {
+  auto transport = Transport::Create(RestConfig{});
+  ASSERT_TRUE(transport.ok()) << transport.error().ToString();
+  HttpRequest dns;
+  dns.url = "http://kcm-no-such-host.invalid/api";
+  auto r = (*transport)->RoundTrip(dns);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().transport, TransportCause::kDNS) << r.error().ToString();
+  EXPECT_NE(r.error().message.find("GET http://kcm-no-such-host.invalid/api: "), std::string::npos)
+      << r.error().message;
+
+  int port = 0;
+  {
+    TestServer gone([](const RecordedRequest&, Conn& c) { c.Respond(200, "{}"); });
+    port = gone.port();
+  }
+  HttpRequest refused;
+  refused.url = "http://127.0.0.1:" + std::to_string(port) + "/api";
+  r = (*transport)->RoundTrip(refused);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().transport, TransportCause::kConnectionRefused) << r.error().ToString();
+
+  TestServer closer([](const RecordedRequest&, Conn& c) { c.Close(); });
+  HttpRequest reset;
+  reset.url = closer.url() + "/api";
+  r = (*transport)->RoundTrip(reset);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().transport, TransportCause::kConnectionReset) << r.error().ToString();
+  EXPECT_EQ(closer.requests().size(), 1u);  // a fresh connection: never resent
 }
 
 // A LIST to a server that accepts the request and never answers fails once the stall limit

@@ -288,6 +288,7 @@ void TestServer::Serve(int fd) {
     SSL_set_fd(ssl, fd);
     auto tls_conn = std::make_unique<TlsConn>(fd, ssl);
     if (SSL_accept(ssl) == 1) {
+      if (SSL_session_reused(ssl) == 1) resumed_sessions_.fetch_add(1);
       client_cn = tls_conn->PeerCommonName();
       conn = std::move(tls_conn);
     }

@@ -80,6 +80,8 @@ class TestServer {
   int port() const { return port_; }
   std::vector<RecordedRequest> requests() const;
   int connections() const { return connections_.load(); }
+  // TLS connections whose handshake resumed an earlier session.
+  int resumed_sessions() const { return resumed_sessions_.load(); }
   bool stopping() const { return stopping_.load(); }
 
  private:
@@ -93,6 +95,7 @@ class TestServer {
   int port_ = 0;
   std::atomic<bool> stopping_{false};
   std::atomic<int> connections_{0};
+  std::atomic<int> resumed_sessions_{0};
   mutable std::mutex mu_;
   std::vector<RecordedRequest> requests_;
   std::vector<int> open_fds_;

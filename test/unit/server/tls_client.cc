@@ -1,7 +1,6 @@
 #include "test/unit/server/tls_client.h"
 
 #include <arpa/inet.h>
-#include <curl/curl.h>
 #include <netinet/in.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
@@ -14,42 +13,34 @@
 #include <filesystem>
 #include <fstream>
 
+#include "pkg/client/transport.h"
+
 namespace kcm::server::testing {
-
-namespace {
-
-size_t Collect(char* data, size_t size, size_t n, void* out) {
-  static_cast<std::string*>(out)->append(data, size * n);
-  return size * n;
-}
-
-}  // namespace
 
 HttpsResponse HttpsGet(int port, const std::string& path, const GetOptions& o) {
   HttpsResponse r;
   auto start = std::chrono::steady_clock::now();
-  CURL* curl = curl_easy_init();
-  std::string url = "https://127.0.0.1:" + std::to_string(port) + path;
-  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 0L);  // Self-signed serving certificate.
-  curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 0L);
-  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, o.timeout_ms);
-  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, Collect);
-  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &r.body);
-  if (!o.cert_file.empty()) {
-    curl_easy_setopt(curl, CURLOPT_SSLCERT, o.cert_file.c_str());
-    curl_easy_setopt(curl, CURLOPT_SSLKEY, o.key_file.c_str());
+  client::RestConfig config;
+  config.insecure = true;  // Self-signed serving certificate.
+  config.cert_file = o.cert_file;
+  config.key_file = o.key_file;
+  config.disable_compression = true;
+  if (auto transport = client::Transport::Create(config); transport.ok()) {
+    client::HttpRequest request;
+    request.url = "https://127.0.0.1:" + std::to_string(port) + path;
+    request.timeout = std::chrono::milliseconds(o.timeout_ms);
+    if (!o.token.empty()) request.headers.emplace_back("Authorization", "Bearer " + o.token);
+    for (const auto& h : o.headers) {
+      const auto colon = h.find(':');
+      std::string value = colon == std::string::npos ? "" : h.substr(colon + 1);
+      value.erase(0, value.find_first_not_of(' '));
+      request.headers.emplace_back(h.substr(0, colon), value);
+    }
+    if (auto answer = (*transport)->RoundTrip(request); answer.ok()) {
+      r.code = answer->status;
+      r.body = std::move(answer->body);
+    }
   }
-  curl_slist* headers = nullptr;
-  if (!o.token.empty()) {
-    headers = curl_slist_append(headers, ("Authorization: Bearer " + o.token).c_str());
-  }
-  for (const auto& h : o.headers) headers = curl_slist_append(headers, h.c_str());
-  if (headers) curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
-  if (curl_easy_perform(curl) == CURLE_OK) curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &r.code);
-  curl_slist_free_all(headers);
-  curl_easy_cleanup(curl);
   r.took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
                                                                  start);
   return r;

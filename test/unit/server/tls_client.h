@@ -26,7 +26,8 @@ struct GetOptions {
   long timeout_ms = 20000;
 };
 
-// GET https://127.0.0.1:<port><path> with libcurl (server certificate not verified).
+// GET https://127.0.0.1:<port><path> through pkg/client's Transport, a new connection each time
+// (server certificate not verified).
 HttpsResponse HttpsGet(int port, const std::string& path, const GetOptions& options = {});
 
 // A blocking TCP connection to 127.0.0.1:port (-1 on failure). Receive timeout 3 s.
