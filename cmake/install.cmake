@@ -55,7 +55,7 @@ foreach(target ${kcr_targets})
   set_target_properties(${target} PROPERTIES EXPORT_NAME ${name})
   get_target_property(dir ${target} SOURCE_DIR)
   file(RELATIVE_PATH rel ${PROJECT_SOURCE_DIR} ${dir})
-  # Implementation-only headers stay out: pkg/api/internal (simdjson) and pkg/server's OpenSSL
+  # Implementation-only headers stay out: pkg/api/internal (simdjson) and the OpenSSL
   # owning pointers are included only by the parts' own .cc files.
   install(
     DIRECTORY ${dir}/

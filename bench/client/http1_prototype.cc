@@ -17,6 +17,8 @@
 #include <cstring>
 #include <optional>
 
+#include "pkg/util/openssl_ptr.h"
+
 namespace kcm::bench {
 namespace {
 
@@ -42,20 +44,10 @@ bool EqualsNoCase(std::string_view a, std::string_view b) {
   return true;
 }
 
-struct CtxDeleter {
-  void operator()(SSL_CTX* c) const { SSL_CTX_free(c); }
-};
-struct SslDeleter {
-  void operator()(SSL* s) const { SSL_free(s); }
-};
-struct BioDeleter {
-  void operator()(BIO* b) const { BIO_free(b); }
-};
-
 }  // namespace
 
 struct PrototypeClient::Impl {
-  std::unique_ptr<SSL_CTX, CtxDeleter> ctx;
+  util::SslCtxPtr ctx;
   std::string host;  // name or IP, without brackets
   std::string port;
   std::string host_header;
@@ -92,7 +84,7 @@ Result<std::shared_ptr<PrototypeClient>> PrototypeClient::Create(const client::R
   impl->verify = !config.insecure;
   SSL_CTX_set_verify(ctx, impl->verify ? SSL_VERIFY_PEER : SSL_VERIFY_NONE, nullptr);
   if (!config.ca_data.empty()) {
-    std::unique_ptr<BIO, BioDeleter> bio(
+    util::BioPtr bio(
         BIO_new_mem_buf(config.ca_data.data(), static_cast<int>(config.ca_data.size())));
     X509_STORE* store = SSL_CTX_get_cert_store(ctx);
     while (X509* cert = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)) {
@@ -108,7 +100,7 @@ Result<std::shared_ptr<PrototypeClient>> PrototypeClient::Create(const client::R
     SSL_CTX_set_default_verify_paths(ctx);
   }
   if (!config.cert_data.empty()) {
-    std::unique_ptr<BIO, BioDeleter> bio(
+    util::BioPtr bio(
         BIO_new_mem_buf(config.cert_data.data(), static_cast<int>(config.cert_data.size())));
     X509* cert = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr);
     if (cert == nullptr || SSL_CTX_use_certificate(ctx, cert) != 1) {
@@ -120,7 +112,7 @@ Result<std::shared_ptr<PrototypeClient>> PrototypeClient::Create(const client::R
     return Fail("client certificate: " + SslError());
   }
   if (!config.key_data.empty()) {
-    std::unique_ptr<BIO, BioDeleter> bio(
+    util::BioPtr bio(
         BIO_new_mem_buf(config.key_data.data(), static_cast<int>(config.key_data.size())));
     EVP_PKEY* key = PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr);
     if (key == nullptr || SSL_CTX_use_PrivateKey(ctx, key) != 1) {
@@ -137,7 +129,7 @@ Result<std::shared_ptr<PrototypeClient>> PrototypeClient::Create(const client::R
 
 struct PrototypeConnection::State {
   int fd = -1;
-  std::unique_ptr<SSL, SslDeleter> ssl;
+  util::SslPtr ssl;
   std::string in;  // received, not yet consumed
   std::size_t pos = 0;
   std::string out;

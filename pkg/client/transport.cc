@@ -29,6 +29,7 @@
 #include <sstream>
 
 #include "pkg/client/json_padding.h"
+#include "pkg/util/openssl_ptr.h"
 
 namespace kcm::client {
 namespace {
@@ -347,27 +348,6 @@ struct ProxySettings {
 
 // --- TLS ---------------------------------------------------------------------------------------
 
-struct CtxDeleter {
-  void operator()(SSL_CTX* c) const { SSL_CTX_free(c); }
-};
-struct SslDeleter {
-  void operator()(SSL* s) const { SSL_free(s); }
-};
-struct BioDeleter {
-  void operator()(BIO* b) const { BIO_free(b); }
-};
-struct X509Deleter {
-  void operator()(X509* x) const { X509_free(x); }
-};
-struct PkeyDeleter {
-  void operator()(EVP_PKEY* k) const { EVP_PKEY_free(k); }
-};
-struct SessionDeleter {
-  void operator()(SSL_SESSION* s) const { SSL_SESSION_free(s); }
-};
-using SslPtr = std::unique_ptr<SSL, SslDeleter>;
-using SessionPtr = std::unique_ptr<SSL_SESSION, SessionDeleter>;
-
 // The BIO under each TLS connection: the socket read and written with recv/send, sending with
 // MSG_NOSIGNAL. OpenSSL's own socket BIO write()s, which raises SIGPIPE on a connection the peer
 // reset and kills a process that keeps SIGPIPE's default action (a library must not rely on its
@@ -418,9 +398,8 @@ std::string OpenSslError() {
   return out.empty() ? "unknown TLS error" : out;
 }
 
-std::unique_ptr<BIO, BioDeleter> MemBio(const std::string& pem) {
-  return std::unique_ptr<BIO, BioDeleter>(
-      BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
+util::BioPtr MemBio(const std::string& pem) {
+  return util::BioPtr(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
 }
 
 std::string ReadFile(const std::string& path, bool* ok) {
@@ -433,8 +412,8 @@ std::string ReadFile(const std::string& path, bool* ok) {
 
 // The SSL_CTX from the RestConfig's TLS settings; an error names what could not be used
 // (client-go fails at transport creation the same way).
-Result<std::unique_ptr<SSL_CTX, CtxDeleter>> MakeTlsContext(const RestConfig& config) {
-  std::unique_ptr<SSL_CTX, CtxDeleter> ctx(SSL_CTX_new(TLS_client_method()));
+Result<util::SslCtxPtr> MakeTlsContext(const RestConfig& config) {
+  util::SslCtxPtr ctx(SSL_CTX_new(TLS_client_method()));
   if (!ctx) return Error::Local("InvalidConfig", "SSL_CTX_new: " + OpenSslError());
   SSL_CTX* c = ctx.get();
   SSL_CTX_set_min_proto_version(c, TLS1_2_VERSION);  // crypto/tls's client minimum
@@ -492,8 +471,7 @@ Result<std::unique_ptr<SSL_CTX, CtxDeleter>> MakeTlsContext(const RestConfig& co
   }
   if (!cert.empty()) {
     auto bio = MemBio(cert);
-    std::unique_ptr<X509, X509Deleter> leaf(
-        PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr));
+    util::X509Ptr leaf(PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr));
     if (!leaf || SSL_CTX_use_certificate(c, leaf.get()) != 1) {
       return Error::Local("InvalidConfig", "client-certificate: " + OpenSslError());
     }
@@ -502,8 +480,7 @@ Result<std::unique_ptr<SSL_CTX, CtxDeleter>> MakeTlsContext(const RestConfig& co
     }
     ERR_clear_error();
     auto key_bio = MemBio(key);
-    std::unique_ptr<EVP_PKEY, PkeyDeleter> pkey(
-        PEM_read_bio_PrivateKey(key_bio.get(), nullptr, nullptr, nullptr));
+    util::PkeyPtr pkey(PEM_read_bio_PrivateKey(key_bio.get(), nullptr, nullptr, nullptr));
     if (!pkey || SSL_CTX_use_PrivateKey(c, pkey.get()) != 1 || SSL_CTX_check_private_key(c) != 1) {
       return Error::Local("InvalidConfig", "client-key: " + OpenSslError());
     }
@@ -549,7 +526,7 @@ class Buffer {
 // every wait goes through Limits::WaitFor.
 struct Connection {
   int fd = -1;
-  SslPtr ssl;
+  util::SslPtr ssl;
   std::string key;
   Buffer in;
   std::size_t pos = 0;
@@ -1006,12 +983,12 @@ bool SendsBody(const HttpRequest& r) {
 
 struct Transport::Impl {
   RestConfig config;
-  std::unique_ptr<SSL_CTX, CtxDeleter> ctx;
+  util::SslCtxPtr ctx;
   ProxySettings proxies;
   std::mutex pool_mu;
   std::vector<std::unique_ptr<Connection>> idle;
   std::mutex session_mu;
-  std::map<std::string, SessionPtr> sessions;  // the last TLS session per endpoint
+  std::map<std::string, util::SslSessionPtr> sessions;  // the last TLS session per endpoint
 
   // OpenSSL hands each new session (TLS 1.3: each ticket) here; the next connection to the same
   // endpoint resumes it instead of a full handshake.
@@ -1024,12 +1001,12 @@ struct Transport::Impl {
     return 1;  // we own it now
   }
 
-  SessionPtr Session(const std::string& key) {
+  util::SslSessionPtr Session(const std::string& key) {
     std::lock_guard lock(session_mu);
     auto it = sessions.find(key);
     if (it == sessions.end() || !it->second) return nullptr;
     SSL_SESSION_up_ref(it->second.get());
-    return SessionPtr(it->second.get());
+    return util::SslSessionPtr(it->second.get());
   }
 
   // A pooled connection to the endpoint that is still usable, or null.
@@ -1217,7 +1194,7 @@ struct Transport::Impl {
       SSL_set_tlsext_host_name(ssl, target.host.c_str());
       SSL_set1_host(ssl, target.host.c_str());
     }
-    if (SessionPtr session = Session(c.key)) SSL_set_session(ssl, session.get());
+    if (util::SslSessionPtr session = Session(c.key)) SSL_set_session(ssl, session.get());
     for (;;) {
       ERR_clear_error();
       const int r = SSL_connect(ssl);

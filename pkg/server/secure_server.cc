@@ -109,8 +109,8 @@ struct SecureServer::Impl {
   std::vector<HealthCheck> health_checks;
   std::vector<HealthCheck> ready_checks;
   std::shared_ptr<RequestAuthorizer> authorizer;
-  internal::X509StorePtr client_ca;
-  internal::X509StorePtr requestheader_ca;
+  util::X509StorePtr client_ca;
+  util::X509StorePtr requestheader_ca;
 
   // Created by Start, destroyed by Stop in reverse order.
   std::unique_ptr<net::io_context> io;

@@ -8,12 +8,10 @@
 
 #include <memory>
 
-#include "pkg/server/openssl_ptr.h"
+#include "pkg/util/openssl_ptr.h"
 
 namespace kcm::server {
 namespace {
-
-using namespace internal;  // NOLINT: the OpenSSL owning pointers
 
 Error SslError(const std::string& what) {
   return Error::Local("TLSError", "self-signed certificate: " + what + " failed");
@@ -29,9 +27,9 @@ std::string BioString(BIO* bio) {
 
 Result<PemPair> MakeSelfSignedCertificate(const std::string& host,
                                           const std::vector<std::string>& ip_addresses) {
-  PkeyPtr key(EVP_EC_gen("P-256"));
+  util::PkeyPtr key(EVP_EC_gen("P-256"));
   if (!key) return SslError("key generation");
-  X509Ptr cert(X509_new());
+  util::X509Ptr cert(X509_new());
   if (!cert) return SslError("X509_new");
   X509_set_version(cert.get(), 2);
   ASN1_INTEGER_set(X509_get_serialNumber(cert.get()), static_cast<long>(time(nullptr)));
@@ -48,12 +46,12 @@ Result<PemPair> MakeSelfSignedCertificate(const std::string& host,
   X509V3_CTX ctx;
   X509V3_set_ctx_nodb(&ctx);
   X509V3_set_ctx(&ctx, cert.get(), cert.get(), nullptr, nullptr, 0);
-  X509ExtPtr ext(X509V3_EXT_conf_nid(nullptr, &ctx, NID_subject_alt_name, san.c_str()));
+  util::X509ExtPtr ext(X509V3_EXT_conf_nid(nullptr, &ctx, NID_subject_alt_name, san.c_str()));
   if (!ext || !X509_add_ext(cert.get(), ext.get(), -1)) return SslError("subjectAltName");
   if (!X509_sign(cert.get(), key.get(), EVP_sha256())) return SslError("signing");
 
-  BioPtr cert_bio(BIO_new(BIO_s_mem()));
-  BioPtr key_bio(BIO_new(BIO_s_mem()));
+  util::BioPtr cert_bio(BIO_new(BIO_s_mem()));
+  util::BioPtr key_bio(BIO_new(BIO_s_mem()));
   if (!cert_bio || !key_bio || !PEM_write_bio_X509(cert_bio.get(), cert.get()) ||
       !PEM_write_bio_PrivateKey(key_bio.get(), key.get(), nullptr, nullptr, 0, nullptr, nullptr)) {
     return SslError("PEM encoding");

@@ -14,7 +14,7 @@ Error ServingError(const std::string& message) {
 }
 
 Result<std::string> ReadFile(const std::string& path) {
-  BioPtr bio(BIO_new_file(path.c_str(), "r"));
+  util::BioPtr bio(BIO_new_file(path.c_str(), "r"));
   if (!bio) {
     ERR_clear_error();
     return ServingError("cannot read " + path);
@@ -83,10 +83,10 @@ Status ConfigureServerContext(SSL_CTX* ctx, const ServingOptions& o,
   SSL_CTX_set_options(
       ctx, SSL_OP_CIPHER_SERVER_PREFERENCE | SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION);
 
-  BioPtr cert_bio(BIO_new_mem_buf(cert_pem.data(), static_cast<int>(cert_pem.size())));
-  X509Ptr cert(PEM_read_bio_X509(cert_bio.get(), nullptr, nullptr, nullptr));
-  BioPtr key_bio(BIO_new_mem_buf(key_pem.data(), static_cast<int>(key_pem.size())));
-  PkeyPtr key(PEM_read_bio_PrivateKey(key_bio.get(), nullptr, nullptr, nullptr));
+  util::BioPtr cert_bio(BIO_new_mem_buf(cert_pem.data(), static_cast<int>(cert_pem.size())));
+  util::X509Ptr cert(PEM_read_bio_X509(cert_bio.get(), nullptr, nullptr, nullptr));
+  util::BioPtr key_bio(BIO_new_mem_buf(key_pem.data(), static_cast<int>(key_pem.size())));
+  util::PkeyPtr key(PEM_read_bio_PrivateKey(key_bio.get(), nullptr, nullptr, nullptr));
   if (!cert || SSL_CTX_use_certificate(ctx, cert.get()) != 1) {
     ERR_clear_error();
     return ServingError("bad serving certificate " + o.tls_cert_file);
@@ -119,14 +119,14 @@ Status ConfigureServerContext(SSL_CTX* ctx, const ServingOptions& o,
   return OkStatus();
 }
 
-Result<X509StorePtr> LoadCABundle(const std::string& file, const std::string& flag) {
+Result<util::X509StorePtr> LoadCABundle(const std::string& file, const std::string& flag) {
   auto pem = ReadFile(file);
   if (!pem.ok()) return ServingError(flag + ": " + pem.error().message);
-  X509StorePtr store(X509_STORE_new());
-  BioPtr bio(BIO_new_mem_buf(pem->data(), static_cast<int>(pem->size())));
+  util::X509StorePtr store(X509_STORE_new());
+  util::BioPtr bio(BIO_new_mem_buf(pem->data(), static_cast<int>(pem->size())));
   int count = 0;
   while (X509* raw = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)) {
-    X509Ptr ca(raw);
+    util::X509Ptr ca(raw);
     if (X509_STORE_add_cert(store.get(), ca.get()) == 1) ++count;
   }
   ERR_clear_error();
@@ -140,7 +140,7 @@ ClientCertificate VerifyClientCertificate(SSL* ssl, X509_STORE* store) {
   if (leaf == nullptr || store == nullptr) return out;
   // On the server side the sent chain excludes the leaf.
   STACK_OF(X509)* intermediates = SSL_get_peer_cert_chain(ssl);
-  X509StoreCtxPtr ctx(X509_STORE_CTX_new());
+  util::X509StoreCtxPtr ctx(X509_STORE_CTX_new());
   if (ctx && X509_STORE_CTX_init(ctx.get(), store, leaf, intermediates) == 1 &&
       X509_STORE_CTX_set_purpose(ctx.get(), X509_PURPOSE_SSL_CLIENT) == 1) {
     out.verified = X509_verify_cert(ctx.get()) == 1;

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "pkg/server/openssl_ptr.h"
 #include "pkg/server/secure_server.h"
+#include "pkg/util/openssl_ptr.h"
 
 namespace kcm::server::internal {
 
@@ -21,7 +21,7 @@ Status ConfigureServerContext(SSL_CTX* ctx, const ServingOptions& options,
                               const std::vector<X509_STORE*>& client_cas);
 
 // Reads a PEM CA bundle; `flag` names it in errors.
-Result<X509StorePtr> LoadCABundle(const std::string& file, const std::string& flag);
+Result<util::X509StorePtr> LoadCABundle(const std::string& file, const std::string& flag);
 
 struct ClientCertificate {
   bool verified = false;  // the chain verifies to the store, for client authentication

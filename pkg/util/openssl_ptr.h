@@ -1,6 +1,6 @@
-// Owning pointers for the OpenSSL objects pkg/server uses (FnDeleter calls a C free function).
-// Internal to pkg/server's .cc files (it pulls in OpenSSL headers; never include it from a public
-// header).
+// Owning pointers for OpenSSL objects (FnDeleter calls a C free function), one set for the
+// client transport (pkg/client) and the serving side (pkg/server). Include it only from .cc files
+// and internal headers: it pulls in OpenSSL's headers (never from a public header).
 #pragma once
 
 #include <openssl/bio.h>
@@ -11,7 +11,7 @@
 
 #include <memory>
 
-namespace kcm::server::internal {
+namespace kcm::util {
 
 template <auto fn>
 struct FnDeleter {
@@ -29,5 +29,6 @@ using PkeyPtr = std::unique_ptr<EVP_PKEY, FnDeleter<EVP_PKEY_free>>;
 using X509ExtPtr = std::unique_ptr<X509_EXTENSION, FnDeleter<X509_EXTENSION_free>>;
 using X509StorePtr = std::unique_ptr<X509_STORE, FnDeleter<X509_STORE_free>>;
 using X509StoreCtxPtr = std::unique_ptr<X509_STORE_CTX, FnDeleter<X509_STORE_CTX_free>>;
+using SslSessionPtr = std::unique_ptr<SSL_SESSION, FnDeleter<SSL_SESSION_free>>;
 
-}  // namespace kcm::server::internal
+}  // namespace kcm::util
