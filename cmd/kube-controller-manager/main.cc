@@ -49,7 +49,7 @@ void PrintVersion(const std::string& mode, const std::string& git_version) {
 
 int main(int argc, char** argv) {
   // A peer that hangs up must cost a write error (EPIPE), never the process: every socket write
-  // path (Asio, libcurl, OpenSSL over a socket BIO) is covered by ignoring SIGPIPE process-wide,
+  // path (Asio, the client transport's sends, OpenSSL) is covered by ignoring SIGPIPE process-wide,
   // before any thread starts.
   signal(SIGPIPE, SIG_IGN);
   kcm::app::CommandLine command;

@@ -79,7 +79,7 @@ ResourceListerWatcher::ResourceListerWatcher(std::shared_ptr<client::ResourceCli
 
 namespace {
 
-// Decodes a LIST answer as libcurl delivers it (api::ListStreamDecoder): the body is never held
+// Decodes a LIST answer as it arrives (api::ListStreamDecoder): the body is never held
 // whole, only the item being received. A retried attempt starts a fresh decoder.
 class ListSink final : public client::BodySink {
  public:

@@ -1,8 +1,8 @@
 // The one error vocabulary of the code base (k8s.io/apimachinery/pkg/api/errors): the Error value,
 // the API StatusReasons and the predicates every layer classifies errors with, and the typed cause
 // of a transport failure. pkg/client fills these in (from a Status body, an HTTP code or a
-// CURLcode); pkg/cache, pkg/informers and the controllers only read them — nobody re-derives a
-// classification from message text. Plain data and pure functions; thread-safe.
+// failed socket/TLS step); pkg/cache, pkg/informers and the controllers only read them —
+// nobody re-derives a classification from message text. Plain data, pure functions, thread-safe.
 #pragma once
 
 #include <cstddef>
@@ -14,7 +14,7 @@
 
 namespace kcm {
 
-// Why a request got no usable HTTP answer. Set by the transport from libcurl's result code (or by
+// Why a request got no usable HTTP answer. Set by the transport from the step that failed (or by
 // the client for a body or frame over its size limit); kNone on every other error.
 enum class TransportCause : std::uint8_t {
   kNone,
