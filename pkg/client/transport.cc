@@ -614,6 +614,16 @@ struct Failure {
   std::optional<Error> error;  // kept as is (a BodySink's error)
 };
 
+// A socket or TLS call failed: the connection is unusable (Exchange decides from the bytes
+// received whether the request may go again on a new one).
+Failure SocketFailure(TransportCause cause, std::string what) {
+  Failure f;
+  f.cause = cause;
+  f.what = std::move(what);
+  f.closed_before_answer = true;
+  return f;
+}
+
 Failure FromWait(Limits::Wait w, const Limits& limits, std::uint64_t received) {
   Failure f;
   switch (w) {
@@ -669,12 +679,10 @@ std::optional<Failure> Fill(Connection& c, Limits& limits, bool wait, Io* io,
         } else if (err == SSL_ERROR_ZERO_RETURN || (err == SSL_ERROR_SYSCALL && errno == 0)) {
           n = 0;
         } else {
-          Failure f;
-          f.cause = err == SSL_ERROR_SSL ? TransportCause::kTLS : TransportCause::kConnectionReset;
-          f.what = err == SSL_ERROR_SSL ? "TLS read: " + OpenSslError()
-                                        : std::string("recv failure: ") + std::strerror(errno);
-          f.closed_before_answer = true;
-          return f;
+          return SocketFailure(
+              err == SSL_ERROR_SSL ? TransportCause::kTLS : TransportCause::kConnectionReset,
+              err == SSL_ERROR_SSL ? "TLS read: " + OpenSslError()
+                                   : std::string("recv failure: ") + std::strerror(errno));
         }
       }
     } else {
@@ -682,11 +690,8 @@ std::optional<Failure> Fill(Connection& c, Limits& limits, bool wait, Io* io,
       if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
         n = -1;
       } else if (n < 0) {
-        Failure f;
-        f.cause = TransportCause::kConnectionReset;
-        f.what = std::string("recv failure: ") + std::strerror(errno);
-        f.closed_before_answer = true;
-        return f;
+        return SocketFailure(TransportCause::kConnectionReset,
+                             std::string("recv failure: ") + std::strerror(errno));
       }
     }
     if (n >= 0) {
@@ -723,12 +728,10 @@ std::optional<Failure> WriteAll(Connection& c, std::string_view data, Limits& li
           want = err == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT;
           n = -1;
         } else {
-          Failure f;
-          f.cause = TransportCause::kConnectionReset;
-          f.what = err == SSL_ERROR_SSL ? "TLS write: " + OpenSslError()
-                                        : std::string("send failure: ") + std::strerror(errno);
-          f.closed_before_answer = true;
-          return f;
+          return SocketFailure(TransportCause::kConnectionReset,
+                               err == SSL_ERROR_SSL
+                                   ? "TLS write: " + OpenSslError()
+                                   : std::string("send failure: ") + std::strerror(errno));
         }
       }
     } else {
@@ -736,11 +739,8 @@ std::optional<Failure> WriteAll(Connection& c, std::string_view data, Limits& li
       if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
         n = -1;
       } else if (n < 0) {
-        Failure f;
-        f.cause = TransportCause::kConnectionReset;
-        f.what = std::string("send failure: ") + std::strerror(errno);
-        f.closed_before_answer = true;
-        return f;
+        return SocketFailure(TransportCause::kConnectionReset,
+                             std::string("send failure: ") + std::strerror(errno));
       }
     }
     if (n > 0) {

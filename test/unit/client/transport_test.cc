@@ -135,7 +135,8 @@ TEST(TransportTest, GzipAnswersInflated) {
 
 // A server that answers the first request and then closes its connections on every later one
 // without answering: a GET on the reused connection is sent once more on a new connection (and
-// only once), a POST whose bytes went out on the reused connection is not sent again.
+// only once), a POST whose bytes went out on the reused connection is not sent again (net/http's
+// persistConn.shouldRetryRequest: nothing written yet, or Request.isReplayable).
 TEST(TransportTest, ClosedKeepAliveConnectionResentOnceAndNeverAPostAfterSending) {
   std::atomic<int> served{0};
   TestServer server([&](const RecordedRequest&, Conn& c) {
@@ -320,7 +321,8 @@ class ScopedEnv {
 
 // HTTPS_PROXY: an https request to a host outside NO_PROXY goes through an HTTP CONNECT tunnel
 // (with the proxy URL's credentials as Basic Proxy-Authorization), TLS inside it; NO_PROXY names
-// (a domain and its subdomains) and loopback addresses go direct.
+// (a domain and its subdomains) and loopback addresses go direct — net/http's
+// ProxyFromEnvironment with golang.org/x/net/http/httpproxy's NO_PROXY rules, as client-go uses.
 TEST(TransportTest, HttpsThroughConnectProxyAndNoProxy) {
   const testing::TestPki* pki = testing::TestPki::Get();
   ASSERT_NE(pki, nullptr);
