@@ -146,54 +146,41 @@ Status ReadStringMapAt(od::value v, std::string_view path,
   });
 }
 
-Status ReadLabelsAt(DecoderImpl& d, od::value v, std::string_view path, Labels* out) {
-  // Views into the parser's string buffer, valid for the whole document; the table copies them
-  // only when the set is new.
+namespace {
+
+// Fills d.label_scratch with an object's string pairs as views into the parser's string buffer,
+// valid for the whole document (the intern table copies them only when the set is new). A null
+// value reads as "".
+Status CollectStringPairs(DecoderImpl& d, od::value v, std::string_view path) {
   std::vector<Labels::value_type>& items = d.label_scratch;
   items.clear();
-  Status s = ForEachField(v, path, [&](od::field& f) -> Status {
+  return ForEachField(v, path, [&](od::field& f) -> Status {
     std::string_view key;
     if (auto ec = f.unescaped_key().get(key); ec) return DecodeErrorAt(path, ec);
     std::string_view val;
-    od::value fv = f.value();
-    bool is_null = false;
-    if (auto ec = fv.is_null().get(is_null); ec) {
+    if (auto ec = ReadStringView(f.value(), &val); ec) {
       return DecodeErrorAt(std::string(path) + "." + std::string(key), ec);
-    }
-    if (!is_null) {
-      if (auto ec = fv.get_string().get(val); ec) {
-        return DecodeErrorAt(std::string(path) + "." + std::string(key), ec);
-      }
     }
     items.emplace_back(key, val);
     return OkStatus();
   });
-  if (!s.ok()) return s;
-  *out = d.interner->InternLabels(&items);
+}
+
+}  // namespace
+
+Status ReadLabelsAt(DecoderImpl& d, od::value v, std::string_view path, Labels* out) {
+  if (Status s = CollectStringPairs(d, v, path); !s.ok()) return s;
+  *out = d.interner->InternLabels(&d.label_scratch);
   return OkStatus();
 }
 
 namespace {
 
-// Views into the parser's string buffer, as ReadLabelsAt; interned (equal annotations, e.g. the
-// revision and replicas annotations of most ReplicaSets, share one map). A null value reads as "",
-// as ReadStringMapAt.
+// Interned as labels are (equal annotations, e.g. the revision and replicas annotations of most
+// ReplicaSets, share one map).
 Status ReadAnnotationsAt(DecoderImpl& d, od::value v, Annotations* out) {
-  constexpr std::string_view kPath = "metadata.annotations";
-  std::vector<Labels::value_type>& items = d.label_scratch;
-  items.clear();
-  Status s = ForEachField(v, kPath, [&](od::field& f) -> Status {
-    std::string_view key;
-    if (auto ec = f.unescaped_key().get(key); ec) return DecodeErrorAt(kPath, ec);
-    std::string_view val;
-    if (auto ec = ReadStringView(f.value(), &val); ec) {
-      return DecodeErrorAt(std::string(kPath) + "." + std::string(key), ec);
-    }
-    items.emplace_back(key, val);
-    return OkStatus();
-  });
-  if (!s.ok()) return s;
-  *out = d.interner->InternAnnotations(&items);
+  if (Status s = CollectStringPairs(d, v, "metadata.annotations"); !s.ok()) return s;
+  *out = d.interner->InternAnnotations(&d.label_scratch);
   return OkStatus();
 }
 
