@@ -22,7 +22,8 @@
 # limiter, not the controller, decides latency at 200/s), WORKERS (both controllers'
 # --concurrent-replicaset-syncs; unset = each one's default, 5), NODES (KWOK nodes, 110 pods
 # each; default pods/100+3), KCM_TESTBED_DIR (a testbed already up there is reused, else one is
-# started and stopped at the end).
+# started and stopped at the end), BEFORE (a second build dir of ours, e.g. before a change: run
+# as "before" right after ours on every shape, same flags, and shown beside it).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build}
@@ -42,6 +43,11 @@ worker_flag=()
 dir=${KCM_TESTBED_DIR:-/tmp/kcm-rs-latency}
 # shellcheck source=bench/lib/controller_bench.sh
 source bench/lib/controller_bench.sh
+before_bin=
+if [ -n "${BEFORE:-}" ]; then
+  before_bin="$BEFORE/cmd/kube-controller-manager/kube-controller-manager"
+  [ -x "$before_bin" ] || { echo "build $before_bin first" >&2; exit 1; }
+fi
 bench_testbed_up
 mkdir -p "$dir/logs"
 churn="$dir/pod-churn"
@@ -145,7 +151,7 @@ YAML
       # The whole scrape is kept, for finding where the time goes (workqueue_*, rest_client_*).
       local after="$dir/logs/metrics-$label-$shape-$rate.txt"
       scrape "$port" >"$after"
-      local b="$dir/scrape-before" k=$shape,$rate
+      local b="$dir/scrape-before" k=$label,$shape,$rate
       hist[$k,total]=$(hist_diff_p99 "$b" "$after" controller_reaction_duration_seconds)
       hist[$k,sli]=$(hist_diff_p99 "$b" "$after" controller_reaction_sli_duration_seconds)
       local reason
@@ -171,11 +177,17 @@ YAML
 
 echo "shapes (ReplicaSets x replicas) $SHAPES, $SAMPLES deletes per rate," \
   "--kube-api-qps=$QPS --kube-api-burst=$BURST ${worker_flag[*]}"
+ours_labels=(ours)
+[ -n "$before_bin" ] && ours_labels+=(before)
 for shape in $SHAPES; do
-  port=$(free_port)
-  run_one ours "$shape" "$port" "$ours" --kubeconfig="$KCM_TESTBED_KCM_KUBECONFIG" \
-    --controllers=replicaset --leader-elect=false --bind-address=127.0.0.1 --secure-port="$port" \
-    --kube-api-qps="$QPS" --kube-api-burst="$BURST" "${worker_flag[@]}"
+  for label in "${ours_labels[@]}"; do
+    bin=$ours
+    [ "$label" = before ] && bin=$before_bin
+    port=$(free_port)
+    run_one "$label" "$shape" "$port" "$bin" --kubeconfig="$KCM_TESTBED_KCM_KUBECONFIG" \
+      --controllers=replicaset --leader-elect=false --bind-address=127.0.0.1 \
+      --secure-port="$port" --kube-api-qps="$QPS" --kube-api-burst="$BURST" "${worker_flag[@]}"
+  done
   run_one upstream "$shape" "" "$upstream" --kubeconfig="$KCM_TESTBED_ADMIN_KUBECONFIG" \
     --authentication-kubeconfig="$KCM_TESTBED_ADMIN_KUBECONFIG" \
     --authorization-kubeconfig="$KCM_TESTBED_ADMIN_KUBECONFIG" --controllers=replicaset \
@@ -186,40 +198,47 @@ done
 get() { sed -n "s/.* $2=\([^ ]*\).*/\1/p" <<<" ${result[$1]}"; }
 echo
 echo "End to end (delete sent -> replacement seen), ms; load = 1/5/15-min load average at the start"
-printf '%-7s %-7s %-22s %-22s %-8s %-17s %s\n' "shape" "rate" "ours p50/p90/p99" \
+printf '%-8s %-7s %-7s %-22s %-22s %-8s %-17s %s\n' "ours" "shape" "rate" "ours p50/p90/p99" \
   "upstream p50/p90/p99" "p99 o/u" "load ours" "load upstream"
-for shape in $SHAPES; do
-  for rate in $RATES; do
-    o=ours,$shape,$rate u=upstream,$shape,$rate
-    printf '%-7s %-7s %-22s %-22s %-8s %-17s %s\n' "$shape" "$rate/s" \
-      "$(get "$o" p50)/$(get "$o" p90)/$(get "$o" p99)" \
-      "$(get "$u" p50)/$(get "$u" p90)/$(get "$u" p99)" \
-      "$(echo "scale=2; $(get "$o" p99) / $(get "$u" p99)" | bc)" \
-      "$(get "$o" load)" "$(get "$u" load)"
+for label in "${ours_labels[@]}"; do
+  for shape in $SHAPES; do
+    for rate in $RATES; do
+      o=$label,$shape,$rate u=upstream,$shape,$rate
+      printf '%-8s %-7s %-7s %-22s %-22s %-8s %-17s %s\n' "$label" "$shape" "$rate/s" \
+        "$(get "$o" p50)/$(get "$o" p90)/$(get "$o" p99)" \
+        "$(get "$u" p50)/$(get "$u" p90)/$(get "$u" p99)" \
+        "$(echo "scale=2; $(get "$o" p99) / $(get "$u" p99)" | bc)" \
+        "$(get "$o" load)" "$(get "$u" load)"
+    done
   done
 done
 echo
 echo "Ours, from /metrics: p99 ms (n) of event -> first write (all), its SLI part (own), the waits"
-printf '%-7s %-7s %-18s %-18s %-18s %-18s %s\n' "shape" "rate" "all" "own (sli)" \
+printf '%-8s %-7s %-7s %-18s %-18s %-18s %-18s %s\n' "ours" "shape" "rate" "all" "own (sli)" \
   "key_in_flight" "stale_cache" "retry_backoff"
-for shape in $SHAPES; do
-  for rate in $RATES; do
-    k=$shape,$rate
-    printf '%-7s %-7s %-18s %-18s %-18s %-18s %s\n' "$shape" "$rate/s" "${hist[$k,total]:-n/a}" \
-      "${hist[$k,sli]:-n/a}" "${hist[$k,key_in_flight]:-n/a}" "${hist[$k,stale_cache]:-n/a}" \
-      "${hist[$k,retry_backoff]:-n/a}"
+for label in "${ours_labels[@]}"; do
+  for shape in $SHAPES; do
+    for rate in $RATES; do
+      k=$label,$shape,$rate
+      printf '%-8s %-7s %-7s %-18s %-18s %-18s %-18s %s\n' "$label" "$shape" "$rate/s" \
+        "${hist[$k,total]:-n/a}" "${hist[$k,sli]:-n/a}" "${hist[$k,key_in_flight]:-n/a}" \
+        "${hist[$k,stale_cache]:-n/a}" "${hist[$k,retry_backoff]:-n/a}"
+    done
   done
 done
 echo
 echo "Ours, in each window: POSTs (pods and Events) and PUTs (n / mean round trip ms), workqueue"
 echo "queue wait and work (summed s), SLI (n / mean ms)"
-printf '%-7s %-7s %-16s %-16s %-12s %-12s %s\n' "shape" "rate" "POST" "PUT" "queue s" "work s" \
-  "sli"
-for shape in $SHAPES; do
-  for rate in $RATES; do
-    k=$shape,$rate
-    printf '%-7s %-7s %-16s %-16s %-12.1f %-12.1f %s\n' "$shape" "$rate/s" "${hist[$k,post]:-n/a}" \
-      "${hist[$k,put]:-n/a}" "${hist[$k,queue]:-0}" "${hist[$k,work]:-0}" "${hist[$k,sli_mean]:-n/a}"
+printf '%-8s %-7s %-7s %-16s %-16s %-12s %-12s %s\n' "ours" "shape" "rate" "POST" "PUT" \
+  "queue s" "work s" "sli"
+for label in "${ours_labels[@]}"; do
+  for shape in $SHAPES; do
+    for rate in $RATES; do
+      k=$label,$shape,$rate
+      printf '%-8s %-7s %-7s %-16s %-16s %-12.1f %-12.1f %s\n' "$label" "$shape" "$rate/s" \
+        "${hist[$k,post]:-n/a}" "${hist[$k,put]:-n/a}" "${hist[$k,queue]:-0}" \
+        "${hist[$k,work]:-0}" "${hist[$k,sli_mean]:-n/a}"
+    done
   done
 done
 echo "load average at the end: $(load)"
