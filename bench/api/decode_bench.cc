@@ -5,6 +5,7 @@
 #include <benchmark/benchmark.h>
 #include <simdjson.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
@@ -13,10 +14,14 @@
 #include <string>
 
 #include "pkg/api/codec.h"
+#include "pkg/api/deployment.h"
+#include "pkg/api/event.h"
+#include "pkg/api/json.h"
 #include "pkg/api/json_input.h"
 #include "pkg/api/object_builders.h"
 #include "pkg/api/protobuf.h"
 #include "pkg/api/protobuf/wire.h"
+#include "pkg/api/replicaset.h"
 #include "pkg/api/shared_text.h"
 #include "test/unit/api/protobuf_writer.h"
 
@@ -158,6 +163,69 @@ void BM_ReplicaSetStatusBody(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(kcm::api::EncodeReplicaSetStatus(rs, status));
 }
 BENCHMARK(BM_ReplicaSetStatusBody)->Arg(0)->Arg(1);
+
+// A Deployment's template against its ReplicaSet's (the same template plus the hash label), both
+// held packed as the informers hold them: what FindNewReplicaSet pays per ReplicaSet of a
+// Deployment on every sync (the Deployment carries kubectl's last-applied annotation before its
+// template, as a Deployment made by `kubectl apply` does).
+void BM_EqualIgnoreHash(benchmark::State& state) {
+  namespace json = kcm::api::json;
+  auto d_doc = json::Parse(ReadFile(KCM_API_TESTDATA "/deployment.json"));
+  auto rs_doc = json::Parse(ReadFile(KCM_API_TESTDATA "/replicaset.json"));
+  if (!d_doc.ok() || !rs_doc.ok()) return state.SkipWithError("parse");
+  json::Value tmpl = *json::GetPath(*d_doc, {"spec", "template"});
+  (void)json::SetPath(tmpl, {"metadata", "labels", "pod-template-hash"},
+                      json::Value::String("7d9f8b6c5d"));
+  (void)json::SetPath(*rs_doc, {"spec", "template"}, std::move(tmpl));
+  // Compact, as the API server writes both.
+  const std::string d_text = json::Serialize(*d_doc);
+  const std::string rs_text = json::Serialize(*rs_doc);
+  auto renamed = [](std::string text) {
+    for (size_t at = text.find("web"); at != std::string::npos; at = text.find("web", at + 3)) {
+      text.replace(at, 3, "api");
+    }
+    return text;
+  };
+  kcm::api::Decoder d;
+  // The first object of each kind becomes its dictionary (held plain).
+  (void)kcm::api::DecodeDeployment(d, renamed(d_text));
+  (void)kcm::api::DecodeReplicaSet(d, renamed(rs_text));
+  auto dep = kcm::api::DecodeDeployment(d, d_text);
+  auto rs = kcm::api::DecodeReplicaSet(d, rs_text);
+  if (!dep.ok() || !rs.ok()) return state.SkipWithError("decode");
+  if (!(*dep)->raw_json.packed() || !(*rs)->raw_json.packed()) {
+    return state.SkipWithError("not packed");
+  }
+  for (auto _ : state) {
+    auto eq = kcm::api::EqualIgnoreHash((*rs)->spec.pod_template, (*dep)->spec.pod_template);
+    if (!eq.ok() || !*eq) return state.SkipWithError("templates differ");
+    benchmark::DoNotOptimize(eq);
+  }
+}
+BENCHMARK(BM_EqualIgnoreHash);
+
+// The create body of an event as the recorder writes one per pod created (EncodeEvent).
+void BM_EventBody(benchmark::State& state) {
+  kcm::api::Event e;
+  e.metadata.name = "web-7d9f8b6c5d.187d4c8a1b2c3d4e";
+  e.metadata.namespace_ = "bench-ours";
+  e.involved_object = {"ReplicaSet",
+                       "bench-ours",
+                       "web-7d9f8b6c5d",
+                       "8a7b6c5d-4e3f-2a1b-0c9d-000000000001",
+                       "apps/v1",
+                       "12345",
+                       ""};
+  e.reason = "SuccessfulCreate";
+  e.message = "Created pod: web-7d9f8b6c5d-x7k2p";
+  e.source.component = "replicaset-controller";
+  e.first_timestamp = e.last_timestamp = kcm::api::Time{} + std::chrono::seconds(1764600000);
+  e.count = 1;
+  e.type = "Normal";
+  e.reporting_component = "replicaset-controller";
+  for (auto _ : state) benchmark::DoNotOptimize(e.ToJson());
+}
+BENCHMARK(BM_EventBody);
 
 // --- The same pod in both encodings: test/testdata/api/pod-protobuf.{json,pb}, one pod created on
 // kube-apiserver v1.37.2 from the reference pod and read back as JSON and as protobuf.

@@ -224,23 +224,35 @@ uint64_t SharedIndexInformer::AddStoreSyncListener(std::function<void()> fn) {
   std::lock_guard lock(store_sync_mu_);
   const uint64_t id = next_store_sync_id_++;
   store_sync_listeners_.emplace(id, std::move(fn));
+  RebuildStoreSyncSnapshotLocked();
   return id;
 }
 
 void SharedIndexInformer::RemoveStoreSyncListener(uint64_t id) {
   std::lock_guard lock(store_sync_mu_);
   store_sync_listeners_.erase(id);
+  RebuildStoreSyncSnapshotLocked();
+}
+
+void SharedIndexInformer::RebuildStoreSyncSnapshotLocked() {
+  if (store_sync_listeners_.empty()) {
+    store_sync_snapshot_.reset();
+    return;
+  }
+  auto snapshot = std::make_shared<std::vector<std::function<void()>>>();
+  snapshot->reserve(store_sync_listeners_.size());
+  for (const auto& [id, fn] : store_sync_listeners_) snapshot->push_back(fn);
+  store_sync_snapshot_ = std::move(snapshot);
 }
 
 void SharedIndexInformer::NotifyStoreSync() const {
-  std::vector<std::function<void()>> listeners;
+  std::shared_ptr<const std::vector<std::function<void()>>> listeners;
   {
     std::lock_guard lock(store_sync_mu_);
-    if (store_sync_listeners_.empty()) return;
-    listeners.reserve(store_sync_listeners_.size());
-    for (const auto& [id, fn] : store_sync_listeners_) listeners.push_back(fn);
+    listeners = store_sync_snapshot_;
   }
-  for (const auto& fn : listeners) fn();
+  if (listeners == nullptr) return;
+  for (const auto& fn : *listeners) fn();
 }
 
 bool SharedIndexInformer::HasSynced() const {

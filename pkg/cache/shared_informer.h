@@ -101,6 +101,7 @@ class SharedIndexInformer {
   Status ApplyDeltas(const Deltas& deltas, bool is_in_initial_list,
                      std::vector<PendingNotification>& out);
   void NotifyStoreSync() const;
+  void RebuildStoreSyncSnapshotLocked();  // store_sync_mu_ held
 
   const std::shared_ptr<ListerWatcher> lister_watcher_;
   const SharedIndexInformerOptions options_;
@@ -121,9 +122,12 @@ class SharedIndexInformer {
   // Taken before mu_ and before the DeltaFIFO's lock; non-blocking handlers run under it.
   std::mutex block_deltas_;
 
-  mutable std::mutex store_sync_mu_;  // guards the two fields below; taken after no other lock
+  mutable std::mutex store_sync_mu_;  // guards the three fields below; taken after no other lock
   uint64_t next_store_sync_id_ = 0;
   std::map<uint64_t, std::function<void()>> store_sync_listeners_;
+  // The listeners as NotifyStoreSync calls them, rebuilt on each add and remove: a move of the
+  // watermark (every watch event) takes a count of it instead of copying each function.
+  std::shared_ptr<const std::vector<std::function<void()>>> store_sync_snapshot_;
 };
 
 }  // namespace kcm::cache

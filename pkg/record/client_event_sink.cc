@@ -38,11 +38,15 @@ ClientEventSink::ClientEventSink(std::shared_ptr<client::RestClient> client)
 
 Result<api::Event> ClientEventSink::Create(const api::Event& event) {
   if (Status s = RequireNamespace(event); !s.ok()) return s.error();
-  api::Event copy = event;
-  copy.metadata.resource_version.clear();  // a create carries no precondition
-  auto body = EncodeEvent(copy);
+  // A create carries no precondition: a resourceVersion is dropped (on a copy; a new event has
+  // none).
+  Result<std::string> body = event.metadata.resource_version.empty() ? EncodeEvent(event) : [&] {
+    api::Event copy = event;
+    copy.metadata.resource_version.clear();
+    return EncodeEvent(copy);
+  }();
   if (!body.ok()) return body.error();
-  return Decode(events_.Create(copy.metadata.namespace_, std::move(body).value()));
+  return Decode(events_.Create(event.metadata.namespace_, std::move(body).value()));
 }
 
 Result<api::Event> ClientEventSink::Update(const api::Event& event) {

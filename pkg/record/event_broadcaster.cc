@@ -255,9 +255,15 @@ bool EventBroadcaster::RecordEvent(const api::Event& event, const std::string& p
     if (!written.ok() && written.error().code == 404) create = true;
   }
   if (create) {
-    api::Event fresh = event;
-    fresh.metadata.resource_version.clear();
-    written = sink_->Create(fresh);
+    // A create carries no resourceVersion; a new event has none, so it is copied only when it
+    // came from the correlator's log of a written one.
+    if (event.metadata.resource_version.empty()) {
+      written = sink_->Create(event);
+    } else {
+      api::Event fresh = event;
+      fresh.metadata.resource_version.clear();
+      written = sink_->Create(fresh);
+    }
   }
   if (written.ok()) {
     correlator_.UpdateState(*written);

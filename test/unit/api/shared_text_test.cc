@@ -1,6 +1,9 @@
 #include "pkg/api/shared_text.h"
 
 #include <gtest/gtest.h>
+// next_in as a pointer to const, as in shared_text.cc.
+#define ZLIB_CONST
+#include <zlib.h>
 
 #include <random>
 #include <string>
@@ -113,6 +116,54 @@ TEST(SharedTextTest, KindsHaveTheirOwnDictionaries) {
   EXPECT_TRUE(d.packed());
   EXPECT_EQ(rs, Doc(3));
   EXPECT_EQ(d, Doc(4));
+}
+
+// The size of `text` deflated the way TextPacker documents it (raw deflate, 4 KiB window, level
+// 6, memory level 4) by a stream made for it alone and loaded with `dict`.
+size_t FreshDeflateSize(const std::string& dict, const std::string& text) {
+  z_stream zs{};
+  EXPECT_EQ(deflateInit2(&zs, 6, Z_DEFLATED, -12, 4, Z_DEFAULT_STRATEGY), Z_OK);
+  EXPECT_EQ(deflateSetDictionary(&zs, reinterpret_cast<const Bytef*>(dict.data()),
+                                 static_cast<uInt>(dict.size())),
+            Z_OK);
+  std::string out(deflateBound(&zs, text.size()), '\0');
+  zs.next_in = reinterpret_cast<const Bytef*>(text.data());
+  zs.avail_in = static_cast<uInt>(text.size());
+  zs.next_out = reinterpret_cast<Bytef*>(out.data());
+  zs.avail_out = static_cast<uInt>(out.size());
+  EXPECT_EQ(deflate(&zs, Z_FINISH), Z_STREAM_END);
+  const size_t n = out.size() - zs.avail_out;
+  deflateEnd(&zs);
+  return n;
+}
+
+// Each text is packed from its kind's dictionary alone, whatever the packer packed before (the
+// packer copies a stream that loaded the dictionary once): the stream is the one a fresh deflate
+// loaded with that dictionary writes, and it reads back anywhere.
+TEST(SharedTextTest, EachPackIsAFreshStreamFromTheDictionary) {
+  TextPacker packer;
+  const std::string rs_dict = Doc(0);
+  const std::string d_dict = Doc(500);
+  packer.Pack("ReplicaSet", rs_dict, "");
+  packer.Pack("Deployment", d_dict, "");
+  std::vector<SharedText> kept;
+  for (int i = 1; i <= 40; ++i) {
+    const std::string doc = Doc(i);
+    SharedText rs = packer.Pack("ReplicaSet", doc, "");
+    SharedText d = packer.Pack("Deployment", doc, "");
+    ASSERT_TRUE(rs.packed());
+    ASSERT_TRUE(d.packed());
+    EXPECT_EQ(rs.stored_size(), FreshDeflateSize(rs_dict, doc)) << i;
+    EXPECT_EQ(d.stored_size(), FreshDeflateSize(d_dict, doc)) << i;
+    // The same text again packs to the same size: nothing of the last stream carried over.
+    EXPECT_EQ(packer.Pack("ReplicaSet", doc, "").stored_size(), rs.stored_size()) << i;
+    kept.push_back(rs);
+    kept.push_back(d);
+  }
+  for (int i = 1; i <= 40; ++i) {
+    EXPECT_EQ(kept[2 * (i - 1)], Doc(i));
+    EXPECT_EQ(kept[2 * (i - 1) + 1], Doc(i));
+  }
 }
 
 TEST(SharedTextTest, WhatDoesNotPayStaysPlain) {

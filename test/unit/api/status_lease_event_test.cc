@@ -97,5 +97,84 @@ TEST(EventTest, EncodeThenDecode) {
   EXPECT_EQ((*back)->type, "Normal");
 }
 
+// The body as a json::Value document serialized, the way Event::ToJson built it before it wrote
+// the text directly: the reference the direct writer must match byte for byte.
+std::string EventDocument(const Event& e) {
+  using json::Value;
+  Value obj = Value::MakeObject();
+  obj.Set("apiVersion", Value::String("v1"));
+  obj.Set("kind", Value::String("Event"));
+  auto opt = [](Value& o, const char* k, const std::string& v) {
+    if (!v.empty()) o.Set(k, Value::String(v));
+  };
+  Value meta = Value::MakeObject();
+  opt(meta, "name", e.metadata.name);
+  opt(meta, "generateName", e.generate_name);
+  opt(meta, "namespace", e.metadata.namespace_);
+  opt(meta, "resourceVersion", e.metadata.resource_version);
+  obj.Set("metadata", std::move(meta));
+  Value ref = Value::MakeObject();
+  opt(ref, "kind", e.involved_object.kind);
+  opt(ref, "namespace", e.involved_object.namespace_);
+  opt(ref, "name", e.involved_object.name);
+  opt(ref, "uid", e.involved_object.uid);
+  opt(ref, "apiVersion", e.involved_object.api_version);
+  opt(ref, "resourceVersion", e.involved_object.resource_version);
+  opt(ref, "fieldPath", e.involved_object.field_path);
+  obj.Set("involvedObject", std::move(ref));
+  opt(obj, "reason", e.reason);
+  opt(obj, "message", e.message);
+  Value src = Value::MakeObject();
+  opt(src, "component", e.source.component);
+  opt(src, "host", e.source.host);
+  obj.Set("source", std::move(src));
+  if (e.first_timestamp) obj.Set("firstTimestamp", Value::String(FormatTime(*e.first_timestamp)));
+  if (e.last_timestamp) obj.Set("lastTimestamp", Value::String(FormatTime(*e.last_timestamp)));
+  if (e.count != 0) obj.Set("count", Value::Int(e.count));
+  opt(obj, "type", e.type);
+  if (e.event_time) obj.Set("eventTime", Value::String(FormatMicroTime(*e.event_time)));
+  opt(obj, "reportingComponent", e.reporting_component);
+  opt(obj, "reportingInstance", e.reporting_instance);
+  opt(obj, "action", e.action);
+  return json::Serialize(obj);
+}
+
+// ToJson writes the text itself; it is the document's serialization byte for byte, with every
+// optional member absent or present, and strings that need escapes.
+TEST(EventTest, BodyIsTheDocumentsSerialization) {
+  Event empty;
+  EXPECT_EQ(empty.ToJson(), EventDocument(empty));
+  EXPECT_EQ(empty.ToJson(),
+            R"({"apiVersion":"v1","kind":"Event","metadata":{},"involvedObject":{},"source":{}})");
+
+  Event full;
+  full.metadata.name = "web.17a";
+  full.generate_name = "web-";
+  full.metadata.namespace_ = "prod";
+  full.metadata.resource_version = "77";
+  full.involved_object = {"Pod", "prod", "web-1", "u-1", "v1", "42", "spec.containers{c}"};
+  full.reason = "Failed";
+  full.message = "quote \" backslash \\ newline \n tab \t control \x01 utf-8 \u00e9";
+  full.source = {"kubelet", "node-1"};
+  full.first_timestamp = *ParseRFC3339("2026-11-29T10:00:00Z");
+  full.last_timestamp = *ParseRFC3339("2026-11-29T10:05:00Z");
+  full.count = -3;
+  full.type = "Warning";
+  full.event_time = *ParseRFC3339("2026-11-29T10:05:00.123456Z");
+  full.reporting_component = "kubelet";
+  full.reporting_instance = "node-1";
+  full.action = "Pull";
+  EXPECT_EQ(full.ToJson(), EventDocument(full));
+
+  // One member of each group alone.
+  Event some;
+  some.involved_object.uid = "u";
+  some.source.host = "h";
+  some.count = 2147483647;
+  some.action = "a";
+  EXPECT_EQ(some.ToJson(), EventDocument(some));
+  EXPECT_TRUE(json::Parse(full.ToJson()).ok());
+}
+
 }  // namespace
 }  // namespace kcm::api
