@@ -12,9 +12,12 @@
 //   prototype  bench/client/http1_prototype: a minimal HTTP/1.1 keep-alive client over OpenSSL,
 //              one connection per thread — the floor for a transport of our own.
 // bench/client/request_cpu.sh runs them alternating, beside client-go (bench/client/go).
+// --transport=watch instead reads one watch of the namespace's Events to its end (a server that
+// ends it, bench/client/stub) and prints the CPU per frame: the watch read path (transport,
+// frame scanner) alone.
 //
 // Usage: request_cpu --kubeconfig=FILE [--namespace=NS] [--count=K] [--threads=T]
-//                    [--transport=rest|transport|prototype]
+//                    [--transport=rest|transport|prototype|watch]
 #include <sys/resource.h>
 
 #include <atomic>
@@ -33,6 +36,7 @@
 #include "pkg/client/resource_client.h"
 #include "pkg/client/transport.h"
 #include "pkg/client/user_agent.h"
+#include "pkg/client/watch_stream.h"
 
 namespace {
 
@@ -79,6 +83,31 @@ int main(int argc, char** argv) {
   auto config = kcm::client::BuildConfigFromFlags("", kubeconfig);
   if (!config.ok()) return 1;
   const std::string collection = "/api/v1/namespaces/" + ns + "/events";
+  if (mode == "watch") {
+    kcm::client::ResourceClient events(rest, {"", "v1", "events"}, true);
+    const double cpu0 = CpuSeconds();
+    auto w = events.Watch(ns, {});
+    if (!w.ok()) {
+      std::fprintf(stderr, "%s\n", w.error().ToString().c_str());
+      return 1;
+    }
+    std::size_t frames = 0;
+    std::size_t bytes = 0;
+    for (;;) {
+      auto f = (*w)->Next();
+      if (!f.ok()) {
+        std::fprintf(stderr, "%s\n", f.error().ToString().c_str());
+        return 1;
+      }
+      if (!f->has_value()) break;
+      ++frames;
+      bytes += (*f)->size();
+    }
+    const double cpu = CpuSeconds() - cpu0;
+    std::printf("frames %zu bytes %zu cpu %.3f s cpu/request %.1f us (watch, per frame)\n", frames,
+                bytes, cpu, frames == 0 ? 0.0 : 1e6 * cpu / static_cast<double>(frames));
+    return frames == 0 ? 1 : 0;
+  }
   const auto post_headers = Headers(*config, true, mode == "prototype");
   const auto get_headers = Headers(*config, false, mode == "prototype");
 

@@ -1,5 +1,8 @@
 #include "pkg/client/json_frame_scanner.h"
 
+#include <array>
+#include <cstring>
+
 #include "pkg/client/json_padding.h"
 
 namespace kcm::client {
@@ -12,17 +15,35 @@ bool IsSpace(char c) {
 // After a big frame, do not keep its capacity for the rest of the watch.
 constexpr std::size_t kKeepCapacity = std::size_t{1} << 20;
 
+// The bytes that matter outside a string: a string's start and the brackets.
+constexpr std::array<bool, 256> kStructural = [] {
+  std::array<bool, 256> t{};
+  for (const unsigned char c : {'"', '{', '[', '}', ']'}) t[c] = true;
+  return t;
+}();
+
 }  // namespace
 
+Error JsonFrameScanner::TooLarge() const {
+  return Error::Transport(
+      TransportCause::kTooLarge,
+      "watch event over the " + std::to_string(max_frame_) + "-byte frame limit");
+}
+
+// Byte runs that cannot end a frame (a string's body, the scalars and separators between
+// brackets) are skipped by tight loops; the limit is checked where a frame ends and for what is
+// left unfinished at the end of the read, which holds the same frames to it as a check per byte.
 void JsonFrameScanner::Feed(std::string_view data) {
   if (error_) return;
+  const std::size_t n = data.size();
   std::size_t run = 0;  // start of this frame's bytes within data
-  for (std::size_t i = 0; i < data.size(); ++i) {
-    const char c = data[i];
+  std::size_t i = 0;
+  while (i < n) {
     if (depth_ == 0) {
       // Between frames: whitespace, then an object must start.
+      const char c = data[i];
       if (IsSpace(c)) {
-        run = i + 1;
+        run = ++i;
         continue;
       }
       if (c != '{') {
@@ -33,43 +54,55 @@ void JsonFrameScanner::Feed(std::string_view data) {
                        {}};
         return;
       }
-      run = i;
+      run = i++;
       depth_ = 1;
-    } else if (in_string_) {
+      continue;
+    }
+    if (in_string_) {
       if (escaped_) {
         escaped_ = false;
-      } else if (c == '\\') {
+        ++i;
+        continue;
+      }
+      // The closing quote by memchr, then a backslash before it (rare outside annotations).
+      const char* base = data.data();
+      const void* quote = std::memchr(base + i, '"', n - i);
+      const std::size_t end =
+          quote == nullptr ? n : static_cast<std::size_t>(static_cast<const char*>(quote) - base);
+      const void* backslash = std::memchr(base + i, '\\', end - i);
+      i = backslash == nullptr
+              ? end
+              : static_cast<std::size_t>(static_cast<const char*>(backslash) - base);
+      if (i == n) break;
+      if (data[i] == '\\') {
         escaped_ = true;
-      } else if (c == '"') {
+      } else {
         in_string_ = false;
       }
-    } else {
-      switch (c) {
-        case '"':
-          in_string_ = true;
-          break;
-        case '{':
-        case '[':
-          ++depth_;
-          break;
-        case '}':
-        case ']':
-          --depth_;
-          break;
-        default:
-          break;
-      }
+      ++i;
+      continue;
     }
-    const std::size_t frame_len = partial_.size() + (i + 1 - run);
-    if (max_frame_ > 0 && frame_len > max_frame_) {
-      error_ = Error::Transport(
-          TransportCause::kTooLarge,
-          "watch event over the " + std::to_string(max_frame_) + "-byte frame limit");
-      std::string().swap(partial_);
-      return;
+    while (i < n && !kStructural[static_cast<unsigned char>(data[i])]) ++i;
+    if (i == n) break;
+    switch (data[i++]) {
+      case '"':
+        in_string_ = true;
+        break;
+      case '{':
+      case '[':
+        ++depth_;
+        break;
+      default:  // '}' or ']'
+        --depth_;
+        break;
     }
     if (depth_ == 0) {
-      const std::string_view tail = data.substr(run, i + 1 - run);
+      const std::string_view tail = data.substr(run, i - run);
+      if (max_frame_ > 0 && partial_.size() + tail.size() > max_frame_) {
+        error_ = TooLarge();
+        std::string().swap(partial_);
+        return;
+      }
       if (partial_.empty()) {
         ready_.push_back(PaddedCopy(tail));
       } else {
@@ -78,10 +111,17 @@ void JsonFrameScanner::Feed(std::string_view data) {
         partial_.clear();
         if (partial_.capacity() > kKeepCapacity) std::string().swap(partial_);
       }
-      run = i + 1;
+      run = i;
     }
   }
-  if (depth_ > 0) partial_.append(data.substr(run));
+  if (depth_ > 0) {
+    if (max_frame_ > 0 && partial_.size() + (n - run) > max_frame_) {
+      error_ = TooLarge();
+      std::string().swap(partial_);
+      return;
+    }
+    partial_.append(data.substr(run));
+  }
 }
 
 Result<std::optional<std::string>> JsonFrameScanner::Next() {

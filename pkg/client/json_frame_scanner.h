@@ -33,6 +33,8 @@ class JsonFrameScanner {
   std::size_t partial_bytes() const { return partial_.size(); }
 
  private:
+  Error TooLarge() const;
+
   std::size_t max_frame_;
   std::string partial_;            // the unfinished frame's bytes so far
   std::deque<std::string> ready_;  // complete frames, padded, not yet returned

@@ -1,44 +1,68 @@
 #include "pkg/client/length_frame_scanner.h"
 
+#include <algorithm>
 #include <cstdint>
 
 namespace kcm::client {
+namespace {
+
+std::uint32_t FrameLength(std::string_view prefix) {
+  std::uint32_t n = 0;
+  for (std::size_t i = 0; i < 4; ++i) n = (n << 8) | static_cast<std::uint8_t>(prefix[i]);
+  return n;
+}
+
+}  // namespace
+
+bool LengthFrameScanner::OverLimit(std::uint32_t n) {
+  if (max_frame_ == 0 || n <= max_frame_) return false;
+  error_ =
+      Error::Transport(TransportCause::kTooLarge,
+                       "watch event over the " + std::to_string(max_frame_) + "-byte frame limit");
+  std::string().swap(partial_);
+  return true;
+}
 
 void LengthFrameScanner::Feed(std::string_view data) {
   if (error_) return;
-  // Drop what was consumed before growing (amortized O(1) per byte).
-  if (pos_ > 0 && pos_ >= buffer_.size() / 2) {
-    buffer_.erase(0, pos_);
-    pos_ = 0;
+  // A frame begun in an earlier read takes from data only its missing bytes.
+  if (!partial_.empty()) {
+    if (partial_.size() < 4) {
+      const std::size_t take = std::min(4 - partial_.size(), data.size());
+      partial_.append(data.substr(0, take));
+      data.remove_prefix(take);
+      if (partial_.size() < 4) return;
+    }
+    const std::uint32_t n = FrameLength(partial_);
+    if (OverLimit(n)) return;
+    const std::size_t take = std::min(4 + std::size_t{n} - partial_.size(), data.size());
+    partial_.append(data.substr(0, take));
+    data.remove_prefix(take);
+    if (partial_.size() < 4 + std::size_t{n}) return;
+    std::string frame = std::move(partial_);
+    partial_.clear();
+    frame.erase(0, 4);
+    ready_.push_back(std::move(frame));
   }
-  buffer_.append(data);
+  // Frames wholly inside data are copied out of it once; only an unfinished one is kept.
+  while (data.size() >= 4) {
+    const std::uint32_t n = FrameLength(data);
+    if (OverLimit(n)) return;
+    if (data.size() - 4 < n) break;
+    ready_.emplace_back(data.substr(4, n));
+    data.remove_prefix(4 + std::size_t{n});
+  }
+  partial_.append(data);
 }
 
 Result<std::optional<std::string>> LengthFrameScanner::Next() {
-  using Frame = std::optional<std::string>;
+  if (!ready_.empty()) {
+    std::string frame = std::move(ready_.front());
+    ready_.pop_front();
+    return std::optional<std::string>(std::move(frame));
+  }
   if (error_) return *error_;
-  const std::size_t available = buffer_.size() - pos_;
-  if (available < 4) return Frame();
-  uint32_t n = 0;
-  for (std::size_t i = 0; i < 4; ++i) {
-    n = (n << 8) | static_cast<uint8_t>(buffer_[pos_ + i]);
-  }
-  if (max_frame_ > 0 && n > max_frame_) {
-    error_ = Error::Transport(
-        TransportCause::kTooLarge,
-        "watch event over the " + std::to_string(max_frame_) + "-byte frame limit");
-    std::string().swap(buffer_);
-    pos_ = 0;
-    return *error_;
-  }
-  if (available - 4 < n) return Frame();
-  std::string frame = buffer_.substr(pos_ + 4, n);
-  pos_ += 4 + n;
-  if (pos_ == buffer_.size()) {
-    buffer_.clear();
-    pos_ = 0;
-  }
-  return Frame(std::move(frame));
+  return std::optional<std::string>();
 }
 
 }  // namespace kcm::client

@@ -1,10 +1,13 @@
 // LengthFrameScanner: splits a byte stream into length-prefixed frames (the protobuf watch wire
 // format: a 4-byte big-endian length, then that many bytes; upstream's LengthDelimitedFramer),
 // split across reads at any byte. A frame over the scanner's limit is an error (cause kTooLarge)
-// and is never buffered. Thread-compatible.
+// and is never buffered: the scanner holds at most the unfinished frame (≤ limit) plus the
+// complete frames of the last Feed. Thread-compatible.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <deque>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -24,13 +27,16 @@ class LengthFrameScanner {
   // error for a frame over the limit (kTooLarge).
   Result<std::optional<std::string>> Next();
   // True when bytes of an unfinished frame are buffered (a stream ending now is truncated).
-  bool HasPartial() const { return buffer_.size() > pos_; }
-  std::size_t partial_bytes() const { return buffer_.size() - pos_; }
+  bool HasPartial() const { return !partial_.empty(); }
+  std::size_t partial_bytes() const { return partial_.size(); }
 
  private:
+  // Sets the kTooLarge error (and drops the unfinished frame) when n is over the limit.
+  bool OverLimit(std::uint32_t n);
+
   std::size_t max_frame_;
-  std::string buffer_;  // received bytes; those before pos_ are consumed
-  std::size_t pos_ = 0;
+  std::string partial_;            // the unfinished frame's bytes so far, its prefix included
+  std::deque<std::string> ready_;  // complete frames, not yet returned
   std::optional<Error> error_;
 };
 

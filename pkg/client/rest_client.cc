@@ -192,6 +192,7 @@ Result<HttpRequest> MakeHttpRequest(const Request& request, std::string url,
     if (request.single_object) http.max_body_bytes = config.max_object_bytes;
     http.body_sink = request.body_sink;
   }
+  http.headers.reserve(4);
   http.headers.emplace_back(
       "Accept", request.accept.empty() ? std::string(kContentTypeJSON) : request.accept);
   http.headers.emplace_back("User-Agent", user_agent);

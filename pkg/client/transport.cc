@@ -1,6 +1,7 @@
 #include "pkg/client/transport.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -11,12 +12,12 @@
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
 #include <atomic>
-#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cstdint>
@@ -47,6 +48,9 @@ constexpr std::size_t kMaxHeadBytes = 1 << 20;
 constexpr std::size_t kReadChunk = 64 << 10;
 // Request bodies up to this size go out in the same write as the head.
 constexpr std::size_t kInlineBodyBytes = 16 << 10;
+// The socket's receive timeout (SO_RCVTIMEO): how long a read that waits in the kernel for a
+// RoundTrip's answer may block before the request's limits are looked at again.
+constexpr int kBlockingReadMs = 100;
 
 // Dead-peer detection on every connection, idle or streaming a watch. client-go gets it from its
 // HTTP/2 health check (http2.Transport ReadIdleTimeout 30 s: send a PING after 30 s without a
@@ -59,20 +63,23 @@ constexpr int kKeepAliveIdleSeconds = 30;
 constexpr int kKeepAliveIntervalSeconds = 15;
 constexpr int kKeepAliveProbes = 1;
 
+// HTTP's names and tokens are ASCII: folded inline rather than by std::tolower, a locale-aware
+// call per byte (1.2k instructions per answer's head, callgrind).
+char AsciiLower(char c) {
+  return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+}
+
 bool EqualsNoCase(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   for (std::size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i]))) {
-      return false;
-    }
+    if (AsciiLower(a[i]) != AsciiLower(b[i])) return false;
   }
   return true;
 }
 
 std::string Lower(std::string_view s) {
   std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (char& c : out) c = AsciiLower(c);
   return out;
 }
 
@@ -348,14 +355,23 @@ struct ProxySettings {
 
 // --- TLS ---------------------------------------------------------------------------------------
 
+// What the BIO under a TLS connection needs of it: the socket, where to say that a read found
+// the socket empty (Connection::socket_drained), and whether the next read may block
+// (Connection::blocking_read).
+struct SocketBioTarget {
+  int fd = -1;
+  bool* drained = nullptr;
+  bool* blocking_read = nullptr;
+};
+
 // The BIO under each TLS connection: the socket read and written with recv/send, sending with
 // MSG_NOSIGNAL. OpenSSL's own socket BIO write()s, which raises SIGPIPE on a connection the peer
 // reset and kills a process that keeps SIGPIPE's default action (a library must not rely on its
 // host ignoring it; libcurl blocked it around each call). Made once, never changed afterwards.
 int BioWrite(BIO* b, const char* data, int n) {
   BIO_clear_retry_flags(b);
-  const int fd = static_cast<int>(reinterpret_cast<std::intptr_t>(BIO_get_data(b)));
-  const long r = ::send(fd, data, static_cast<std::size_t>(n), MSG_NOSIGNAL);
+  const auto* target = static_cast<const SocketBioTarget*>(BIO_get_data(b));
+  const long r = ::send(target->fd, data, static_cast<std::size_t>(n), MSG_NOSIGNAL | MSG_DONTWAIT);
   if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
     BIO_set_retry_write(b);
   }
@@ -364,11 +380,16 @@ int BioWrite(BIO* b, const char* data, int n) {
 
 int BioRead(BIO* b, char* data, int n) {
   BIO_clear_retry_flags(b);
-  const int fd = static_cast<int>(reinterpret_cast<std::intptr_t>(BIO_get_data(b)));
-  const long r = ::recv(fd, data, static_cast<std::size_t>(n), 0);
+  const auto* target = static_cast<const SocketBioTarget*>(BIO_get_data(b));
+  const long r = ::recv(target->fd, data, static_cast<std::size_t>(n),
+                        *target->blocking_read ? 0 : MSG_DONTWAIT);
+  *target->blocking_read = false;
   if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
     BIO_set_retry_read(b);
   }
+  // With read-ahead OpenSSL asks for all the room its buffer has: less than that means the
+  // socket held no more at this moment.
+  *target->drained = r < n;
   return static_cast<int>(r);
 }
 
@@ -487,6 +508,10 @@ Result<util::SslCtxPtr> MakeTlsContext(const RestConfig& config) {
   }
   static constexpr unsigned char kAlpn[] = "\x08http/1.1";
   SSL_CTX_set_alpn_protos(c, kAlpn, sizeof kAlpn - 1);
+  // Read-ahead: one recv takes every record the socket holds (up to OpenSSL's read buffer)
+  // instead of two per record (its 5-byte header, then its body). Every wait for the socket
+  // therefore first asks SSL_has_pending whether OpenSSL holds bytes already.
+  SSL_CTX_set_read_ahead(c, 1);
   return ctx;
 }
 
@@ -522,8 +547,10 @@ class Buffer {
   std::size_t capacity_ = 0;
 };
 
-// One TCP (and TLS) connection with the bytes read from it and not yet consumed. Non-blocking;
-// every wait goes through Limits::WaitFor.
+// One TCP (and TLS) connection with the bytes read from it and not yet consumed. Every send and
+// receive is non-blocking (MSG_DONTWAIT) and every wait goes through Limits, but one: a
+// RoundTrip waiting for its answer reads with the socket's receive timeout instead of a poll
+// followed by a read (blocking_read; the socket itself is blocking once connected).
 struct Connection {
   int fd = -1;
   util::SslPtr ssl;
@@ -532,6 +559,13 @@ struct Connection {
   std::size_t pos = 0;
   TimePoint idle_since;
   bool reused = false;
+  // The last read from the socket returned less than it asked for: the socket was empty then,
+  // so the next read waits for it before reading (a read now would almost always fail with
+  // EAGAIN, one syscall for nothing), and a read that must not wait returns at once.
+  bool socket_drained = false;
+  // The next read blocks for up to kBlockingReadMs (then fails with EAGAIN); cleared by it.
+  bool blocking_read = false;
+  SocketBioTarget bio_target;  // the TLS BIO's view of fd, socket_drained and blocking_read
 
   Connection() = default;
   Connection(const Connection&) = delete;
@@ -565,35 +599,42 @@ struct Limits {
 
   void Progress(std::size_t n) { window_bytes += n; }
 
+  // Whether a limit ends the wait at this moment; if not, *timeout_ms is how long the next wait
+  // may last (-1 = no bound).
+  std::optional<Wait> Due(int* timeout_ms) {
+    if ((canceled != nullptr && canceled->load()) || stop.stop_requested()) return Wait::kCanceled;
+    const TimePoint now = Clock::now();
+    if (connecting && now >= connect_deadline) return Wait::kConnectTimedOut;
+    if (now >= deadline) return Wait::kTimedOut;
+    TimePoint until = connecting ? std::min(deadline, connect_deadline) : deadline;
+    if (stall.count() > 0) {
+      // libcurl's CURLOPT_LOW_SPEED_LIMIT/TIME, which this replaces: the average over the last
+      // `stall` seconds under the rate fails the transfer.
+      if (now - window_start >= stall) {
+        if (window_bytes <
+            static_cast<std::uint64_t>(stall_rate) * static_cast<std::uint64_t>(stall.count())) {
+          return Wait::kStalled;
+        }
+        window_start = now;
+        window_bytes = 0;
+      }
+      until = std::min(until, window_start + stall);
+    }
+    // A stop_token has no descriptor to poll: look at it every 100 ms.
+    if (stop.stop_possible()) until = std::min(until, now + std::chrono::milliseconds(100));
+    *timeout_ms = -1;
+    if (until != TimePoint::max()) {
+      *timeout_ms =
+          static_cast<int>(std::chrono::ceil<std::chrono::milliseconds>(until - now).count());
+    }
+    return std::nullopt;
+  }
+
   // Waits until fd is ready for `events`, or a limit ends the wait.
   Wait WaitFor(int fd, short events) {
     for (;;) {
-      if ((canceled != nullptr && canceled->load()) || stop.stop_requested())
-        return Wait::kCanceled;
-      const TimePoint now = Clock::now();
-      if (connecting && now >= connect_deadline) return Wait::kConnectTimedOut;
-      if (now >= deadline) return Wait::kTimedOut;
-      TimePoint until = connecting ? std::min(deadline, connect_deadline) : deadline;
-      if (stall.count() > 0) {
-        // libcurl's CURLOPT_LOW_SPEED_LIMIT/TIME, which this replaces: the average over the last
-        // `stall` seconds under the rate fails the transfer.
-        if (now - window_start >= stall) {
-          if (window_bytes <
-              static_cast<std::uint64_t>(stall_rate) * static_cast<std::uint64_t>(stall.count())) {
-            return Wait::kStalled;
-          }
-          window_start = now;
-          window_bytes = 0;
-        }
-        until = std::min(until, window_start + stall);
-      }
-      // A stop_token has no descriptor to poll: look at it every 100 ms.
-      if (stop.stop_possible()) until = std::min(until, now + std::chrono::milliseconds(100));
       int timeout = -1;
-      if (until != TimePoint::max()) {
-        timeout =
-            static_cast<int>(std::chrono::ceil<std::chrono::milliseconds>(until - now).count());
-      }
+      if (const auto due = Due(&timeout)) return *due;
       pollfd fds[2] = {{fd, events, 0}, {cancel_fd, POLLIN, 0}};
       const int n = ::poll(fds, cancel_fd >= 0 ? 2 : 1, timeout);
       if (n < 0 && errno != EINTR) return Wait::kReady;  // let the I/O call report it
@@ -663,7 +704,27 @@ std::optional<Failure> Fill(Connection& c, Limits& limits, bool wait, Io* io,
     c.pos = 0;
   }
   char* room = c.in.Reserve(kReadChunk);
+  // Whether the next read needs bytes from the socket, so waits for it first: the socket was
+  // found empty and OpenSSL holds nothing, or OpenSSL asked for more (what it holds, if anything,
+  // is part of a record).
+  bool need_socket = c.socket_drained && !(c.ssl && SSL_has_pending(c.ssl.get()));
   for (;;) {
+    if (need_socket) {
+      if (!wait) {
+        *io = Io::kWouldBlock;
+        return std::nullopt;
+      }
+      int timeout = -1;
+      if (const auto due = limits.Due(&timeout)) return FromWait(*due, limits, *received);
+      if (limits.cancel_fd < 0 && (timeout < 0 || timeout >= kBlockingReadMs)) {
+        // No eventfd to watch (a RoundTrip) and no limit due within the socket's receive
+        // timeout: the read itself waits, one syscall where a poll and a read were two. It
+        // comes back empty after kBlockingReadMs and the limits are looked at again.
+        c.blocking_read = true;
+      } else if (const auto w = limits.WaitFor(c.fd, POLLIN); w != Limits::Wait::kReady) {
+        return FromWait(w, limits, *received);
+      }
+    }
     short want = POLLIN;
     long n = 0;
     if (c.ssl) {
@@ -686,7 +747,8 @@ std::optional<Failure> Fill(Connection& c, Limits& limits, bool wait, Io* io,
         }
       }
     } else {
-      n = ::recv(c.fd, room, kReadChunk, 0);
+      n = ::recv(c.fd, room, kReadChunk, c.blocking_read ? 0 : MSG_DONTWAIT);
+      c.socket_drained = n < static_cast<long>(kReadChunk);
       if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
         n = -1;
       } else if (n < 0) {
@@ -694,6 +756,7 @@ std::optional<Failure> Fill(Connection& c, Limits& limits, bool wait, Io* io,
                              std::string("recv failure: ") + std::strerror(errno));
       }
     }
+    c.blocking_read = false;  // one read at most (OpenSSL may not have read the socket at all)
     if (n >= 0) {
       c.in.Commit(static_cast<std::size_t>(n));
       *io = n == 0 ? Io::kEof : Io::kOk;
@@ -701,6 +764,9 @@ std::optional<Failure> Fill(Connection& c, Limits& limits, bool wait, Io* io,
       *received += static_cast<std::uint64_t>(n);
       return std::nullopt;
     }
+    // More bytes needed: the top of the loop waits for the socket (or returns when not waiting).
+    need_socket = want == POLLIN;
+    if (need_socket) continue;
     if (!wait) {
       *io = Io::kWouldBlock;
       return std::nullopt;
@@ -735,7 +801,7 @@ std::optional<Failure> WriteAll(Connection& c, std::string_view data, Limits& li
         }
       }
     } else {
-      n = ::send(c.fd, data.data(), data.size(), MSG_NOSIGNAL);
+      n = ::send(c.fd, data.data(), data.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
       if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
         n = -1;
       } else if (n < 0) {
@@ -1033,10 +1099,13 @@ struct Transport::Impl {
   // records that carry no data (a TLS 1.3 session ticket) are consumed here.
   static bool Alive(Connection& c) {
     if (Clock::now() - c.idle_since > kIdleConnectionTimeout) return false;
-    pollfd p{c.fd, POLLIN, 0};
-    const int n = ::poll(&p, 1, 0);
-    if (n == 0) return true;
-    if (n < 0 || (p.revents & (POLLERR | POLLHUP | POLLNVAL)) != 0 || !c.ssl) return false;
+    // Records OpenSSL read ahead of the last answer are looked at like bytes in the socket.
+    if (!c.ssl || !SSL_has_pending(c.ssl.get())) {
+      pollfd p{c.fd, POLLIN, 0};
+      const int n = ::poll(&p, 1, 0);
+      if (n == 0) return true;
+      if (n < 0 || (p.revents & (POLLERR | POLLHUP | POLLNVAL)) != 0 || !c.ssl) return false;
+    }
     char byte = 0;
     ERR_clear_error();
     const int r = SSL_read(c.ssl.get(), &byte, 1);
@@ -1121,6 +1190,11 @@ struct Transport::Impl {
                std::strerror(last_errno);
       return f;
     }
+    // Connected: the socket turns blocking, every I/O call but a RoundTrip's wait for its answer
+    // says MSG_DONTWAIT, and that wait blocks for at most the receive timeout (Fill).
+    ::fcntl(c->fd, F_SETFL, 0);
+    const timeval receive_timeout{0, kBlockingReadMs * 1000};
+    setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &receive_timeout, sizeof receive_timeout);
     if (proxy != nullptr && target.tls) {
       if (auto f = Tunnel(*c, target, *proxy, limits)) return f;
     }
@@ -1184,7 +1258,8 @@ struct Transport::Impl {
       f.what = "TLS setup: " + OpenSslError();
       return f;
     }
-    BIO_set_data(bio, reinterpret_cast<void*>(static_cast<std::intptr_t>(c.fd)));
+    c.bio_target = {c.fd, &c.socket_drained, &c.blocking_read};
+    BIO_set_data(bio, &c.bio_target);
     BIO_set_init(bio, 1);
     SSL_set_bio(ssl, bio, bio);  // one reference, owned by ssl
     SSL_set_app_data(ssl, &c.key);
@@ -1299,6 +1374,9 @@ struct Exchange {
     if (!body_inline) {
       if (auto f = WriteAll(*conn, request->body, limits, written)) return f;
     }
+    // The answer is not there yet right after the request went out: the first read of it waits
+    // for the socket first rather than find nothing (Connection::socket_drained).
+    conn->socket_drained = true;
     return std::nullopt;
   }
 
@@ -1323,13 +1401,6 @@ struct Exchange {
         Failure f;
         f.what = "answer head over " + std::to_string(kMaxHeadBytes) + " bytes";
         return f;
-      }
-      if (conn->available() == 0 && (!conn->ssl || SSL_pending(conn->ssl.get()) == 0)) {
-        // The answer is not there yet right after the request went out: wait for it first
-        // rather than let a read find nothing (a recv, and OpenSSL's record layer, per request).
-        if (const auto w = limits.WaitFor(conn->fd, POLLIN); w != Limits::Wait::kReady) {
-          return FromWait(w, limits, received);
-        }
       }
       Io io = Io::kOk;
       if (auto f = Fill(*conn, limits, true, &io, &received)) {

@@ -8,6 +8,10 @@
 namespace kcm::client {
 namespace {
 
+// The read buffer is kept from read to read (one allocation per watch, not per read), but not
+// the capacity a big burst gave it.
+constexpr std::size_t kKeepReadCapacity = std::size_t{1} << 20;
+
 Error DecodingError(const std::string& detail) {
   return Error{500,
                std::string(errors::reason::kClientWatchDecoding),
@@ -46,7 +50,9 @@ Result<std::optional<std::string>> WatchStream::Next() {
     }
     if (frame->has_value()) return std::move(frame).value();
 
-    std::string chunk;
+    std::string& chunk = read_buffer_;
+    chunk.clear();
+    if (chunk.capacity() > kKeepReadCapacity) std::string().swap(chunk);
     auto n = stream_->Read(&chunk);
     if (stream_->canceled()) {
       done_ = true;

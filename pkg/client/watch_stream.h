@@ -49,6 +49,7 @@ class WatchStream {
   std::function<void(int)> on_status_;
   JsonFrameScanner scanner_;
   LengthFrameScanner length_scanner_;
+  std::string read_buffer_;  // the bytes of one HttpStream::Read, handed to a scanner
 
  public:
   // For tests: the scanner's unfinished-frame buffer.

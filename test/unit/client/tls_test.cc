@@ -1,4 +1,7 @@
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
 
 #include <chrono>
 #include <thread>
@@ -120,6 +123,67 @@ TEST_F(TlsTest, KeptConnectionCarriesMultiRecordBodies) {
     auto r = (*client)->Do({.verb = "PUT", .path = "/echo", .body = body});
     ASSERT_TRUE(r.ok()) << r.error().ToString();
     EXPECT_EQ(*r, "test-client:" + body) << "request " << i;
+  }
+  EXPECT_EQ(server.connections(), 1);
+}
+
+// TLS records read ahead of an answer are looked at before the connection is reused: the server
+// sends, in the same TCP segment as its answer, a record nobody asked for. One recv takes both
+// (transport.cc reads ahead), so the second waits inside OpenSSL while the socket looks empty; the
+// next request must go on a new connection and get its own answer, not the unasked one.
+TEST_F(TlsTest, UnaskedRecordReadAheadWithAnAnswerRetiresTheConnection) {
+  TestServer server(
+      [](const RecordedRequest& r, Conn& c) {
+        if (r.path != "/first") {
+          c.Respond(200, "own answer");
+          return;
+        }
+        const int on = 1;
+        const int off = 0;
+        setsockopt(c.fd(), IPPROTO_TCP, TCP_CORK, &on, sizeof on);
+        c.WriteAll("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}");
+        c.WriteAll("HTTP/1.1 200 OK\r\nContent-Length: 7\r\n\r\nunasked");
+        setsockopt(c.fd(), IPPROTO_TCP, TCP_CORK, &off, sizeof off);
+      },
+      // No client CA: the second connection resumes the first one's session.
+      TlsOptions{.cert_file = pki_->server_crt, .key_file = pki_->server_key});
+  auto transport = Transport::Create({.ca_file = pki_->ca_crt});
+  ASSERT_TRUE(transport.ok()) << transport.error().ToString();
+  HttpRequest first;
+  first.url = server.url() + "/first";
+  auto r1 = (*transport)->RoundTrip(first);
+  ASSERT_TRUE(r1.ok()) << r1.error().ToString();
+  EXPECT_EQ(r1->body, "{}");
+  HttpRequest second;
+  second.method = "POST";
+  second.url = server.url() + "/second";
+  auto r2 = (*transport)->RoundTrip(second);
+  ASSERT_TRUE(r2.ok()) << r2.error().ToString();
+  EXPECT_EQ(r2->body, "own answer");
+  EXPECT_EQ(server.connections(), 2);
+}
+
+// A RoundTrip waits for its answer inside the read, which the socket's receive timeout (100 ms,
+// transport.cc kBlockingReadMs) ends empty-handed while nothing came: an answer that starts after
+// several such timeouts and pauses as long inside its head and its body arrives whole, and the
+// connection is kept for the next request.
+TEST_F(TlsTest, AnswerSlowerThanTheReceiveTimeoutArrivesWhole) {
+  TestServer server(
+      [](const RecordedRequest&, Conn& c) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(350));
+        c.WriteAll("HTTP/1.1 200 OK\r\nContent-");
+        std::this_thread::sleep_for(std::chrono::milliseconds(150));
+        c.WriteAll("Length: 10\r\n\r\n01234");
+        std::this_thread::sleep_for(std::chrono::milliseconds(150));
+        c.WriteAll("56789");
+      },
+      ServerTls());
+  auto client = RestClient::Create({.host = server.url(), .ca_file = pki_->ca_crt, .qps = -1});
+  ASSERT_TRUE(client.ok()) << client.error().ToString();
+  for (int i = 0; i < 2; ++i) {
+    auto r = (*client)->Do({.path = "/slow"});
+    ASSERT_TRUE(r.ok()) << r.error().ToString();
+    EXPECT_EQ(*r, "0123456789");
   }
   EXPECT_EQ(server.connections(), 1);
 }

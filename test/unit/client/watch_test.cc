@@ -47,6 +47,24 @@ TEST(JsonFrameScannerTest, FramesSplitAcrossReads) {
   }
 }
 
+// A string ending in an escaped backslash ends at the next quote, and one holding an escaped quote
+// does not; the brackets inside either are text. Split at every byte (the scanner skips a
+// string's body and the bytes between brackets in runs, which a cut may end anywhere).
+TEST(JsonFrameScannerTest, EscapesAtRunEndsSplitAnywhere) {
+  const std::string a = R"({"a":"x\\","b":"}]\"{[","c":[true,{"d":null}],"e":"\\\\"})";
+  const std::string b = R"({"f":1.5e3,"g":"\\\""})";
+  const std::string stream = a + b + " \n";
+  for (std::size_t cut = 1; cut < stream.size(); ++cut) {
+    JsonFrameScanner s;
+    s.Feed(stream.substr(0, cut));
+    auto frames = Drain(s);
+    s.Feed(stream.substr(cut));
+    for (auto& f : Drain(s)) frames.push_back(f);
+    ASSERT_EQ(frames, (std::vector<std::string>{a, b})) << "cut at " << cut;
+    EXPECT_FALSE(s.HasPartial());
+  }
+}
+
 // 1.8 values back to back, and several in one read.
 TEST(JsonFrameScannerTest, BackToBackAndManyPerRead) {
   JsonFrameScanner s;
@@ -129,6 +147,38 @@ TEST(LengthFrameScannerTest, FrameOverTheLimitIsTooLarge) {
   ASSERT_FALSE(big.ok());
   EXPECT_EQ(big.error().transport, TransportCause::kTooLarge);
   EXPECT_EQ(s.partial_bytes(), 0u);
+}
+
+// The limit holds however the stream is cut: the frame before the oversized one comes out, then
+// kTooLarge, and nothing of the oversized frame is held, its length prefix split or not.
+TEST(LengthFrameScannerTest, FrameOverTheLimitSplitAnywhere) {
+  const std::string stream = LengthPrefixed(kBinary1) + LengthPrefixed(std::string(101, 'x'));
+  for (std::size_t cut = 1; cut < stream.size(); ++cut) {
+    LengthFrameScanner s(100);
+    s.Feed(stream.substr(0, cut));
+    EXPECT_LE(s.partial_bytes(), 100u) << "cut at " << cut;
+    std::vector<std::string> frames;
+    std::optional<Error> err;
+    auto drain = [&] {
+      while (!err) {
+        auto f = s.Next();
+        if (!f.ok()) {
+          err = f.error();
+        } else if (!f->has_value()) {
+          break;
+        } else {
+          frames.push_back(**f);
+        }
+      }
+    };
+    drain();
+    s.Feed(stream.substr(cut));
+    drain();
+    ASSERT_EQ(frames, (std::vector<std::string>{kBinary1})) << "cut at " << cut;
+    ASSERT_TRUE(err.has_value()) << "cut at " << cut;
+    EXPECT_EQ(err->transport, TransportCause::kTooLarge);
+    EXPECT_EQ(s.partial_bytes(), 0u);
+  }
 }
 
 std::shared_ptr<RestClient> NewClient(const TestServer& server) {

@@ -1,0 +1,3 @@
+module stub
+
+go 1.26.0
