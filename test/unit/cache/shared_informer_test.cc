@@ -140,7 +140,10 @@ TEST_F(SharedInformerTest, HandleDeltasUpdatesIndexerBeforeNotifying) {
   ASSERT_TRUE(WaitUntil([&] { return handler->size() == 4; }));
   w->Push(api::WatchEventType::kDeleted, MakeObj("ns", "b", "3"));
   ASSERT_TRUE(WaitUntil([&] { return handler->size() == 5; }));
-  EXPECT_EQ(informer_->LastSyncResourceVersion(), "3");
+  // The reflector records an event's resourceVersion after the store took the event (client-go's
+  // watchHandler: store.Delete, then setLastSyncResourceVersion), so the handler can run first.
+  EXPECT_TRUE(WaitUntil([&] { return informer_->LastSyncResourceVersion() == "3"; }))
+      << informer_->LastSyncResourceVersion();
 
   // 410 → relist; "c" vanished while disconnected → OnDelete gets a tombstone.
   w->PushError(Error{410, "Expired", "too old", {}});
