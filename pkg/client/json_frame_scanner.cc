@@ -34,7 +34,7 @@ Error JsonFrameScanner::TooLarge() const {
 // brackets) are skipped by tight loops; the limit is checked where a frame ends and for what is
 // left unfinished at the end of the read, which holds the same frames to it as a check per byte.
 void JsonFrameScanner::Feed(std::string_view data) {
-  if (error_) return;
+  if (frames_.failed()) return;
   const std::size_t n = data.size();
   std::size_t run = 0;  // start of this frame's bytes within data
   std::size_t i = 0;
@@ -47,11 +47,11 @@ void JsonFrameScanner::Feed(std::string_view data) {
         continue;
       }
       if (c != '{') {
-        error_ = Error{500,
-                       std::string(errors::reason::kClientWatchDecoding),
-                       "unable to decode an event from the watch stream: unexpected byte '" +
-                           std::string(1, c) + "' between frames",
-                       {}};
+        frames_.Fail(Error{500,
+                           std::string(errors::reason::kClientWatchDecoding),
+                           "unable to decode an event from the watch stream: unexpected byte '" +
+                               std::string(1, c) + "' between frames",
+                           {}});
         return;
       }
       run = i++;
@@ -99,15 +99,15 @@ void JsonFrameScanner::Feed(std::string_view data) {
     if (depth_ == 0) {
       const std::string_view tail = data.substr(run, i - run);
       if (max_frame_ > 0 && partial_.size() + tail.size() > max_frame_) {
-        error_ = TooLarge();
+        frames_.Fail(TooLarge());
         std::string().swap(partial_);
         return;
       }
       if (partial_.empty()) {
-        ready_.push_back(PaddedCopy(tail));
+        frames_.Push(PaddedCopy(tail));
       } else {
         partial_.append(tail);
-        ready_.push_back(PaddedCopy(partial_));
+        frames_.Push(PaddedCopy(partial_));
         partial_.clear();
         if (partial_.capacity() > kKeepCapacity) std::string().swap(partial_);
       }
@@ -116,22 +116,12 @@ void JsonFrameScanner::Feed(std::string_view data) {
   }
   if (depth_ > 0) {
     if (max_frame_ > 0 && partial_.size() + (n - run) > max_frame_) {
-      error_ = TooLarge();
+      frames_.Fail(TooLarge());
       std::string().swap(partial_);
       return;
     }
     partial_.append(data.substr(run));
   }
-}
-
-Result<std::optional<std::string>> JsonFrameScanner::Next() {
-  if (!ready_.empty()) {
-    std::string frame = std::move(ready_.front());
-    ready_.pop_front();
-    return std::optional<std::string>(std::move(frame));
-  }
-  if (error_) return *error_;
-  return std::optional<std::string>();
 }
 
 bool JsonFrameScanner::HasPartial() const {

@@ -7,11 +7,11 @@
 #pragma once
 
 #include <cstddef>
-#include <deque>
 #include <optional>
 #include <string>
 #include <string_view>
 
+#include "pkg/client/frame_queue.h"
 #include "pkg/util/result.h"
 
 namespace kcm::client {
@@ -26,7 +26,7 @@ class JsonFrameScanner {
   // The next complete frame (padded, see json_padding.h), nullopt if more bytes are needed, or
   // an error (after the frames that preceded it) when the stream holds something other than an
   // object at the top level (code 500 ClientWatchDecoding) or a frame over the limit (kTooLarge).
-  Result<std::optional<std::string>> Next();
+  Result<std::optional<std::string>> Next() { return frames_.Next(); }
   // True when bytes of an unfinished frame are buffered (a stream ending now is truncated).
   bool HasPartial() const;
   // Bytes of the unfinished frame held; never more than the limit.
@@ -36,9 +36,8 @@ class JsonFrameScanner {
   Error TooLarge() const;
 
   std::size_t max_frame_;
-  std::string partial_;            // the unfinished frame's bytes so far
-  std::deque<std::string> ready_;  // complete frames, padded, not yet returned
-  std::optional<Error> error_;
+  std::string partial_;  // the unfinished frame's bytes so far
+  FrameQueue frames_;    // complete frames, padded, not yet returned, then the error
   int depth_ = 0;
   bool in_string_ = false;
   bool escaped_ = false;

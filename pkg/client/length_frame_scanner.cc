@@ -16,15 +16,15 @@ std::uint32_t FrameLength(std::string_view prefix) {
 
 bool LengthFrameScanner::OverLimit(std::uint32_t n) {
   if (max_frame_ == 0 || n <= max_frame_) return false;
-  error_ =
+  frames_.Fail(
       Error::Transport(TransportCause::kTooLarge,
-                       "watch event over the " + std::to_string(max_frame_) + "-byte frame limit");
+                       "watch event over the " + std::to_string(max_frame_) + "-byte frame limit"));
   std::string().swap(partial_);
   return true;
 }
 
 void LengthFrameScanner::Feed(std::string_view data) {
-  if (error_) return;
+  if (frames_.failed()) return;
   // A frame begun in an earlier read takes from data only its missing bytes.
   if (!partial_.empty()) {
     if (partial_.size() < 4) {
@@ -42,27 +42,17 @@ void LengthFrameScanner::Feed(std::string_view data) {
     std::string frame = std::move(partial_);
     partial_.clear();
     frame.erase(0, 4);
-    ready_.push_back(std::move(frame));
+    frames_.Push(std::move(frame));
   }
   // Frames wholly inside data are copied out of it once; only an unfinished one is kept.
   while (data.size() >= 4) {
     const std::uint32_t n = FrameLength(data);
     if (OverLimit(n)) return;
     if (data.size() - 4 < n) break;
-    ready_.emplace_back(data.substr(4, n));
+    frames_.Push(std::string(data.substr(4, n)));
     data.remove_prefix(4 + std::size_t{n});
   }
   partial_.append(data);
-}
-
-Result<std::optional<std::string>> LengthFrameScanner::Next() {
-  if (!ready_.empty()) {
-    std::string frame = std::move(ready_.front());
-    ready_.pop_front();
-    return std::optional<std::string>(std::move(frame));
-  }
-  if (error_) return *error_;
-  return std::optional<std::string>();
 }
 
 }  // namespace kcm::client

@@ -7,11 +7,11 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <optional>
 #include <string>
 #include <string_view>
 
+#include "pkg/client/frame_queue.h"
 #include "pkg/util/result.h"
 
 namespace kcm::client {
@@ -25,7 +25,7 @@ class LengthFrameScanner {
   void Feed(std::string_view data);
   // The next complete frame without its length prefix, nullopt if more bytes are needed, or an
   // error for a frame over the limit (kTooLarge).
-  Result<std::optional<std::string>> Next();
+  Result<std::optional<std::string>> Next() { return frames_.Next(); }
   // True when bytes of an unfinished frame are buffered (a stream ending now is truncated).
   bool HasPartial() const { return !partial_.empty(); }
   std::size_t partial_bytes() const { return partial_.size(); }
@@ -35,9 +35,8 @@ class LengthFrameScanner {
   bool OverLimit(std::uint32_t n);
 
   std::size_t max_frame_;
-  std::string partial_;            // the unfinished frame's bytes so far, its prefix included
-  std::deque<std::string> ready_;  // complete frames, not yet returned
-  std::optional<Error> error_;
+  std::string partial_;  // the unfinished frame's bytes so far, its prefix included
+  FrameQueue frames_;    // complete frames, not yet returned, then the error
 };
 
 }  // namespace kcm::client

@@ -1,0 +1,38 @@
+// FrameQueue: the complete frames a watch frame scanner (LengthFrameScanner, JsonFrameScanner)
+// found in the bytes fed so far, handed out in order, then the error that ended the stream, if
+// any: a reader gets every frame that preceded the error before the error. Thread-compatible.
+#pragma once
+
+#include <deque>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "pkg/util/result.h"
+
+namespace kcm::client {
+
+class FrameQueue {
+ public:
+  void Push(std::string frame) { ready_.push_back(std::move(frame)); }
+  // The stream ends with error after the frames pushed so far; later bytes are ignored.
+  void Fail(Error error) { error_ = std::move(error); }
+  bool failed() const { return error_.has_value(); }
+
+  // The next frame, else the error, else nullopt (more bytes are needed).
+  Result<std::optional<std::string>> Next() {
+    if (!ready_.empty()) {
+      std::string frame = std::move(ready_.front());
+      ready_.pop_front();
+      return std::optional<std::string>(std::move(frame));
+    }
+    if (error_) return *error_;
+    return std::optional<std::string>();
+  }
+
+ private:
+  std::deque<std::string> ready_;
+  std::optional<Error> error_;
+};
+
+}  // namespace kcm::client
