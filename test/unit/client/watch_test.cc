@@ -33,15 +33,22 @@ std::vector<std::string> Drain(JsonFrameScanner& s) {
   }
 }
 
+// The frames of stream fed to s in two reads, cut at byte cut.
+std::vector<std::string> FeedCutAt(JsonFrameScanner& s, const std::string& stream,
+                                   std::size_t cut) {
+  s.Feed(stream.substr(0, cut));
+  auto frames = Drain(s);
+  s.Feed(stream.substr(cut));
+  for (auto& f : Drain(s)) frames.push_back(f);
+  return frames;
+}
+
 // 1.8 frames split at every possible byte, with strings holding braces and escaped quotes.
 TEST(JsonFrameScannerTest, FramesSplitAcrossReads) {
   const std::string stream = kAdded + "\n" + kModified + "\n";
   for (std::size_t cut = 1; cut < stream.size(); ++cut) {
     JsonFrameScanner s;
-    s.Feed(stream.substr(0, cut));
-    auto frames = Drain(s);
-    s.Feed(stream.substr(cut));
-    for (auto& f : Drain(s)) frames.push_back(f);
+    const auto frames = FeedCutAt(s, stream, cut);
     ASSERT_EQ(frames, (std::vector<std::string>{kAdded, kModified})) << "cut at " << cut;
     EXPECT_FALSE(s.HasPartial());
   }
@@ -56,10 +63,7 @@ TEST(JsonFrameScannerTest, EscapesAtRunEndsSplitAnywhere) {
   const std::string stream = a + b + " \n";
   for (std::size_t cut = 1; cut < stream.size(); ++cut) {
     JsonFrameScanner s;
-    s.Feed(stream.substr(0, cut));
-    auto frames = Drain(s);
-    s.Feed(stream.substr(cut));
-    for (auto& f : Drain(s)) frames.push_back(f);
+    const auto frames = FeedCutAt(s, stream, cut);
     ASSERT_EQ(frames, (std::vector<std::string>{a, b})) << "cut at " << cut;
     EXPECT_FALSE(s.HasPartial());
   }
