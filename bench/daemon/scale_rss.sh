@@ -12,6 +12,8 @@
 # KCM_TESTBED_DIR (state dir; a testbed already up there is reused, else one is started and stopped
 # at the end), KCM_BENCH_KEEP=1 keeps the objects and the testbed for another run,
 # KCM_BENCH_SETUP_ONLY=1 stops after creating and converging them.
+# Another testbed can start from a kept one's objects without the ~20-minute setup:
+# KCM_TESTBED_ETCD_SEED=<kept state dir, testbed down>/etcd (hack/testbed).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build}
