@@ -55,6 +55,17 @@ DeltaFIFO::DeltaFIFO(DeltaFIFOOptions options)
         return std::move(options);
       }()) {}
 
+std::string_view DeltaFIFO::CopyKeyText(std::string_view key) {
+  if (key.empty()) return {};
+  auto* text = static_cast<char*>(pool_.allocate(key.size(), 1));
+  std::copy(key.begin(), key.end(), text);
+  return {text, key.size()};
+}
+
+void DeltaFIFO::FreeKeyText(std::string_view key) {
+  if (!key.empty()) pool_.deallocate(const_cast<char*>(key.data()), key.size(), 1);
+}
+
 std::string DeltaFIFO::KeyOf(const api::Object& obj) const {
   if (const auto* tombstone = AsTombstone(obj)) {
     return tombstone->Key();
@@ -160,6 +171,9 @@ Status DeltaFIFO::Replace(std::vector<api::ObjectPtr> items, const std::string& 
   // Every listed key gets this push's seq in its entry: that marks it listed (no set of the keys
   // on the side), and counts the distinct keys.
   size_t listed = 0;
+  // One bucket array for the whole list, not a chain of rehashes (each a new array beside the
+  // old) on top of a cache that a relist already holds whole.
+  items_.reserve(items_.size() + items.size());
   for (api::ObjectPtr& obj : items) {
     bool first = false;
     if (Status s = QueueActionLocked(DeltaType::kReplaced, std::move(obj), seq, &first); !s.ok()) {
@@ -365,7 +379,9 @@ Status DeltaFIFO::QueueActionLocked(DeltaType type, api::ObjectPtr obj, std::opt
   }
   auto it = items_.find(key);
   if (it == items_.end()) {
-    it = items_.try_emplace(std::pmr::string(key, &pool_)).first;
+    const std::string_view text = CopyKeyText(key);
+    auto [inserted, _] = items_.try_emplace(text);
+    it = inserted;
     queue_.push_back(&it->first);
   }
   Entry& entry = it->second;
@@ -413,11 +429,11 @@ Status DeltaFIFO::Pop(const PopProcessFunc& process, const std::function<void()>
         pending_.erase(it);
       }
     };
-    if (entry.first_seq) {
-      release(*entry.first_seq);
-      for (uint64_t seq : entry.more_seqs) release(seq);
+    if (entry.first_seq != Entry::kNoSeq) {
+      entry.ForEachSeq(release);
       advanced = AdvanceLocked();
     }
+    FreeKeyText(node.key());
   }  // the node goes back to the pool before the pool may be released below
   // A drained queue gives back what a big list took: the map's nodes, keys and delta buffers (the
   // pool, in whole blocks) and its bucket array; steady traffic never grows the map past the
@@ -486,7 +502,7 @@ std::vector<std::string> DeltaFIFO::ListKeys() const {
   std::lock_guard lock(mu_);
   std::vector<std::string> out;
   out.reserve(queue_.size());
-  for (const std::pmr::string* key : queue_) out.emplace_back(*key);
+  for (const std::string_view* key : queue_) out.emplace_back(*key);
   return out;
 }
 

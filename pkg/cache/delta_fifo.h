@@ -164,12 +164,15 @@ class DeltaFIFO final : public ReflectorStore {
 
   // What one queued key carries: its deltas and the pushes they belong to. One entry per key in
   // a single map (the queue points at its key), so a list of 50,000 items costs one map node, one
-  // key string and one delta buffer per item while it is queued — it was six allocations and two
+  // key text and one delta buffer per item while it is queued — it was six allocations and two
   // more copies of the key (≈ 560 B per item), and since the indexer's nodes are allocated while
   // the queue drains, into the chunks it frees, most of that stayed resident as holes between them
-  // (docs/architecture.md, "Cache memory").
+  // (docs/architecture.md, "Cache memory"). A relist queues every cached key at once on top of the
+  // cache, so the node is kept to 80 bytes: the key is a view of its text in the pool (a
+  // std::pmr::string would add its allocator and capacity) and the pushes are one inline number.
   struct Entry {
     using allocator_type = std::pmr::polymorphic_allocator<>;
+    static constexpr uint64_t kNoSeq = ~uint64_t{0};
     explicit Entry(const allocator_type& alloc) : deltas(alloc) {}
     Entry(Entry&& other, const allocator_type& alloc)
         : deltas(std::move(other.deltas), alloc),
@@ -177,21 +180,34 @@ class DeltaFIFO final : public ReflectorStore {
           more_seqs(std::move(other.more_seqs)) {}
 
     Deltas deltas;
-    // The pushes (sequence numbers) whose deltas this key holds: nearly always one, kept inline.
-    std::optional<uint64_t> first_seq;
-    std::vector<uint64_t> more_seqs;
+    // The pushes (sequence numbers) whose deltas this key holds: nearly always one, kept inline;
+    // kNoSeq when none (only Sync deltas). The rare others (a key changed again while queued) on
+    // the heap.
+    uint64_t first_seq = kNoSeq;
+    std::unique_ptr<std::vector<uint64_t>> more_seqs;
     bool HasSeq(uint64_t seq) const {
-      return first_seq == seq ||
-             std::find(more_seqs.begin(), more_seqs.end(), seq) != more_seqs.end();
+      return first_seq == seq || (more_seqs && std::find(more_seqs->begin(), more_seqs->end(),
+                                                         seq) != more_seqs->end());
     }
     void AddSeq(uint64_t seq) {
-      if (!first_seq) {
+      if (first_seq == kNoSeq) {
         first_seq = seq;
-      } else {
-        more_seqs.push_back(seq);
+        return;
+      }
+      if (!more_seqs) more_seqs = std::make_unique<std::vector<uint64_t>>();
+      more_seqs->push_back(seq);
+    }
+    template <typename F>
+    void ForEachSeq(F&& f) const {
+      if (first_seq == kNoSeq) return;
+      f(first_seq);
+      if (more_seqs) {
+        for (uint64_t seq : *more_seqs) f(seq);
       }
     }
   };
+  // With the node's link, key view and cached hash: 80 bytes, one pool size class (see above).
+  static_assert(sizeof(void*) != 8 || sizeof(Entry) <= 48, "DeltaFIFO::Entry grew");
   // Looks keys up by text without making a key string.
   struct KeyHash {
     using is_transparent = void;
@@ -201,6 +217,9 @@ class DeltaFIFO final : public ReflectorStore {
     using is_transparent = void;
     bool operator()(std::string_view a, std::string_view b) const { return a == b; }
   };
+  // The text of a queued key, in pool_ (exactly its length; freed by FreeKeyText).
+  std::string_view CopyKeyText(std::string_view key);
+  void FreeKeyText(std::string_view key);
 
   const DeltaFIFOOptions options_;
   mutable std::mutex mu_;
@@ -214,10 +233,11 @@ class DeltaFIFO final : public ReflectorStore {
   // of leaving holes among the indexer's nodes, which are allocated while it drains.
   std::pmr::unsynchronized_pool_resource pool_;
   // Node-based: a key's address is stable from insertion to extraction, which queue_ relies on.
-  std::pmr::unordered_map<std::pmr::string, Entry, KeyHash, KeyEq> items_{&pool_};
+  // Each key views its text in pool_ (CopyKeyText), freed when Pop takes the node.
+  std::pmr::unordered_map<std::string_view, Entry, KeyHash, KeyEq> items_{&pool_};
   // Each queued key once, in first-queued order: the address of its key in items_ (every queued
   // key has an entry there until Pop takes both).
-  std::deque<const std::pmr::string*> queue_;
+  std::deque<const std::string_view*> queue_;
   bool populated_ = false;
   size_t initial_population_count_ = 0;
   // Initial items popped whose after_applied has not returned yet.
