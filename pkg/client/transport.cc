@@ -29,6 +29,7 @@
 #include <optional>
 #include <sstream>
 
+#include "pkg/client/host_lookup.h"
 #include "pkg/client/json_padding.h"
 #include "pkg/util/openssl_ptr.h"
 
@@ -1139,18 +1140,25 @@ struct Transport::Impl {
                                   : TimePoint::max();
     auto c = std::make_unique<Connection>();
     c->key = target.key;
-    addrinfo hints{};
-    hints.ai_socktype = SOCK_STREAM;
-    addrinfo* res = nullptr;
-    const int gai = getaddrinfo(hop.host.c_str(), hop.port.c_str(), &hints, &res);
-    if (gai != 0 || res == nullptr) {
+    // The lookup counts against the connect timeout and ends on a stop request, as net/http's
+    // dialer bounds it by the dial's deadline and context (pkg/client/host_lookup.h).
+    auto dns_failure = [&](const std::string& why) {
       Failure f;
       f.cause = TransportCause::kDNS;
       f.what = std::string("could not resolve ") + (proxy != nullptr ? "proxy " : "host ") +
-               hop.host + ": " + gai_strerror(gai);
+               hop.host + ": " + why;
+      return f;
+    };
+    Result<HostLookup> lookup = HostLookup::Start(hop.host, hop.port);
+    if (!lookup.ok()) return dns_failure(lookup.error().message);
+    if (const auto w = limits.WaitFor(lookup->ready_fd(), POLLIN); w != Limits::Wait::kReady) {
+      Failure f = FromWait(w, limits, 0);
+      if (w == Limits::Wait::kConnectTimedOut) f.what = "resolving " + hop.host + " timed out";
       return f;
     }
-    std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> addrs(res, &freeaddrinfo);
+    Result<AddrInfoList> addrs = lookup->Take();
+    if (!addrs.ok()) return dns_failure(addrs.error().message);
+    addrinfo* res = addrs->get();
     int last_errno = 0;
     for (addrinfo* a = res; a != nullptr; a = a->ai_next) {
       const int fd = ::socket(a->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
