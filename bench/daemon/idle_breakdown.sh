@@ -69,6 +69,65 @@ if command -v gdb >/dev/null; then
   sleep 0.2
   sed -n '/^Arena 0:/,/^max mmap bytes/p' "$log" | tail -n 200
 fi
+# One table of where the RSS goes: file-backed (code and read-only data of the binary and each
+# library, shared with any other process mapping the same file) and anonymous, split into thread
+# stacks (with each thread's static TLS, which glibc places at the stack's top and clears when
+# the thread starts, so it is resident whether or not the thread uses it), the libraries' own
+# writable data, and the malloc heap, whose resident pages are malloc's bytes in use plus the free
+# holes in pages that also hold live chunks (malloc_trim returns only whole free pages). Then each
+# module whose static TLS is 1 KiB or more (readelf).
+echo "== summary (kB)"
+python3 - "$pid" "$log" <<'PY'
+import re, subprocess, sys
+pid, log = sys.argv[1], sys.argv[2]
+maps, cur = [], None
+for line in open(f"/proc/{pid}/smaps"):
+    m = re.match(r"^([0-9a-f]+)-([0-9a-f]+) (\S+) \S+ \S+ \S+\s*(.*)$", line)
+    if m:
+        cur = {"kb": (int(m.group(2), 16) - int(m.group(1), 16)) // 1024, "perm": m.group(3),
+               "name": m.group(4).strip(), "Rss": 0, "Anonymous": 0}
+        maps.append(cur)
+    elif line.split(":")[0] in ("Rss", "Anonymous"):
+        cur[line.split(":")[0]] = int(line.split()[1])
+threads = len(subprocess.run(["ls", f"/proc/{pid}/task"], capture_output=True,
+                             text=True).stdout.split())
+files = [m for m in maps if m["name"].startswith("/")]
+text = sum(m["Rss"] - m["Anonymous"] for m in files if "x" in m["perm"])
+file_other = sum(m["Rss"] - m["Anonymous"] for m in files if "x" not in m["perm"])
+lib_anon = sum(m["Anonymous"] for m in files)
+unnamed = [m for m in maps if not m["name"] or m["name"] == "[heap]"]
+# A thread's stack is the default 8 MiB mapping (RLIMIT_STACK); the main thread's is [stack].
+stacks = [m for m in unnamed if m["kb"] == 8192]
+stack_kb = sum(m["Anonymous"] for m in stacks) + sum(
+    m["Anonymous"] for m in maps if m["name"] == "[stack]")
+heap_kb = sum(m["Anonymous"] for m in unnamed if m["kb"] != 8192)
+in_use = None
+text_log = open(log, errors="replace").read()
+totals = re.findall(r"Total \(incl\. mmap\):\s*system bytes\s*=\s*(\d+)\s*in use bytes\s*=\s*(\d+)",
+                    text_log)
+if totals:
+    in_use = int(totals[-1][1]) // 1024
+rss = sum(m["Rss"] for m in maps)
+rows = [("RSS", rss), ("file-backed: code (r-x)", text), ("file-backed: other", file_other),
+        ("anonymous: libraries' writable data", lib_anon),
+        (f"anonymous: {threads} thread stacks incl. static TLS", stack_kb),
+        ("anonymous: malloc heap (arenas, mmapped chunks)", heap_kb)]
+if in_use is not None:
+    rows += [("  of it malloc in use (malloc_stats)", in_use),
+             ("  of it free but resident", heap_kb - in_use)]
+for name, kb in rows:
+    print(f"{name:52} {kb:8d}")
+# Static TLS by module (readelf's TLS segment, memory size): each thread clears all of it.
+tls = []
+for path in sorted({m["name"] for m in files}):
+    out = subprocess.run(["readelf", "-lW", path], capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        f = line.split()
+        if f and f[0] == "TLS" and int(f[5], 16) >= 1024:
+            tls.append((int(f[5], 16), path))
+for size, path in sorted(tls, reverse=True):
+    print(f"static TLS {size} B a thread ({size * threads // 1024} kB in all): {path}")
+PY
 if [ "${KCM_HEAPTRACK:-0}" = 1 ]; then
   kill -KILL "$pid"
   wait "$launcher" || true

@@ -1,6 +1,7 @@
 #include "pkg/cache/index.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 
 namespace kcm::cache {
@@ -51,12 +52,24 @@ void IndexKeySet::insert(const StoreItem* item) {
   const KeyText key = item->Key();
   // A LIST comes in key order, so an initial list appends: one comparison, not a search.
   if (keys_.empty() || keys_.back()->Key() < key) {
+    ReserveOneMore();
     keys_.push_back(item);
     return;
   }
   auto it = std::lower_bound(keys_.begin(), keys_.end(), key, KeyPtrLess{});
   if (it != keys_.end() && (*it)->Key() == key) return;
-  keys_.insert(it, item);
+  const size_t at = static_cast<size_t>(it - keys_.begin());
+  ReserveOneMore();
+  keys_.insert(keys_.begin() + static_cast<std::ptrdiff_t>(at), item);
+}
+
+void IndexKeySet::ReserveOneMore() {
+  const size_t size = keys_.size();
+  if (size < keys_.capacity()) return;
+  // Grow by a quarter (at least one) instead of the vector's doubling: the sets live as long as
+  // the cache, most hold one owner's few objects (10 pods: room for 10, not 16), and an insert
+  // moves the tail anyway, so the extra reallocations cost little beside it.
+  keys_.reserve(size + std::max<size_t>(1, size / 4));
 }
 
 bool IndexKeySet::erase(const KeyText& key) {
@@ -72,6 +85,10 @@ bool IndexKeySet::erase(const KeyText& key) {
 bool IndexKeySet::contains(const KeyText& key) const {
   auto it = std::lower_bound(keys_.begin(), keys_.end(), key, KeyPtrLess{});
   return it != keys_.end() && (*it)->Key() == key;
+}
+
+void IndexKeySet::ShrinkToFit() {
+  keys_.shrink_to_fit();
 }
 
 void IndexKeySet::Sort() {

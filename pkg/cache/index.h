@@ -85,6 +85,10 @@ class IndexKeySet {
   // Appends without ordering; Sort() must follow before any other call (bulk index rebuilds).
   void push_back_unsorted(const StoreItem* item) { keys_.push_back(item); }
   void Sort();
+  // Gives back the room a bulk build's doubling left (after Sort(), for sets the index keeps).
+  void ShrinkToFit();
+  // Room held for keys (tests: the growth policy below keeps it near size()).
+  size_t capacity() const { return keys_.capacity(); }
 
   const_iterator begin() const { return keys_.begin(); }
   const_iterator end() const { return keys_.end(); }
@@ -92,6 +96,9 @@ class IndexKeySet {
   bool empty() const { return keys_.empty(); }
 
  private:
+  // Makes room for one more key, growing by a quarter rather than doubling.
+  void ReserveOneMore();
+
   std::vector<const StoreItem*> keys_;  // sorted by key, keys unique
 };
 // Indexed value → keys of the objects that produce it.

@@ -114,7 +114,10 @@ void ThreadSafeStore::BuildIndexLocked(cache::Index& index, const IndexFunc& fn)
       set->second.push_back_unsorted(&item);
     }
   }
-  for (auto& [value, keys] : index) keys.Sort();
+  for (auto& [value, keys] : index) {
+    keys.Sort();
+    keys.ShrinkToFit();  // the sets live until the next rebuild
+  }
 }
 
 Result<std::vector<api::ObjectPtr>> ThreadSafeStore::Index(const std::string& index_name,

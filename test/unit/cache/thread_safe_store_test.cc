@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <memory>
 #include <set>
 #include <string>
@@ -294,6 +295,45 @@ TEST(IndexKeySetTest, AppendsInKeyOrderWithoutLosingTheSetRules) {
   for (const StoreItem* item : set) got.push_back(item->Key().str());
   EXPECT_THAT(got, ElementsAre("ns/0", "ns/a", "ns/ab", "ns/b", "ns/c", "ns/d"));
   EXPECT_TRUE(set.contains("ns/ab"));
+}
+
+// The sets live as long as the cache, so they hold little room beyond their keys: an owner's ten
+// pods take room for ten (a doubling vector holds sixteen), a large set at most a quarter more,
+// whether the keys come in order (a LIST) or not; a bulk build gives back its doubling's room.
+TEST(IndexKeySetTest, HoldsLittleRoomBeyondItsKeys) {
+  std::vector<std::unique_ptr<StoreItem>> items;
+  auto item = [&](int i) {
+    char name[16];
+    std::snprintf(name, sizeof(name), "p%05d", i);
+    items.push_back(std::make_unique<StoreItem>());
+    items.back()->obj = MakeObj("ns", name);
+    return static_cast<const StoreItem*>(items.back().get());
+  };
+  IndexKeySet ten;
+  for (int i = 0; i < 10; ++i) ten.insert(item(i));
+  EXPECT_EQ(ten.size(), 10u);
+  EXPECT_EQ(ten.capacity(), 10u);
+
+  std::vector<const StoreItem*> many;
+  for (int i = 0; i < 5000; ++i) many.push_back(item(100 + i));
+  IndexKeySet in_order;  // appends
+  IndexKeySet reversed;  // inserts at the front
+  for (size_t i = 0; i < many.size(); ++i) {
+    in_order.insert(many[i]);
+    reversed.insert(many[many.size() - 1 - i]);
+  }
+  for (const IndexKeySet* set : {&in_order, &reversed}) {
+    EXPECT_EQ(set->size(), 5000u);
+    EXPECT_EQ((*set->begin())->Key().str(), "ns/p00100");
+    EXPECT_LE(set->capacity(), 5000u + 5000u / 4);
+  }
+
+  IndexKeySet bulk;
+  for (size_t i = 0; i < 1000; ++i) bulk.push_back_unsorted(many[999 - i]);
+  bulk.Sort();
+  bulk.ShrinkToFit();
+  EXPECT_EQ(bulk.size(), 1000u);
+  EXPECT_EQ(bulk.capacity(), 1000u);
 }
 
 // The store holds no key text for an object that spells its key: Get, List, ListKeys and the
