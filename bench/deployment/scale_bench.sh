@@ -12,11 +12,12 @@
 # PERF_OUT (a file: record ours with `perf record --call-graph dwarf` over the measured window;
 # 499 samples a second of CPU time, or each occurrence of PERF_EVENT if set, e.g.
 # PERF_EVENT=syscalls:sys_enter_futex for where the futex calls come from),
-# PERF_STAT=1 (count each side's context switches, CPU migrations, page faults and system calls
-# over the measured window with `perf stat`, threads created during it included: all calls, and
-# those of SYSCALLS by name, each also per pod created, N*R; PERF_STAT_EVENTS adds events, e.g.
-# uprobes from `perf probe -x <binary>`, counted on both sides), SIDES ("ours upstream"; one of
-# them to run only that side).
+# PERF_STAT=1 (count each side's context switches, CPU migrations and page faults over the
+# measured window with `perf stat`, threads created during it included, also per pod created,
+# N*R), SYSCALL_STAT=1 (with PERF_STAT: its system calls too, all and those of SYSCALLS by name;
+# the syscall tracepoints slow every call, so the CPU figures of such a run are not comparable
+# with one without), PERF_STAT_EVENTS (more events for PERF_STAT, e.g. uprobes from
+# `perf probe -x <binary>`), SIDES ("ours upstream"; one of them to run only that side).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build}
@@ -61,8 +62,11 @@ run_one() {
     perf_pid=$!
   fi
   if [ -n "${PERF_STAT:-}" ]; then
-    local events=context-switches,cpu-migrations,page-faults,raw_syscalls:sys_enter sc
-    for sc in $SYSCALLS; do events+=",syscalls:sys_enter_$sc"; done
+    local events=context-switches,cpu-migrations,page-faults sc
+    if [ -n "${SYSCALL_STAT:-}" ]; then
+      events+=",raw_syscalls:sys_enter"
+      for sc in $SYSCALLS; do events+=",syscalls:sys_enter_$sc"; done
+    fi
     [ -n "${PERF_STAT_EVENTS:-}" ] && events+=",$PERF_STAT_EVENTS"
     perf stat -x, -e "$events" -p "$pid" -o "$stat_out" 2>/dev/null &
     stat_pid=$!
