@@ -3,15 +3,21 @@
 # running the deployment and replicaset controllers, one after the other on the same testbed with
 # the same client flags. Reports wall time until every Deployment has availableReplicas = R (and
 # its Progressing condition NewReplicaSetAvailable) and the controller process's CPU seconds
-# (utime+stime from /proc) and peak RSS over that window.
+# (utime+stime from /proc, and each apart: user / system) and peak RSS over that window.
 #
 # Usage: bench/deployment/scale_bench.sh [build-dir]
 # Environment: N (1000), R (10), QPS / BURST (--kube-api-qps/--kube-api-burst for both; 20/30 =
 # upstream defaults), NODES (KWOK nodes, 110 pods each; default N*R/100+5), KCM_TESTBED_DIR (state
 # dir; a testbed already up there is reused, else one is started and stopped at the end),
-# PERF_OUT (a file: record ours with `perf record --call-graph dwarf` over the measured window),
-# PERF_STAT=1 (count each side's context switches and CPU migrations over the measured window with
-# `perf stat`, threads created during it included).
+# PERF_OUT (a file: record ours with `perf record --call-graph dwarf` over the measured window;
+# 499 samples a second of CPU time, or each occurrence of PERF_EVENT if set, e.g.
+# PERF_EVENT=syscalls:sys_enter_futex for where the futex calls come from),
+# PERF_STAT=1 (count each side's context switches, CPU migrations and page faults over the
+# measured window with `perf stat`, threads created during it included, also per pod created,
+# N*R), SYSCALL_STAT=1 (with PERF_STAT: its system calls too, all and those of SYSCALLS by name;
+# the syscall tracepoints slow every call, so the CPU figures of such a run are not comparable
+# with one without), PERF_STAT_EVENTS (more events for PERF_STAT, e.g. uprobes from
+# `perf probe -x <binary>`), SIDES ("ours upstream"; one of them to run only that side).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build}
@@ -21,6 +27,9 @@ QPS=${QPS:-20}
 BURST=${BURST:-30}
 NODES=${NODES:-$((N * R / 100 + 5))}
 dir=${KCM_TESTBED_DIR:-/tmp/kcm-dep-bench}
+# The calls either side makes most (a `perf trace -s` of both at 150 x 10): our client's and Go's
+# network I/O, waits and wake-ups, sleeps, memory.
+SYSCALLS=${SYSCALLS:-futex recvfrom sendto poll ppoll read write epoll_pwait nanosleep clock_nanosleep sched_yield getpid tgkill rt_sigreturn madvise mmap munmap}
 # shellcheck source=bench/lib/controller_bench.sh
 source bench/lib/controller_bench.sh
 bench_testbed_up
@@ -35,20 +44,35 @@ complete() {
 run_one() {
   local label=$1; shift
   local ns="bench-$label" log="$dir/logs/bench-$label.log"
+  echo "$label: start $(date -u +%H:%M:%S) UTC, load $(cut -d' ' -f1-3 /proc/loadavg)"
   # Already there when the testbed is reused (KCM_TESTBED_DIR of an earlier run).
   $K get namespace "$ns" >/dev/null 2>&1 || $K create namespace "$ns" >/dev/null
   "$@" >"$log" 2>&1 &
   local pid=$!
   wait_started "$log"
+  # The workers' threads start just after the log line that wait_started sees: perf -p follows
+  # the threads created after it attached, but misses one created while it attaches (and all that
+  # thread creates later: the pod creates' pool threads), so it would count half of some runs.
+  sleep 1
   local c0 t0 t_done="" perf_pid="" stat_pid="" stat_out="$dir/logs/perf-stat-$label.txt"
   if [ "$label" = ours ] && [ -n "${PERF_OUT:-}" ]; then
-    perf record -q -F 499 --call-graph dwarf,16384 -p "$pid" -o "$PERF_OUT" 2>/dev/null &
+    local what=(-F 499)
+    [ -n "${PERF_EVENT:-}" ] && what=(-e "$PERF_EVENT" -c 1)
+    perf record -q "${what[@]}" --call-graph dwarf,16384 -p "$pid" -o "$PERF_OUT" 2>/dev/null &
     perf_pid=$!
   fi
   if [ -n "${PERF_STAT:-}" ]; then
-    perf stat -x, -e context-switches,cpu-migrations -p "$pid" -o "$stat_out" 2>/dev/null &
+    local events=context-switches,cpu-migrations,page-faults sc
+    if [ -n "${SYSCALL_STAT:-}" ]; then
+      events+=",raw_syscalls:sys_enter"
+      for sc in $SYSCALLS; do events+=",syscalls:sys_enter_$sc"; done
+    fi
+    [ -n "${PERF_STAT_EVENTS:-}" ] && events+=",$PERF_STAT_EVENTS"
+    perf stat -x, -e "$events" -p "$pid" -o "$stat_out" 2>/dev/null &
     stat_pid=$!
   fi
+  local u0 s0 u1 s1
+  read -r u0 s0 < <(user_system_ticks "$pid")
   c0=$(cpu_ticks "$pid"); t0=$(now)
   for i in $(seq "$N"); do
     cat <<YAML
@@ -73,13 +97,28 @@ YAML
     sleep 2
   done
   local c1 rss; c1=$(cpu_ticks "$pid"); rss=$(rss_kb "$pid")
+  read -r u1 s1 < <(user_system_ticks "$pid")
   if [ -n "$perf_pid" ]; then kill -INT "$perf_pid"; wait "$perf_pid" || true; fi
   if [ -n "$stat_pid" ]; then kill -INT "$stat_pid"; wait "$stat_pid" || true; fi
   kill -TERM "$pid"; wait "$pid" || true
   printf '%-9s complete %6.1f s   cpu %6.2f s   peak rss %5d MiB\n' "$label" \
     "$(echo "${t_done:-$(now)} - $t0" | bc)" "$(echo "($c1 - $c0) / $tick" | bc -l)" "$((rss / 1024))"
+  printf '          user %.2f s   system %.2f s   (system %.0f %%)\n' "$(echo "($u1 - $u0) / $tick" | bc -l)" \
+    "$(echo "($s1 - $s0) / $tick" | bc -l)" "$(echo "100 * ($s1 - $s0) / ($u1 - $u0 + $s1 - $s0 + 0.0001)" | bc -l)"
   if [ -n "$stat_pid" ]; then
-    awk -F, '$3 ~ /context-switches|cpu-migrations/ {printf "          %s %s\n", $3, $1}' "$stat_out"
+    # Counts that perf could not take (a tracepoint missing) read "<not supported>": left out.
+    awk -F, -v pods=$((N * R)) '$1 ~ /^[0-9]+$/ {
+        name = $3; sub(/^syscalls:sys_enter_/, "", name); sub(/^raw_syscalls:sys_enter$/, "syscalls (all)", name)
+        if (name ~ /context-switches|cpu-migrations|page-faults|syscalls \(all\)|:/) printf "          %s %s (%.1f per pod)\n", name, $1, $1 / pods
+        else if ($1 > 0) { n++; names[n] = name; count[n] = $1 }
+      }
+      END { line = ""
+        # Largest first (mawk has no asorti).
+        for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (count[j] > count[i]) {
+          t = names[i]; names[i] = names[j]; names[j] = t; t = count[i]; count[i] = count[j]; count[j] = t }
+        for (i = 1; i <= n; i++) line = line sprintf(" %s %.1f", names[i], count[i] / pods)
+        if (line != "") printf "          per pod:%s\n", line
+      }' "$stat_out"
   fi
   # Clean up before the next run so it schedules onto empty nodes.
   $K -n "$ns" delete deployments,rs --all --wait=false >/dev/null
@@ -95,11 +134,15 @@ YAML
   done
 }
 
+# utime and stime of a process, in clock ticks.
+user_system_ticks() { awk '{print $14, $15}' "/proc/$1/stat"; }
+
 echo "$N Deployments x $R replicas, --kube-api-qps=$QPS --kube-api-burst=$BURST, $NODES KWOK nodes"
-run_one ours "$ours" --kubeconfig="$KCM_TESTBED_KCM_KUBECONFIG" --controllers=deployment,replicaset \
+SIDES=${SIDES:-ours upstream}
+[[ " $SIDES " == *" ours "* ]] && run_one ours "$ours" --kubeconfig="$KCM_TESTBED_KCM_KUBECONFIG" --controllers=deployment,replicaset \
   --leader-elect=false --bind-address=127.0.0.1 --secure-port="$(free_port)" \
   --kube-api-qps="$QPS" --kube-api-burst="$BURST"
-run_one upstream "$upstream" --kubeconfig="$KCM_TESTBED_ADMIN_KUBECONFIG" \
+[[ " $SIDES " == *" upstream "* ]] && run_one upstream "$upstream" --kubeconfig="$KCM_TESTBED_ADMIN_KUBECONFIG" \
   --authentication-kubeconfig="$KCM_TESTBED_ADMIN_KUBECONFIG" \
   --authorization-kubeconfig="$KCM_TESTBED_ADMIN_KUBECONFIG" --controllers=deployment,replicaset \
   --leader-elect=false --bind-address=127.0.0.1 --secure-port="$(free_port)" \

@@ -517,4 +517,50 @@ size_t DeltaFIFO::Len() const {
   return queue_.size();
 }
 
+Status DeltaFIFO::AddWatchEvents(std::vector<api::WatchEvent>& events) {
+  // Keys first, as Delete takes its key before the lock.
+  std::vector<std::string> delete_keys;
+  for (const api::WatchEvent& e : events) {
+    if (e.type == api::WatchEventType::kDeleted && e.object) {
+      delete_keys.push_back(KeyOf(*e.object));
+    }
+  }
+  Status first;
+  bool advanced = false;
+  std::unique_lock lock(mu_);
+  std::size_t next_delete = 0;
+  for (api::WatchEvent& e : events) {
+    Status s;
+    if (!e.object) {
+      s = Error::Local("InvalidWatchEvent", "a watch event without an object");
+    } else if (e.type == api::WatchEventType::kAdded || e.type == api::WatchEventType::kModified) {
+      populated_ = true;
+      const uint64_t seq = NewMarkLocked(e.object->Meta().resource_version);
+      s = QueueActionLocked(
+          e.type == api::WatchEventType::kAdded ? DeltaType::kAdded : DeltaType::kUpdated,
+          std::move(e.object), seq);
+    } else if (e.type == api::WatchEventType::kDeleted) {
+      populated_ = true;
+      const std::string& key = delete_keys[next_delete++];
+      const bool queued = items_.contains(key);
+      const bool known = options_.known_objects && options_.known_objects->GetByKey(key) != nullptr;
+      const uint64_t seq = NewMarkLocked(e.object->Meta().resource_version);
+      if (!queued && !known) {
+        // As Delete: nothing to report, the consumer is as up to date as if it were applied.
+        advanced = AdvanceLocked() || advanced;
+      } else {
+        s = QueueActionLocked(DeltaType::kDeleted, std::move(e.object), seq);
+      }
+    } else {
+      s = Error::Local("InvalidWatchEvent", "only Added, Modified and Deleted events are queued");
+    }
+    if (!s.ok() && first.ok()) first = std::move(s);
+  }
+  const bool wake = waiting_ > 0 && !queue_.empty();
+  lock.unlock();
+  if (wake) cv_.notify_one();
+  if (advanced) NotifyAdvanced();
+  return first;
+}
+
 }  // namespace kcm::cache

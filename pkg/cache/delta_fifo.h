@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "pkg/api/object.h"
+#include "pkg/api/watch_event.h"
 #include "pkg/cache/keys.h"
 #include "pkg/cache/store.h"
 #include "pkg/util/result.h"
@@ -255,6 +256,16 @@ class DeltaFIFO final : public ReflectorStore {
   std::map<uint64_t, std::string> marks_;
   std::map<uint64_t, size_t> pending_;
   std::string applied_rv_;
+
+ public:
+  // The watch events of one read (Added, Modified, Deleted; anything else is refused): each
+  // queued as Add, Update or Delete queues it, in order, one push and resourceVersion mark each,
+  // but under one lock, and a consumer blocked in Pop or WaitForItem is woken once, after the
+  // last. A Reflector hands over the frames of one read this way (WatchStream::buffered_frames):
+  // the informer wakes once per read instead of once per event, and finds the whole read queued.
+  // The objects are moved from. Returns the first event's failure, if any; the others are queued
+  // all the same, as separate calls would have queued them.
+  Status AddWatchEvents(std::vector<api::WatchEvent>& events);
 };
 
 }  // namespace kcm::cache

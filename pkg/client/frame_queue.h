@@ -3,6 +3,7 @@
 // any: a reader gets every frame that preceded the error before the error. Thread-compatible.
 #pragma once
 
+#include <cstddef>
 #include <deque>
 #include <optional>
 #include <string>
@@ -18,6 +19,8 @@ class FrameQueue {
   // The stream ends with error after the frames pushed so far; later bytes are ignored.
   void Fail(Error error) { error_ = std::move(error); }
   bool failed() const { return error_.has_value(); }
+  // Complete frames not yet handed out.
+  std::size_t size() const { return ready_.size(); }
 
   // The next frame, else the error, else nullopt (more bytes are needed).
   Result<std::optional<std::string>> Next() {

@@ -31,6 +31,8 @@ class JsonFrameScanner {
   bool HasPartial() const;
   // Bytes of the unfinished frame held; never more than the limit.
   std::size_t partial_bytes() const { return partial_.size(); }
+  // Complete frames found and not yet returned by Next().
+  std::size_t ready_frames() const { return frames_.size(); }
 
  private:
   Error TooLarge() const;

@@ -29,6 +29,8 @@ class LengthFrameScanner {
   // True when bytes of an unfinished frame are buffered (a stream ending now is truncated).
   bool HasPartial() const { return !partial_.empty(); }
   std::size_t partial_bytes() const { return partial_.size(); }
+  // Complete frames found and not yet returned by Next().
+  std::size_t ready_frames() const { return frames_.size(); }
 
  private:
   // Sets the kTooLarge error (and drops the unfinished frame) when n is over the limit.

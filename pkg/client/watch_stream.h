@@ -44,6 +44,14 @@ class WatchStream {
   // known once Next() returned a frame.
   bool protobuf() const { return protobuf_; }
 
+  // Complete frames already received and not yet returned: while it is above zero, Next() returns
+  // one without reading from the connection, so it cannot block. A consumer that hands events on
+  // to another thread can hold that thread's wake-up until the frames of one read are all out
+  // (the Reflector's batch into its DeltaFIFO). Same thread as Next().
+  std::size_t buffered_frames() const {
+    return protobuf_ ? length_scanner_.ready_frames() : scanner_.ready_frames();
+  }
+
  private:
   std::unique_ptr<HttpStream> stream_;
   std::function<void(int)> on_status_;

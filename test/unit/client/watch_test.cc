@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <future>
 #include <thread>
 
 #include "pkg/client/api_errors.h"
@@ -79,6 +80,21 @@ TEST(JsonFrameScannerTest, BackToBackAndManyPerRead) {
   EXPECT_TRUE(s.HasPartial());
 }
 
+// The complete frames of a read are counted until handed out; an unfinished one is not.
+TEST(JsonFrameScannerTest, ReadyFramesCountsCompleteFramesNotYetReturned) {
+  JsonFrameScanner s;
+  EXPECT_EQ(s.ready_frames(), 0u);
+  s.Feed(kAdded + kModified + "\n" + kError.substr(0, 12));
+  EXPECT_EQ(s.ready_frames(), 2u);
+  ASSERT_TRUE(s.Next().ok());
+  EXPECT_EQ(s.ready_frames(), 1u);
+  ASSERT_TRUE(s.Next().ok());
+  EXPECT_EQ(s.ready_frames(), 0u);
+  EXPECT_TRUE(s.HasPartial());
+  s.Feed(kError.substr(12));
+  EXPECT_EQ(s.ready_frames(), 1u);
+}
+
 // 1.8 garbage between frames is a ClientWatchDecoding error.
 TEST(JsonFrameScannerTest, GarbageIsDecodingError) {
   JsonFrameScanner s;
@@ -130,6 +146,17 @@ TEST(LengthFrameScannerTest, FramesSplitAcrossReads) {
     ASSERT_EQ(frames, (std::vector<std::string>{kBinary1, kBinary2, ""})) << "cut at " << cut;
     EXPECT_FALSE(s.HasPartial());
   }
+}
+
+TEST(LengthFrameScannerTest, ReadyFramesCountsCompleteFramesNotYetReturned) {
+  LengthFrameScanner s;
+  const std::string wire = LengthPrefixed(kBinary1) + LengthPrefixed(kBinary2);
+  s.Feed(wire.substr(0, wire.size() - 1));
+  EXPECT_EQ(s.ready_frames(), 1u);
+  ASSERT_TRUE(s.Next().ok());
+  EXPECT_EQ(s.ready_frames(), 0u);
+  s.Feed(wire.substr(wire.size() - 1));
+  EXPECT_EQ(s.ready_frames(), 1u);
 }
 
 TEST(LengthFrameScannerTest, ProtobufContentTypes) {
@@ -317,6 +344,36 @@ TEST(WatchStreamTest, JsonAnswerToProtobufAcceptStaysJson) {
   ASSERT_TRUE(plain.ok());
   ASSERT_TRUE((*plain)->Next().ok());
   EXPECT_EQ(server.requests().at(1).Header("accept"), "application/json");
+}
+
+// buffered_frames(): the frames of one chunk that Next() has not returned yet; zero once they
+// are out, while the server holds the next frame (the next Next() reads, and waits for it).
+TEST(WatchStreamTest, BufferedFramesAreTheRestOfARead) {
+  std::promise<void> drained;
+  std::shared_future<void> drained_seen = drained.get_future().share();
+  TestServer server([drained_seen](const RecordedRequest&, Conn& c) {
+    c.StartChunked(200);
+    c.Chunk(kAdded + "\n" + kModified + "\n" + kAdded + "\n");
+    drained_seen.wait();
+    c.Chunk(kModified + "\n");
+    c.EndChunked();
+  });
+  ResourceClient pods(NewClient(server), kPods, true);
+  auto w = pods.Watch("ns", {});
+  ASSERT_TRUE(w.ok()) << w.error().ToString();
+  EXPECT_EQ((*w)->buffered_frames(), 0u);
+  std::vector<std::size_t> buffered;
+  for (int i = 0; i < 3; ++i) {
+    auto f = (*w)->Next();
+    ASSERT_TRUE(f.ok() && f->has_value());
+    buffered.push_back((*w)->buffered_frames());
+  }
+  EXPECT_EQ(buffered, (std::vector<std::size_t>{2, 1, 0}));
+  drained.set_value();
+  auto last = (*w)->Next();
+  ASSERT_TRUE(last.ok() && last->has_value());
+  EXPECT_EQ(**last, kModified);
+  EXPECT_EQ((*w)->buffered_frames(), 0u);
 }
 
 // 1.8 a stream that ends inside a frame: synthetic 500 ClientWatchDecoding.
