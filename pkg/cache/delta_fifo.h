@@ -265,7 +265,7 @@ class DeltaFIFO final : public ReflectorStore {
   // the informer wakes once per read instead of once per event, and finds the whole read queued.
   // The objects are moved from. Returns the first event's failure, if any; the others are queued
   // all the same, as separate calls would have queued them.
-  Status AddWatchEvents(std::vector<api::WatchEvent>& events);
+  Status AddWatchEvents(std::vector<api::WatchEvent>& events) override;
 };
 
 }  // namespace kcm::cache

@@ -3,6 +3,7 @@
 // the reflector thread while WatchInterface::Stop is called from another.
 #pragma once
 
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -22,6 +23,9 @@ class WatchInterface {
   // An error: the stream broke (decode failure, connection reset). An ERROR frame is returned as an
   // event of type kError, not as an error.
   virtual Result<std::optional<api::WatchEvent>> Next() = 0;
+  // Events already received that Next() returns without waiting for the connection (the rest of
+  // the last read); 0 when none or unknown. Same thread as Next().
+  virtual std::size_t buffered_events() const { return 0; }
   // Ends the stream; a blocked Next() returns promptly. Callable from any thread, more than once.
   virtual void Stop() = 0;
 };

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "pkg/api/object.h"
+#include "pkg/api/watch_event.h"
 #include "pkg/cache/keys.h"
 #include "pkg/util/result.h"
 
@@ -53,6 +54,24 @@ class ReflectorStore {
     return OkStatus();
   }
   virtual void AbortList() {}
+
+  // The watch events of one read of the stream (Added, Modified, Deleted; objects moved from), in
+  // order: the same as Add, Update or Delete of each. A store that hands them on to a consumer
+  // thread overrides it to do so at once (DeltaFIFO: one lock, one wake-up). Returns the first
+  // failure; the other events are applied all the same.
+  virtual Status AddWatchEvents(std::vector<api::WatchEvent>& events) {
+    Status first;
+    for (api::WatchEvent& e : events) {
+      Status s = e.type == api::WatchEventType::kAdded      ? Add(std::move(e.object))
+                 : e.type == api::WatchEventType::kModified ? Update(std::move(e.object))
+                 : e.type == api::WatchEventType::kDeleted
+                     ? Delete(std::move(e.object))
+                     : Status(Error::Local("InvalidWatchEvent",
+                                           "only Added, Modified and Deleted events are applied"));
+      if (!s.ok() && first.ok()) first = std::move(s);
+    }
+    return first;
+  }
 };
 
 // Read access by key: the "known objects" a DeltaFIFO consults (behaviour 3.3, 3.4, 3.6).

@@ -49,6 +49,8 @@ class ResourceWatch final : public cache::WatchInterface {
 
   void Stop() override { stream_->Stop(); }
 
+  std::size_t buffered_events() const override { return stream_->buffered_frames(); }
+
  private:
   std::unique_ptr<client::WatchStream> stream_;
   const api::Codec& codec_;

@@ -86,6 +86,11 @@ class FakeWatch {
     std::lock_guard lock(mu_);
     return stopped_;
   }
+  // Events pushed and not yet returned: a real stream's frames of one read.
+  std::size_t buffered() const {
+    std::lock_guard lock(mu_);
+    return stopped_ ? 0 : events_.size();
+  }
 
   Result<std::optional<api::WatchEvent>> Next() {
     std::unique_lock lock(mu_);
@@ -114,6 +119,7 @@ class FakeWatchHandle final : public cache::WatchInterface {
   explicit FakeWatchHandle(std::shared_ptr<FakeWatch> w) : w_(std::move(w)) {}
   Result<std::optional<api::WatchEvent>> Next() override { return w_->Next(); }
   void Stop() override { w_->Stop(); }
+  std::size_t buffered_events() const override { return w_->buffered(); }
 
  private:
   std::shared_ptr<FakeWatch> w_;
@@ -232,9 +238,21 @@ class RecordingStore final : public cache::ReflectorStore {
     std::lock_guard lock(mu_);
     ops_.push_back("Bookmark@" + rv);
   }
+  // Records how many events each hand-over carried, then applies them one by one (the default).
+  Status AddWatchEvents(std::vector<api::WatchEvent>& events) override {
+    {
+      std::lock_guard lock(mu_);
+      batches_.push_back(events.size());
+    }
+    return ReflectorStore::AddWatchEvents(events);
+  }
   std::vector<std::string> ops() const {
     std::lock_guard lock(mu_);
     return ops_;
+  }
+  std::vector<std::size_t> batches() const {
+    std::lock_guard lock(mu_);
+    return batches_;
   }
   int resyncs() const {
     std::lock_guard lock(mu_);
@@ -249,6 +267,7 @@ class RecordingStore final : public cache::ReflectorStore {
   }
   mutable std::mutex mu_;
   std::vector<std::string> ops_;
+  std::vector<std::size_t> batches_;
   int resyncs_ = 0;
 };
 

@@ -310,6 +310,33 @@ TEST_F(ReflectorTest, EventsGoToStoreBookmarksOnlyAdvanceRVAndWrongKindIsSkipped
   EXPECT_EQ(lw_->watch_calls()[1].resource_version, "14");
 }
 
+// The events of one read (FakeWatch: those pushed before the reflector reads them) reach the
+// store in one hand-over, in order; a bookmark hands over what came before it first; an event
+// that arrives on its own is handed over on its own; the last resourceVersion is the last event's.
+TEST_F(ReflectorTest, EventsOfOneReadAreHandedOverTogether) {
+  lw_->open_watches_when_unscripted = false;
+  lw_->ScriptList({}, "10");
+  auto w = lw_->ScriptWatch();
+  w->Push(api::WatchEventType::kAdded, MakeObj("ns", "a", "11"));
+  w->Push(api::WatchEventType::kModified, MakeObj("ns", "a", "12"));
+  w->Push(api::WatchEventType::kAdded, MakeObj("ns", "b", "13"));
+  w->PushBookmark("14");
+  w->Push(api::WatchEventType::kDeleted, MakeObj("ns", "b", "15"));
+  auto reflector = Make();
+  std::stop_source stop;
+  std::jthread run([&] { (void)reflector->ListAndWatch(stop.get_token()); });
+  ASSERT_TRUE(WaitUntil([&] { return store_->ops().size() == 6; }));
+  EXPECT_EQ(reflector->LastSyncResourceVersion(), "15");
+  w->Push(api::WatchEventType::kModified, MakeObj("ns", "a", "16"));
+  ASSERT_TRUE(WaitUntil([&] { return store_->ops().size() == 7; }));
+  EXPECT_EQ(reflector->LastSyncResourceVersion(), "16");
+  stop.request_stop();
+  run.join();
+  EXPECT_THAT(store_->ops(), ElementsAre("Replace@10:", "Add a@11", "Update a@12", "Add b@13",
+                                         "Bookmark@14", "Delete b@15", "Update a@16"));
+  EXPECT_THAT(store_->batches(), ElementsAre(3u, 1u, 1u));
+}
+
 // 2.6
 TEST_F(ReflectorTest, ResyncTimerCallsStoreResyncOnlyWhenShouldResync) {
   std::atomic<bool> want{true};
