@@ -75,26 +75,53 @@ std::string DeltaFIFO::KeyOf(const api::Object& obj) const {
 
 Status DeltaFIFO::Add(api::ObjectPtr obj) {
   std::unique_lock lock(mu_);
-  populated_ = true;
-  const uint64_t seq = NewMarkLocked(obj->Meta().resource_version);
-  Status s = QueueActionLocked(DeltaType::kAdded, std::move(obj), seq);
+  Status s = PushLocked(DeltaType::kAdded, std::move(obj));
   WakeConsumerAndUnlock(lock);
   return s;
 }
 
 Status DeltaFIFO::Update(api::ObjectPtr obj) {
   std::unique_lock lock(mu_);
-  populated_ = true;
-  const uint64_t seq = NewMarkLocked(obj->Meta().resource_version);
-  Status s = QueueActionLocked(DeltaType::kUpdated, std::move(obj), seq);
+  Status s = PushLocked(DeltaType::kUpdated, std::move(obj));
   WakeConsumerAndUnlock(lock);
   return s;
 }
 
+Status DeltaFIFO::Delete(api::ObjectPtr obj) {
+  const std::string key = KeyOf(*obj);
+  std::unique_lock lock(mu_);
+  bool advanced = false;
+  Status s = PushDeleteLocked(key, std::move(obj), &advanced);
+  WakeConsumerAndUnlock(lock);
+  if (advanced) NotifyAdvanced();
+  return s;
+}
+
+Status DeltaFIFO::PushLocked(DeltaType type, api::ObjectPtr obj) {
+  populated_ = true;
+  const uint64_t seq = NewMarkLocked(obj->Meta().resource_version);
+  return QueueActionLocked(type, std::move(obj), seq);
+}
+
+Status DeltaFIFO::PushDeleteLocked(const std::string& key, api::ObjectPtr obj, bool* advanced) {
+  populated_ = true;
+  const bool queued = items_.contains(key);
+  const bool known = options_.known_objects && options_.known_objects->GetByKey(key) != nullptr;
+  const uint64_t seq = NewMarkLocked(obj->Meta().resource_version);
+  if (!queued && !known) {
+    // Already deleted by a relist (or never seen): a second report would confuse handlers. The
+    // consumer is as up to date as if it had been applied.
+    if (AdvanceLocked()) *advanced = true;
+    return OkStatus();
+  }
+  return QueueActionLocked(DeltaType::kDeleted, std::move(obj), seq);
+}
+
 void DeltaFIFO::WakeConsumerAndUnlock(std::unique_lock<std::mutex>& lock) {
   // A consumer not blocked in cv_ is applying earlier items and checks the queue (under mu_)
-  // before it blocks again: it will find this one without a signal.
-  const bool wake = waiting_ > 0;
+  // before it blocks again: it will find this one without a signal. Nothing queued (a dropped
+  // deletion): nothing to wake it for.
+  const bool wake = waiting_ > 0 && !queue_.empty();
   lock.unlock();
   if (wake) cv_.notify_one();
 }
@@ -105,26 +132,6 @@ void DeltaFIFO::WaitLocked(std::unique_lock<std::mutex>& lock) const {
     cv_.wait(lock);
     --waiting_;
   }
-}
-
-Status DeltaFIFO::Delete(api::ObjectPtr obj) {
-  const std::string key = KeyOf(*obj);
-  std::unique_lock lock(mu_);
-  populated_ = true;
-  const bool queued = items_.contains(key);
-  const bool known = options_.known_objects && options_.known_objects->GetByKey(key) != nullptr;
-  const uint64_t seq = NewMarkLocked(obj->Meta().resource_version);
-  if (!queued && !known) {
-    // Already deleted by a relist (or never seen): a second report would confuse handlers. The
-    // consumer is as up to date as if it had been applied.
-    const bool advanced = AdvanceLocked();
-    lock.unlock();
-    if (advanced) NotifyAdvanced();
-    return OkStatus();
-  }
-  Status s = QueueActionLocked(DeltaType::kDeleted, std::move(obj), seq);
-  WakeConsumerAndUnlock(lock);
-  return s;
 }
 
 namespace {
@@ -533,32 +540,18 @@ Status DeltaFIFO::AddWatchEvents(std::vector<api::WatchEvent>& events) {
     Status s;
     if (!e.object) {
       s = Error::Local("InvalidWatchEvent", "a watch event without an object");
-    } else if (e.type == api::WatchEventType::kAdded || e.type == api::WatchEventType::kModified) {
-      populated_ = true;
-      const uint64_t seq = NewMarkLocked(e.object->Meta().resource_version);
-      s = QueueActionLocked(
-          e.type == api::WatchEventType::kAdded ? DeltaType::kAdded : DeltaType::kUpdated,
-          std::move(e.object), seq);
+    } else if (e.type == api::WatchEventType::kAdded) {
+      s = PushLocked(DeltaType::kAdded, std::move(e.object));
+    } else if (e.type == api::WatchEventType::kModified) {
+      s = PushLocked(DeltaType::kUpdated, std::move(e.object));
     } else if (e.type == api::WatchEventType::kDeleted) {
-      populated_ = true;
-      const std::string& key = delete_keys[next_delete++];
-      const bool queued = items_.contains(key);
-      const bool known = options_.known_objects && options_.known_objects->GetByKey(key) != nullptr;
-      const uint64_t seq = NewMarkLocked(e.object->Meta().resource_version);
-      if (!queued && !known) {
-        // As Delete: nothing to report, the consumer is as up to date as if it were applied.
-        advanced = AdvanceLocked() || advanced;
-      } else {
-        s = QueueActionLocked(DeltaType::kDeleted, std::move(e.object), seq);
-      }
+      s = PushDeleteLocked(delete_keys[next_delete++], std::move(e.object), &advanced);
     } else {
       s = Error::Local("InvalidWatchEvent", "only Added, Modified and Deleted events are queued");
     }
     if (!s.ok() && first.ok()) first = std::move(s);
   }
-  const bool wake = waiting_ > 0 && !queue_.empty();
-  lock.unlock();
-  if (wake) cv_.notify_one();
+  WakeConsumerAndUnlock(lock);
   if (advanced) NotifyAdvanced();
   return first;
 }

@@ -139,8 +139,15 @@ class DeltaFIFO final : public ReflectorStore {
   std::string KeyOf(const api::Object& obj) const;
 
  private:
-  // Signals one consumer blocked in cv_, if any, after releasing `lock` (a watch event's push).
+  // Signals one consumer blocked in cv_, if any and if anything is queued, after releasing
+  // `lock` (a watch event's push).
   void WakeConsumerAndUnlock(std::unique_lock<std::mutex>& lock);
+  // One watch event's push (Add, Update, Delete, AddWatchEvents): an Added or Updated delta,
+  // its own push and resourceVersion mark.
+  Status PushLocked(DeltaType type, api::ObjectPtr obj);
+  // A deletion of key: dropped when the key is neither queued nor known (behaviour 3.3), which
+  // moves the watermark at once (*advanced set when it moved; NotifyAdvanced after unlocking).
+  Status PushDeleteLocked(const std::string& key, api::ObjectPtr obj, bool* advanced);
   // Blocks until the queue holds an item or is closed, counted in waiting_.
   void WaitLocked(std::unique_lock<std::mutex>& lock) const;
   // seq: the push the delta belongs to (see marks_); nullopt for Sync deltas, which carry nothing
