@@ -313,6 +313,8 @@ TEST_F(ReflectorTest, EventsGoToStoreBookmarksOnlyAdvanceRVAndWrongKindIsSkipped
 // The events of one read (FakeWatch: those pushed before the reflector reads them) reach the
 // store in one hand-over, in order; a bookmark hands over what came before it first; an event
 // that arrives on its own is handed over on its own; the last resourceVersion is the last event's.
+// client-go's watchHandler applies the same events one by one, in the same order, and records each
+// one's resourceVersion after the store took it; only the number of hand-overs differs.
 TEST_F(ReflectorTest, EventsOfOneReadAreHandedOverTogether) {
   lw_->open_watches_when_unscripted = false;
   lw_->ScriptList({}, "10");

@@ -85,7 +85,8 @@ TEST(HostLookupTest, LookupsGivenUpFreeThemselves) {
 // A name server that never answers, seen only by a child process (its own mount namespace, a
 // resolv.conf naming a silent UDP socket, the resolver told to wait 30 s twice): the request ends
 // by its 1 s connect timeout with cause kTimedOut, and a stop request ends one with no timeout,
-// instead of both waiting out the resolver's retries (a minute). Needs root for the namespace.
+// instead of both waiting out the resolver's retries (a minute), as Go's net.Dialer.DialContext
+// resolves within the dial's deadline and context. Needs root for the namespace.
 TEST(HostLookupTest, SilentNameServerDoesNotOutlastTheConnectTimeoutOrAStop) {
   const pid_t child = ::fork();
   ASSERT_GE(child, 0);
