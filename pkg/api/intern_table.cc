@@ -21,9 +21,11 @@ struct Hasher {
 
 }  // namespace
 
-template <typename Rep>
-void InternTable::SweepLocked(Table<Rep>* table, size_t* sweep_at) {
-  std::erase_if(*table, [](const auto& slot) { return slot.second.expired(); });
+template <typename Value>
+void InternTable::SweepLocked(Table<Value>* table, size_t* sweep_at) {
+  // use_count() 1: only the table holds the value, and only the table (under mu_) hands out new
+  // copies, so nobody can be taking one concurrently.
+  std::erase_if(*table, [](const auto& slot) { return slot.second.rep_.use_count() == 1; });
   *sweep_at = std::max(kMinSweep, 2 * table->size());
 }
 
@@ -38,15 +40,13 @@ Labels InternTable::InternLabels(std::vector<Labels::value_type>* items) {
   std::lock_guard lock(mu_);
   auto [first, last] = labels_.equal_range(hash.h);
   for (auto it = first; it != last; ++it) {
-    std::shared_ptr<const Labels::Rep> rep = it->second.lock();
-    if (rep && std::equal(rep->items.begin(), rep->items.end(), items->begin(), items->end())) {
-      return Labels(std::move(rep));
-    }
+    const Labels& set = it->second;
+    if (std::equal(set.begin(), set.end(), items->begin(), items->end())) return set;
   }
   if (labels_.size() >= labels_sweep_at_) SweepLocked(&labels_, &labels_sweep_at_);
-  std::shared_ptr<const Labels::Rep> rep = Labels::NewRep(*items);
-  labels_.emplace(hash.h, rep);
-  return Labels(std::move(rep));
+  Labels set = Labels::FromCanonical(*items);
+  labels_.emplace(hash.h, set);
+  return set;
 }
 
 OwnerReferences InternTable::InternOwnerReferences(std::vector<OwnerReference>&& refs) {
@@ -63,30 +63,29 @@ OwnerReferences InternTable::InternOwnerReferences(std::vector<OwnerReference>&&
   std::lock_guard lock(mu_);
   auto [first, last] = owner_references_.equal_range(hash.h);
   for (auto it = first; it != last; ++it) {
-    std::shared_ptr<const OwnerReferences::Rep> rep = it->second.lock();
-    if (rep && *rep == refs) return OwnerReferences(std::move(rep));
+    const OwnerReferences& list = it->second;
+    if (std::equal(list.begin(), list.end(), refs.begin(), refs.end())) return list;
   }
   if (owner_references_.size() >= owner_references_sweep_at_) {
     SweepLocked(&owner_references_, &owner_references_sweep_at_);
   }
-  auto rep = std::make_shared<const OwnerReferences::Rep>(std::move(refs));
-  owner_references_.emplace(hash.h, rep);
-  return OwnerReferences(std::move(rep));
+  OwnerReferences list(std::move(refs));
+  owner_references_.emplace(hash.h, list);
+  return list;
 }
 
 SharedString InternTable::InternString(std::string_view text) {
   if (text.empty()) return SharedString();
   std::lock_guard lock(mu_);
   if (auto it = strings_.find(text); it != strings_.end()) return it->second;
-  if (strings_.size() >= strings_sweep_at_) SweepStringsLocked();
+  if (strings_.size() >= strings_sweep_at_) SweepStringsLocked();  // as SweepLocked
   SharedString value(text);
   strings_.emplace(value.view(), value);
   return value;
 }
 
 void InternTable::SweepStringsLocked() {
-  // use_count() 1: only the table holds the string, and only the table (under mu_) hands out new
-  // copies, so nobody can be taking one concurrently.
+  // As SweepLocked (a map keyed by the text rather than a hash).
   std::erase_if(strings_, [](const auto& slot) { return slot.second.rep_.use_count() == 1; });
   strings_sweep_at_ = std::max(kMinSweep, 2 * strings_.size());
 }
@@ -110,18 +109,14 @@ Annotations InternTable::InternAnnotations(std::vector<Labels::value_type>* item
   for (auto it = first; it != last; ++it) {
     if (same(it->second.map())) return it->second;
   }
-  if (annotations_.size() >= annotations_sweep_at_) SweepAnnotationsLocked();
+  if (annotations_.size() >= annotations_sweep_at_) {
+    SweepLocked(&annotations_, &annotations_sweep_at_);
+  }
   Annotations::Map map;
   for (const auto& [k, v] : *items) map.emplace_hint(map.end(), k, v);
   Annotations value(internal::SharedConst<Annotations::Map>::Make(std::move(map)));
   annotations_.emplace(hash.h, value);
   return value;
-}
-
-void InternTable::SweepAnnotationsLocked() {
-  // As for strings: only the table hands out copies, under mu_.
-  std::erase_if(annotations_, [](const auto& slot) { return slot.second.rep_.use_count() == 1; });
-  annotations_sweep_at_ = std::max(kMinSweep, 2 * annotations_.size());
 }
 
 InternTable::Slots InternTable::SlotCount() const {
@@ -132,7 +127,7 @@ InternTable::Slots InternTable::SlotCount() const {
 void InternTable::Sweep() {
   std::lock_guard lock(mu_);
   SweepStringsLocked();
-  SweepAnnotationsLocked();
+  SweepLocked(&annotations_, &annotations_sweep_at_);
   SweepLocked(&labels_, &labels_sweep_at_);
   SweepLocked(&owner_references_, &owner_references_sweep_at_);
 }

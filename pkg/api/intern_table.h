@@ -2,12 +2,11 @@
 // per distinct content, so the pods of one ReplicaSet (same labels, same controller reference)
 // share a single immutable set, and the pods of one node one node name. Owned by whoever decodes (a
 // Decoder, or the ResourceListerWatcher that gives its LIST and WATCH decoders one table); never
-// global. Slots hold weak_ptrs: a set is freed when the last object referring to it goes, and its
-// slot is dropped by the next sweep, which runs whenever the table has doubled since the last one
-// (so the table stays within twice the live sets, amortised O(1)). Strings and annotations are held
-// by the table itself (8-byte pointers with no weak form); a sweep drops those only the table still
-// holds. Thread-safe: decoders on several threads may share one table (a mutex guards it); the
-// values it returns are immutable.
+// global. The table holds each value itself (8-byte counted pointers with no weak form): a sweep
+// drops those only the table still holds, which frees them; it runs whenever a table has doubled
+// since the last one (so each stays within twice the live values, amortised O(1)). Thread-safe:
+// decoders on several threads may share one table (a mutex guards it); the values it returns are
+// immutable.
 #pragma once
 
 #include <cstddef>
@@ -51,23 +50,22 @@ class InternTable {
 
  private:
   static constexpr size_t kMinSweep = 64;
-  template <typename Rep>
-  using Table = std::unordered_multimap<uint64_t, std::weak_ptr<const Rep>>;
-  template <typename Rep>
-  static void SweepLocked(Table<Rep>* table, size_t* sweep_at);
+  // Content hash → value.
+  template <typename Value>
+  using Table = std::unordered_multimap<uint64_t, Value>;
+  template <typename Value>
+  static void SweepLocked(Table<Value>* table, size_t* sweep_at);
   void SweepStringsLocked();
-  void SweepAnnotationsLocked();
 
   mutable std::mutex mu_;
-  Table<Labels::Rep> labels_;                     // guarded by mu_
-  Table<OwnerReferences::Rep> owner_references_;  // guarded by mu_
+  Table<Labels> labels_;                          // guarded by mu_
+  Table<OwnerReferences> owner_references_;       // guarded by mu_
   size_t labels_sweep_at_ = kMinSweep;            // guarded by mu_
   size_t owner_references_sweep_at_ = kMinSweep;  // guarded by mu_
   // Keys view the string their value holds.
   std::unordered_map<std::string_view, SharedString> strings_;  // guarded by mu_
   size_t strings_sweep_at_ = kMinSweep;                         // guarded by mu_
-  // Held by the table like the strings (no weak form): content hash → value.
-  std::unordered_multimap<uint64_t, Annotations> annotations_;  // guarded by mu_
+  Table<Annotations> annotations_;                              // guarded by mu_
   size_t annotations_sweep_at_ = kMinSweep;                     // guarded by mu_
 };
 

@@ -23,10 +23,11 @@ inline constexpr std::string_view kPodDeletionCostAnnotation =
 
 struct Pod final : Object {
   // annotations are pruned (only the deletion cost is kept, below), generateName is not kept,
-  // managedFields are dropped; labels, owner references and the node name are interned
-  // (shared_meta.h); timestamps are 8-byte OptionalTimes. sizeof(Pod) is 232: with make_shared's
-  // control block one 248-byte request, a 256-byte malloc chunk (bench/api/pod_memory.cc,
-  // docs/architecture.md "Compact pod records"); 8 bytes more would cost a 16-byte chunk step.
+  // managedFields are dropped; labels, owner references, the namespace and the node name are
+  // interned 8-byte pointers (shared_meta.h), the resourceVersion a number (resource_version.h);
+  // timestamps are 8-byte OptionalTimes. sizeof(Pod) is 168: with make_shared's control block one
+  // 184-byte request, a 192-byte malloc chunk (bench/api/pod_memory.cc, docs/architecture.md
+  // "Compact pod records"); 8 bytes more would cost a 16-byte chunk step.
   // The restart counts' sum is not kept: no controller reads it (upstream ActivePodsWithRanks
   // ranks by the maximum, compareMaxContainerRestarts).
   ObjectMeta metadata;

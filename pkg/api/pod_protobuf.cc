@@ -173,16 +173,24 @@ Status ReadPodMeta(Ctx& ctx, std::string_view msg, ObjectMeta* meta,
     switch (f.number) {
       case 1:
         return ReadString(f, "metadata.name", &meta->name);
-      case 3:
-        return ReadString(f, "metadata.namespace", &meta->namespace_);
+      case 3: {
+        std::string_view ns;
+        Status s = ViewBytes(f, "metadata.namespace", &ns);
+        if (s.ok()) meta->namespace_ = ctx.table.InternString(ns);
+        return s;
+      }
       case 5: {
         std::string_view uid;
         Status s = ViewBytes(f, "metadata.uid", &uid);
         if (s.ok()) meta->uid = Uid(uid);
         return s;
       }
-      case 6:
-        return ReadString(f, "metadata.resourceVersion", &meta->resource_version);
+      case 6: {
+        std::string_view rv;
+        Status s = ViewBytes(f, "metadata.resourceVersion", &rv);
+        if (s.ok()) meta->resource_version = ResourceVersion(rv);
+        return s;
+      }
       case 7:
         return ReadInt64(f, "metadata.generation", &meta->generation);
       case 8:

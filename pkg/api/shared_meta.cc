@@ -19,16 +19,16 @@ void Labels::Canonicalize(std::vector<value_type>* items) {
   items->resize(out);
 }
 
-std::shared_ptr<const Labels::Rep> Labels::NewRep(const std::vector<value_type>& canonical) {
-  if (canonical.empty()) return nullptr;
+Labels Labels::FromCanonical(const std::vector<value_type>& canonical) {
+  if (canonical.empty()) return Labels();
   size_t total = 0;
   for (const auto& [k, v] : canonical) total += k.size() + v.size();
   const size_t views = canonical.size() * sizeof(value_type);
-  auto rep = std::make_shared<Rep>();
+  Rep rep;
   // operator new[] aligns for any fundamental type, so the views at its start are aligned.
-  rep->storage = std::make_unique_for_overwrite<std::byte[]>(views + total);
-  char* p = reinterpret_cast<char*>(rep->storage.get() + views);
-  value_type* items = reinterpret_cast<value_type*>(rep->storage.get());
+  rep.storage = std::make_unique_for_overwrite<std::byte[]>(views + total);
+  char* p = reinterpret_cast<char*>(rep.storage.get() + views);
+  value_type* items = reinterpret_cast<value_type*>(rep.storage.get());
   for (size_t i = 0; i < canonical.size(); ++i) {
     const auto& [k, v] = canonical[i];
     std::copy(k.begin(), k.end(), p);
@@ -39,13 +39,13 @@ std::shared_ptr<const Labels::Rep> Labels::NewRep(const std::vector<value_type>&
     p += v.size();
     new (items + i) value_type(key, value);  // trivially destructible: the block frees them
   }
-  rep->items = std::span<const value_type>(std::launder(items), canonical.size());
-  return rep;
+  rep.items = std::span<const value_type>(std::launder(items), canonical.size());
+  return Labels(internal::SharedConst<Rep>::Make(std::move(rep)));
 }
 
 Labels Labels::Make(std::vector<value_type> items) {
   Canonicalize(&items);
-  return Labels(NewRep(items));
+  return FromCanonical(items);
 }
 
 Labels::Labels(std::initializer_list<value_type> items)
@@ -77,15 +77,16 @@ std::map<std::string, std::string> Labels::ToMap() const {
 }
 
 bool operator==(const Labels& a, const Labels& b) {
-  if (a.rep_ == b.rep_) return true;
+  if (a.rep_.SharesWith(b.rep_)) return true;
   return std::equal(a.begin(), a.end(), b.begin(), b.end());
 }
 
 OwnerReferences::OwnerReferences(std::vector<OwnerReference> refs)
-    : rep_(refs.empty() ? nullptr : std::make_shared<const Rep>(std::move(refs))) {}
+    : rep_(refs.empty() ? internal::SharedConst<Rep>()
+                        : internal::SharedConst<Rep>::Make(std::move(refs))) {}
 
 bool operator==(const OwnerReferences& a, const OwnerReferences& b) {
-  if (a.rep_ == b.rep_) return true;
+  if (a.rep_.SharesWith(b.rep_)) return true;
   return std::equal(a.begin(), a.end(), b.begin(), b.end());
 }
 

@@ -110,28 +110,29 @@ class Labels {
 
   std::map<std::string, std::string> ToMap() const;
   // True when both values point at the same set (what interning gives pods of one ReplicaSet).
-  bool SharesStorageWith(const Labels& other) const { return rep_ == other.rep_; }
+  bool SharesStorageWith(const Labels& other) const { return rep_.SharesWith(other.rep_); }
 
   friend bool operator==(const Labels& a, const Labels& b);
 
   // The shared, immutable set: one block (`storage`) holds the sorted (key, value) views, then
   // every key and value back to back, which the views point into; `items` spans the views. Two
-  // allocations per set (this Rep with make_shared's count, and the block) where a std::string
-  // and a std::vector took three, and 24 bytes of Rep where they took 56: the daemon holds one set
-  // per ReplicaSet (its pods', labels and template labels), per selector and per Deployment
-  // template (docs/architecture.md, "Compact pod records").
+  // allocations per set (this Rep with its count, and the block) where a std::string and a
+  // std::vector took three, and 24 bytes of Rep where they took 56: the daemon holds one set per
+  // ReplicaSet (its pods', labels and template labels), per selector and per Deployment template
+  // (docs/architecture.md, "Compact pod records"). A value is an 8-byte counted pointer to it.
   struct Rep {
     std::unique_ptr<std::byte[]> storage;
     std::span<const value_type> items;
   };
   // Sorts by key and drops all but the last of repeated keys, in place.
   static void Canonicalize(std::vector<value_type>* items);
-  // A new set from canonical items (sorted, keys unique); nullptr when empty.
-  static std::shared_ptr<const Rep> NewRep(const std::vector<value_type>& canonical);
-  explicit Labels(std::shared_ptr<const Rep> rep) : rep_(std::move(rep)) {}
+  // A new set from canonical items (sorted, keys unique); the empty (null) value when empty.
+  static Labels FromCanonical(const std::vector<value_type>& canonical);
 
  private:
-  std::shared_ptr<const Rep> rep_;
+  friend class InternTable;
+  explicit Labels(internal::SharedConst<Rep> rep) : rep_(std::move(rep)) {}
+  internal::SharedConst<Rep> rep_;
 };
 
 struct OwnerReference {
@@ -145,7 +146,7 @@ struct OwnerReference {
   friend bool operator==(const OwnerReference&, const OwnerReference&) = default;
 };
 
-// metadata.ownerReferences, in API order. Read like a const std::vector.
+// metadata.ownerReferences, in API order. Read like a const std::vector. 8 bytes, null when empty.
 class OwnerReferences {
  public:
   using value_type = OwnerReference;
@@ -168,15 +169,16 @@ class OwnerReferences {
   std::vector<OwnerReference> ToVector() const {
     return rep_ ? *rep_ : std::vector<OwnerReference>();
   }
-  bool SharesStorageWith(const OwnerReferences& other) const { return rep_ == other.rep_; }
+  bool SharesStorageWith(const OwnerReferences& other) const { return rep_.SharesWith(other.rep_); }
 
   friend bool operator==(const OwnerReferences& a, const OwnerReferences& b);
 
   using Rep = std::vector<OwnerReference>;
-  explicit OwnerReferences(std::shared_ptr<const Rep> rep) : rep_(std::move(rep)) {}
 
  private:
-  std::shared_ptr<const Rep> rep_;
+  friend class InternTable;
+  explicit OwnerReferences(internal::SharedConst<Rep> rep) : rep_(std::move(rep)) {}
+  internal::SharedConst<Rep> rep_;
 };
 
 // metadata.annotations: key → value, read like a const std::map<std::string, std::string> (it
@@ -294,6 +296,17 @@ class SharedString {
   friend bool operator==(const SharedString& a, const char* b) { return a.view() == b; }
   friend auto operator<=>(const SharedString& a, const SharedString& b) {
     return a.str() <=> b.str();
+  }
+  // Concatenation as with a std::string ("ns" + "/" + name keys).
+  friend std::string operator+(const SharedString& a, std::string_view b) {
+    std::string out(a.view());
+    out.append(b);
+    return out;
+  }
+  friend std::string operator+(std::string_view a, const SharedString& b) {
+    std::string out(a);
+    out.append(b.view());
+    return out;
   }
 
  private:

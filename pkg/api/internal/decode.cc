@@ -231,11 +231,22 @@ Status DecodeObjectMeta(DecoderImpl& d, od::value v, ObjectMeta* meta, MetaMode 
   return ForEachField(v, "metadata", [&](od::field& f) -> Status {
     // Most frequent keys first; managedFields and unknown keys are skipped without parsing.
     if (KeyIs(f, "name")) return ReadStringAt(f.value(), "metadata.name", &meta->name);
-    if (KeyIs(f, "namespace"))
-      return ReadStringAt(f.value(), "metadata.namespace", &meta->namespace_);
+    if (KeyIs(f, "namespace")) {
+      std::string_view text;
+      if (auto ec = ReadStringView(f.value(), &text); ec) {
+        return DecodeErrorAt("metadata.namespace", ec);
+      }
+      meta->namespace_ = d.interner->InternString(text);
+      return OkStatus();
+    }
     if (KeyIs(f, "uid")) return ReadUidAt(f.value(), "metadata.uid", &meta->uid);
     if (KeyIs(f, "resourceVersion")) {
-      return ReadStringAt(f.value(), "metadata.resourceVersion", &meta->resource_version);
+      std::string_view text;
+      if (auto ec = ReadStringView(f.value(), &text); ec) {
+        return DecodeErrorAt("metadata.resourceVersion", ec);
+      }
+      meta->resource_version = ResourceVersion(text);
+      return OkStatus();
     }
     if (KeyIs(f, "generation"))
       return ReadInt64At(f.value(), "metadata.generation", &meta->generation);

@@ -243,6 +243,30 @@ TEST(SharedStringTest, NodeNamesAreInternedPerDecoder) {
   EXPECT_EQ(c->node_name, "node-2");
 }
 
+// The namespace is interned like the node name (one string per namespace, JSON and protobuf
+// alike), and the resourceVersion is held as 8 bytes; labels and owner references are 8-byte
+// values too.
+TEST(SharedStringTest, NamespacesAreInternedPerDecoder) {
+  static_assert(sizeof(Labels) == 8 && sizeof(OwnerReferences) == 8);
+  Decoder d;
+  auto a = DecodePod(d, R"({"metadata":{"name":"a","namespace":"team-with-a-long-name"}})");
+  auto b = DecodePod(d, R"({"metadata":{"name":"b","namespace":"team-with-a-long-name"}})");
+  auto c = DecodePod(d, R"({"metadata":{"name":"c","namespace":"other"}})");
+  const std::string pb =
+      testing::Bytes(1, testing::Bytes(1, "e") + testing::Bytes(3, "team-with-a-long-name") +
+                            testing::Bytes(6, "77"));
+  auto e = DecodePodProtobuf(d, testing::Envelope("Pod", pb));
+  ASSERT_TRUE(a.ok() && b.ok() && c.ok());
+  ASSERT_TRUE(e.ok()) << e.error().ToString();
+  EXPECT_EQ((*a)->metadata.namespace_, "team-with-a-long-name");
+  EXPECT_EQ((*e)->metadata.namespace_, "team-with-a-long-name");
+  EXPECT_EQ((*e)->metadata.resource_version, "77");
+  EXPECT_TRUE((*a)->metadata.namespace_.SharesStorageWith((*b)->metadata.namespace_));
+  EXPECT_TRUE((*a)->metadata.namespace_.SharesStorageWith((*e)->metadata.namespace_));
+  EXPECT_FALSE((*a)->metadata.namespace_.SharesStorageWith((*c)->metadata.namespace_));
+  EXPECT_EQ((*c)->metadata.namespace_ + "/" + (*c)->metadata.name, "other/c");
+}
+
 TEST(SharedStringTest, ReadsLikeAString) {
   SharedString s = "node-1";
   SharedString copy = s;
