@@ -25,7 +25,7 @@ template <typename Value>
 void InternTable::SweepLocked(Table<Value>* table, size_t* sweep_at) {
   // use_count() 1: only the table holds the value, and only the table (under mu_) hands out new
   // copies, so nobody can be taking one concurrently.
-  std::erase_if(*table, [](const auto& slot) { return slot.second.rep_.use_count() == 1; });
+  std::erase_if(*table, [](const auto& slot) { return slot.second.use_count() == 1; });
   *sweep_at = std::max(kMinSweep, 2 * table->size());
 }
 
@@ -86,7 +86,7 @@ SharedString InternTable::InternString(std::string_view text) {
 
 void InternTable::SweepStringsLocked() {
   // As SweepLocked (a map keyed by the text rather than a hash).
-  std::erase_if(strings_, [](const auto& slot) { return slot.second.rep_.use_count() == 1; });
+  std::erase_if(strings_, [](const auto& slot) { return slot.second.use_count() == 1; });
   strings_sweep_at_ = std::max(kMinSweep, 2 * strings_.size());
 }
 

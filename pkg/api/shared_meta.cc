@@ -1,6 +1,7 @@
 #include "pkg/api/shared_meta.h"
 
 #include <algorithm>
+#include <limits>
 #include <new>
 #include <ostream>
 #include <stdexcept>
@@ -23,24 +24,47 @@ Labels Labels::FromCanonical(const std::vector<value_type>& canonical) {
   if (canonical.empty()) return Labels();
   size_t total = 0;
   for (const auto& [k, v] : canonical) total += k.size() + v.size();
-  const size_t views = canonical.size() * sizeof(value_type);
-  Rep rep;
-  // operator new[] aligns for any fundamental type, so the views at its start are aligned.
-  rep.storage = std::make_unique_for_overwrite<std::byte[]>(views + total);
-  char* p = reinterpret_cast<char*>(rep.storage.get() + views);
-  value_type* items = reinterpret_cast<value_type*>(rep.storage.get());
-  for (size_t i = 0; i < canonical.size(); ++i) {
-    const auto& [k, v] = canonical[i];
-    std::copy(k.begin(), k.end(), p);
-    std::string_view key(p, k.size());
-    p += k.size();
-    std::copy(v.begin(), v.end(), p);
-    std::string_view value(p, v.size());
-    p += v.size();
-    new (items + i) value_type(key, value);  // trivially destructible: the block frees them
+  const size_t ends = 2 * canonical.size();
+  if (total > std::numeric_limits<uint32_t>::max() ||
+      canonical.size() > std::numeric_limits<uint32_t>::max() / 2) {
+    throw std::length_error("Labels over 4 GiB");
   }
-  rep.items = std::span<const value_type>(std::launder(items), canonical.size());
-  return Labels(internal::SharedConst<Rep>::Make(std::move(rep)));
+  void* mem = ::operator new(sizeof(Rep) + ends * sizeof(uint32_t) + total);
+  Rep* rep = ::new (mem) Rep{{1}, static_cast<uint32_t>(canonical.size())};
+  // The ends and the text are plain bytes after the header (uint32_t needs no construction; the
+  // header's alignment, 4, is theirs).
+  auto* end_at = reinterpret_cast<uint32_t*>(rep + 1);
+  char* text = reinterpret_cast<char*>(end_at + ends);
+  uint32_t at = 0;
+  for (const auto& [k, v] : canonical) {
+    std::copy(k.begin(), k.end(), text + at);
+    at += static_cast<uint32_t>(k.size());
+    *end_at++ = at;
+    std::copy(v.begin(), v.end(), text + at);
+    at += static_cast<uint32_t>(v.size());
+    *end_at++ = at;
+  }
+  return Labels(rep);
+}
+
+Labels& Labels::operator=(const Labels& other) {
+  Labels copy(other);
+  std::swap(rep_, copy.rep_);
+  return *this;
+}
+
+Labels& Labels::operator=(Labels&& other) noexcept {
+  Labels moved(std::move(other));
+  std::swap(rep_, moved.rep_);
+  return *this;
+}
+
+void Labels::Unref() {
+  if (rep_ != nullptr && rep_->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    rep_->~Rep();
+    ::operator delete(const_cast<Rep*>(rep_));
+  }
+  rep_ = nullptr;
 }
 
 Labels Labels::Make(std::vector<value_type> items) {
@@ -58,10 +82,27 @@ Labels::Labels(const std::map<std::string, std::string>& map) {
   *this = Make(std::move(items));
 }
 
+size_t Labels::LowerBound(std::string_view key) const {
+  size_t lo = 0, hi = size();
+  while (lo < hi) {
+    const size_t mid = lo + (hi - lo) / 2;
+    if (rep_->At(mid).first < key) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
+}
+
 Labels::const_iterator Labels::find(std::string_view key) const {
-  auto it = std::lower_bound(begin(), end(), key,
-                             [](const value_type& e, std::string_view k) { return e.first < k; });
-  return it != end() && it->first == key ? it : end();
+  const size_t i = LowerBound(key);
+  return i < size() && rep_->At(i).first == key ? const_iterator(rep_, static_cast<ptrdiff_t>(i))
+                                                : end();
+}
+
+bool Labels::contains(std::string_view key) const {
+  return find(key) != end();
 }
 
 std::string_view Labels::at(std::string_view key) const {
@@ -77,7 +118,7 @@ std::map<std::string, std::string> Labels::ToMap() const {
 }
 
 bool operator==(const Labels& a, const Labels& b) {
-  if (a.rep_.SharesWith(b.rep_)) return true;
+  if (a.rep_ == b.rep_) return true;
   return std::equal(a.begin(), a.end(), b.begin(), b.end());
 }
 

@@ -7,13 +7,14 @@
 #pragma once
 
 #include <atomic>
+#include <compare>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 #include <iosfwd>
+#include <iterator>
 #include <map>
 #include <memory>
-#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -82,48 +83,44 @@ class SharedConst {
 }  // namespace internal
 
 // metadata.labels: key → value, sorted by key, keys unique. The read API follows std::map's
-// (find/count/contains/at/size/empty/iteration in key order, ==) with string_view keys and values.
+// (find/count/contains/at/size/empty/iteration in key order, ==) with string_view keys and values;
+// an iterator yields each (key, value) pair by value.
 class Labels {
  public:
   using value_type = std::pair<std::string_view, std::string_view>;
-  using const_iterator = const value_type*;
+  class const_iterator;
   using iterator = const_iterator;
 
   Labels() = default;
   // Builders and tests: `meta.labels = {{"app", "web"}}` and from a std::map (labels::Set).
   Labels(std::initializer_list<value_type> items);
   Labels(const std::map<std::string, std::string>& map);  // NOLINT(google-explicit-constructor)
+  Labels(const Labels& other) : rep_(other.rep_) { Ref(); }
+  Labels(Labels&& other) noexcept : rep_(std::exchange(other.rep_, nullptr)) {}
+  Labels& operator=(const Labels& other);
+  Labels& operator=(Labels&& other) noexcept;
+  ~Labels() { Unref(); }
 
   // The one construction path for a set not taken from an InternTable: sorts by key; of
   // repeated keys the last one wins (as a JSON object or protobuf map read into a std::map).
   static Labels Make(std::vector<value_type> items);
 
-  size_t size() const { return rep_ ? rep_->items.size() : 0; }
-  bool empty() const { return size() == 0; }
-  const_iterator begin() const { return rep_ ? rep_->items.data() : nullptr; }
-  const_iterator end() const { return rep_ ? rep_->items.data() + rep_->items.size() : nullptr; }
+  size_t size() const { return rep_ != nullptr ? rep_->count : 0; }
+  bool empty() const { return rep_ == nullptr; }
+  const_iterator begin() const;
+  const_iterator end() const;
   const_iterator find(std::string_view key) const;
-  size_t count(std::string_view key) const { return find(key) != end() ? 1 : 0; }
-  bool contains(std::string_view key) const { return find(key) != end(); }
+  size_t count(std::string_view key) const { return contains(key) ? 1 : 0; }
+  bool contains(std::string_view key) const;
   // The value of `key`; throws std::out_of_range when absent (as std::map::at).
   std::string_view at(std::string_view key) const;
 
   std::map<std::string, std::string> ToMap() const;
   // True when both values point at the same set (what interning gives pods of one ReplicaSet).
-  bool SharesStorageWith(const Labels& other) const { return rep_.SharesWith(other.rep_); }
+  bool SharesStorageWith(const Labels& other) const { return rep_ == other.rep_; }
 
   friend bool operator==(const Labels& a, const Labels& b);
 
-  // The shared, immutable set: one block (`storage`) holds the sorted (key, value) views, then
-  // every key and value back to back, which the views point into; `items` spans the views. Two
-  // allocations per set (this Rep with its count, and the block) where a std::string and a
-  // std::vector took three, and 24 bytes of Rep where they took 56: the daemon holds one set per
-  // ReplicaSet (its pods', labels and template labels), per selector and per Deployment template
-  // (docs/architecture.md, "Compact pod records"). A value is an 8-byte counted pointer to it.
-  struct Rep {
-    std::unique_ptr<std::byte[]> storage;
-    std::span<const value_type> items;
-  };
   // Sorts by key and drops all but the last of repeated keys, in place.
   static void Canonicalize(std::vector<value_type>* items);
   // A new set from canonical items (sorted, keys unique); the empty (null) value when empty.
@@ -131,9 +128,111 @@ class Labels {
 
  private:
   friend class InternTable;
-  explicit Labels(internal::SharedConst<Rep> rep) : rep_(std::move(rep)) {}
-  internal::SharedConst<Rep> rep_;
+  // The shared, immutable set in one allocation: the count of holders, the number of labels,
+  // `ends` (where each key and each value ends in the text: key i is text[ends[2i-1], ends[2i]),
+  // its value text[ends[2i], ends[2i+1]), with ends[-1] read as 0), then every key and value back
+  // to back. 8 bytes a label beside the text, where (key, value) views took 32 and a second block
+  // and a counted header another 48: the daemon holds one set per ReplicaSet (its pods', labels
+  // and template labels), per selector and per Deployment template (docs/architecture.md,
+  // "Compact pod records"). A value is an 8-byte pointer to it, null when empty.
+  struct Rep {
+    mutable std::atomic<uint32_t> refs;
+    uint32_t count;
+    const uint32_t* ends() const { return reinterpret_cast<const uint32_t*>(this + 1); }
+    const char* text() const { return reinterpret_cast<const char*>(ends() + 2 * count); }
+    value_type At(size_t i) const {
+      const uint32_t* e = ends();
+      const uint32_t k = i == 0 ? 0 : e[2 * i - 1];
+      return {std::string_view(text() + k, e[2 * i] - k),
+              std::string_view(text() + e[2 * i], e[2 * i + 1] - e[2 * i])};
+    }
+  };
+  explicit Labels(const Rep* rep) : rep_(rep) {}
+  void Ref() const {
+    if (rep_ != nullptr) rep_->refs.fetch_add(1, std::memory_order_relaxed);
+  }
+  void Unref();
+  // Holders of the set (0 for empty). Exact only where no other thread copies or drops one
+  // concurrently (the InternTable reads it under its mutex: see SharedConst::use_count).
+  uint32_t use_count() const {
+    return rep_ != nullptr ? rep_->refs.load(std::memory_order_acquire) : 0;
+  }
+  // Index of the first label whose key is not less than `key`.
+  size_t LowerBound(std::string_view key) const;
+
+  const Rep* rep_ = nullptr;
 };
+
+// A random-access iterator over a Labels' (key, value) pairs, in key order; dereferencing yields
+// the pair by value (views into the set).
+class Labels::const_iterator {
+ public:
+  using iterator_category = std::random_access_iterator_tag;
+  using value_type = Labels::value_type;
+  using difference_type = std::ptrdiff_t;
+  using reference = value_type;
+  using pointer = void;
+
+  const_iterator() = default;
+  value_type operator*() const { return rep_->At(i_); }
+  value_type operator[](difference_type n) const { return rep_->At(i_ + n); }
+  // `it->first` / `it->second`: the pair held by a proxy for the expression.
+  struct Arrow {
+    value_type pair;
+    const value_type* operator->() const { return &pair; }
+  };
+  Arrow operator->() const { return Arrow{**this}; }
+
+  const_iterator& operator++() {
+    ++i_;
+    return *this;
+  }
+  const_iterator operator++(int) {
+    const_iterator old = *this;
+    ++i_;
+    return old;
+  }
+  const_iterator& operator--() {
+    --i_;
+    return *this;
+  }
+  const_iterator operator--(int) {
+    const_iterator old = *this;
+    --i_;
+    return old;
+  }
+  const_iterator& operator+=(difference_type n) {
+    i_ += n;
+    return *this;
+  }
+  const_iterator& operator-=(difference_type n) {
+    i_ -= n;
+    return *this;
+  }
+  friend const_iterator operator+(const_iterator it, difference_type n) { return it += n; }
+  friend const_iterator operator+(difference_type n, const_iterator it) { return it += n; }
+  friend const_iterator operator-(const_iterator it, difference_type n) { return it -= n; }
+  friend difference_type operator-(const const_iterator& a, const const_iterator& b) {
+    return a.i_ - b.i_;
+  }
+  friend bool operator==(const const_iterator& a, const const_iterator& b) { return a.i_ == b.i_; }
+  friend auto operator<=>(const const_iterator& a, const const_iterator& b) {
+    return a.i_ <=> b.i_;
+  }
+
+ private:
+  friend class Labels;
+  const_iterator(const Labels::Rep* rep, difference_type i) : rep_(rep), i_(i) {}
+  const Labels::Rep* rep_ = nullptr;
+  difference_type i_ = 0;
+};
+
+inline Labels::const_iterator Labels::begin() const {
+  return const_iterator(rep_, 0);
+}
+inline Labels::const_iterator Labels::end() const {
+  return const_iterator(rep_, static_cast<std::ptrdiff_t>(size()));
+}
 
 struct OwnerReference {
   std::string api_version;
@@ -178,6 +277,7 @@ class OwnerReferences {
  private:
   friend class InternTable;
   explicit OwnerReferences(internal::SharedConst<Rep> rep) : rep_(std::move(rep)) {}
+  uint32_t use_count() const { return rep_.use_count(); }
   internal::SharedConst<Rep> rep_;
 };
 
@@ -227,6 +327,7 @@ class Annotations {
  private:
   friend class InternTable;
   explicit Annotations(internal::SharedConst<Map> rep) : rep_(std::move(rep)) {}
+  uint32_t use_count() const { return rep_.use_count(); }
   static const Map& EmptyMap();
   internal::SharedConst<Map> rep_;
 };
@@ -312,6 +413,7 @@ class SharedString {
  private:
   friend class InternTable;
   explicit SharedString(internal::SharedConst<std::string> rep) : rep_(std::move(rep)) {}
+  uint32_t use_count() const { return rep_.use_count(); }
   static const std::string& EmptyString();
   internal::SharedConst<std::string> rep_;
 };

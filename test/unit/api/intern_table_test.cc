@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <stdexcept>
@@ -165,6 +166,48 @@ TEST(LabelsTest, ReadsLikeASortedMap) {
   EXPECT_EQ(empty.find("app"), empty.end());
   EXPECT_EQ(empty, Labels::Make({}));
   EXPECT_EQ(empty, Labels(std::map<std::string, std::string>{}));
+}
+
+// One flat block per set: every key found by the binary search for sets of 1 to 40 labels, empty
+// keys and values kept apart from their neighbours, copies share the block and outlive the
+// original, and the iterator is random access (std algorithms over it).
+TEST(LabelsTest, FlatSetFindsEveryKeyAndCopiesShareIt) {
+  static_assert(sizeof(Labels) == 8);
+  static_assert(std::random_access_iterator<Labels::const_iterator>);
+  for (int n = 1; n <= 40; ++n) {
+    std::map<std::string, std::string> map;
+    for (int i = 0; i < n; ++i) map["k" + std::to_string(i * 7)] = std::string(i % 3, 'v');
+    Labels l(map);
+    ASSERT_EQ(l.size(), static_cast<size_t>(n));
+    for (const auto& [k, v] : map) {
+      ASSERT_TRUE(l.contains(k)) << n << " " << k;
+      EXPECT_EQ(l.at(k), v);
+    }
+    EXPECT_FALSE(l.contains("k1"));
+    EXPECT_FALSE(l.contains(""));
+    EXPECT_FALSE(l.contains("z"));
+    EXPECT_EQ(l.ToMap(), map);
+    EXPECT_EQ(l.end() - l.begin(), n);
+    EXPECT_EQ(std::prev(l.end())->first, map.rbegin()->first);
+    EXPECT_EQ(l.begin()[n - 1].first, map.rbegin()->first);
+  }
+  Labels edge = Labels::Make({{"", "empty-key"}, {"a", ""}, {"b", "x"}, {"c", ""}});
+  EXPECT_EQ(edge.at(""), "empty-key");
+  EXPECT_EQ(edge.at("a"), "");
+  EXPECT_EQ(edge.at("b"), "x");
+  EXPECT_EQ(edge.at("c"), "");
+  Labels copy;
+  {
+    Labels original = Labels::Make({{"app", "web"}});
+    copy = original;
+    EXPECT_TRUE(copy.SharesStorageWith(original));
+    Labels moved = std::move(original);
+    EXPECT_TRUE(moved.SharesStorageWith(copy));
+    EXPECT_TRUE(original.empty());  // NOLINT(bugprone-use-after-move): moved-from is empty
+  }
+  EXPECT_EQ(copy.at("app"), "web");
+  copy = copy;  // self-assignment keeps the set
+  EXPECT_EQ(copy.at("app"), "web");
 }
 
 TEST(LabelsTest, SelectorsMatchInternedLabels) {
