@@ -48,6 +48,9 @@ TEST(ResourceVersionTest, OtherTextIsKeptAsIs) {
   }
 }
 
+// Upstream compares resourceVersions as opaque strings (ReplicaSetController.updatePod and
+// DeploymentController.updateReplicaSet return early when old and new are the same string): the
+// number form must not make "0123" equal "123".
 TEST(ResourceVersionTest, EqualityIsTheTexts) {
   EXPECT_NE(ResourceVersion("123"), ResourceVersion("0123"));
   EXPECT_NE(ResourceVersion("123"), "0123");
