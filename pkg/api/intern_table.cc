@@ -56,7 +56,7 @@ OwnerReferences InternTable::InternOwnerReferences(std::vector<OwnerReference>&&
     hash.Add(r.api_version);
     hash.Add(r.kind);
     hash.Add(r.name);
-    hash.Add(r.uid);
+    hash.Add(r.uid.str());
     hash.Add(std::string_view(r.controller ? "1" : "0"));
     hash.Add(std::string_view(r.block_owner_deletion ? "1" : "0"));
   }

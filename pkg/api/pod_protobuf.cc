@@ -137,8 +137,12 @@ Status ReadOwnerReference(std::string_view msg, OwnerReference* ref) {
         return ReadString(f, "metadata.ownerReferences[].kind", &ref->kind);
       case 3:
         return ReadString(f, "metadata.ownerReferences[].name", &ref->name);
-      case 4:
-        return ReadString(f, "metadata.ownerReferences[].uid", &ref->uid);
+      case 4: {
+        std::string_view uid;
+        Status s = ViewBytes(f, "metadata.ownerReferences[].uid", &uid);
+        if (s.ok()) ref->uid = Uid(uid);
+        return s;
+      }
       case 5:
         return ReadString(f, "metadata.ownerReferences[].apiVersion", &ref->api_version);
       case 6:

@@ -20,6 +20,8 @@
 #include <utility>
 #include <vector>
 
+#include "pkg/api/uid.h"
+
 namespace kcm::api {
 namespace internal {
 
@@ -238,7 +240,7 @@ struct OwnerReference {
   std::string api_version;
   std::string kind;
   std::string name;
-  std::string uid;
+  Uid uid;  // 16 bytes for canonical UUID text, the text otherwise (uid.h)
   bool controller = false;
   bool block_owner_deletion = false;
 

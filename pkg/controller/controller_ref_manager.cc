@@ -87,7 +87,8 @@ Status ControllerRefManager::AdoptObject(const api::Object& object, const PatchF
 Status ControllerRefManager::ReleaseObject(const api::Object& object, const PatchFunc& patch) {
   VLOG(2) << "Patching " << Describe(object) << " to remove its controllerRef to " << owner_.kind
           << " " << namespace_ << "/" << owner_.name;
-  Status status = patch(object.Meta(), api::ReleaseOwnerPatch(owner_.uid, object.Meta().uid.str()));
+  Status status =
+      patch(object.Meta(), api::ReleaseOwnerPatch(owner_.uid.str(), object.Meta().uid.str()));
   if (status.ok()) return status;
   // Gone, or recreated under the same name (the uid precondition answers 422): nothing to release.
   if (errors::IsNotFound(status.error()) || errors::IsInvalid(status.error())) return OkStatus();

@@ -118,12 +118,14 @@ Status RealPodControl::PatchPod(std::string_view ns, std::string_view name,
     const json::Value* controller = ref.Find("controller");
     if (controller == nullptr || !controller->is_bool() || !controller->as_bool()) continue;
     api::OwnerReference owner;
-    for (auto [field, out] :
-         {std::pair{"apiVersion", &owner.api_version}, std::pair{"kind", &owner.kind},
-          std::pair{"name", &owner.name}, std::pair{"uid", &owner.uid}}) {
+    for (auto [field, out] : {std::pair{"apiVersion", &owner.api_version},
+                              std::pair{"kind", &owner.kind}, std::pair{"name", &owner.name}}) {
       if (const json::Value* v = ref.Find(field); v != nullptr && v->is_string()) {
         *out = v->as_string();
       }
+    }
+    if (const json::Value* v = ref.Find("uid"); v != nullptr && v->is_string()) {
+      owner.uid = v->as_string();
     }
     owner.controller = true;
     on_write_(ns, owner, rv->as_string());

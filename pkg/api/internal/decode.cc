@@ -196,8 +196,7 @@ Status DecodeOwnerReferences(DecoderImpl& d, od::value v, OwnerReferences* resul
         return ReadStringAt(f.value(), "metadata.ownerReferences[].kind", &ref.kind);
       if (KeyIs(f, "name"))
         return ReadStringAt(f.value(), "metadata.ownerReferences[].name", &ref.name);
-      if (KeyIs(f, "uid"))
-        return ReadStringAt(f.value(), "metadata.ownerReferences[].uid", &ref.uid);
+      if (KeyIs(f, "uid")) return ReadUidAt(f.value(), "metadata.ownerReferences[].uid", &ref.uid);
       if (KeyIs(f, "controller"))
         return ReadBoolAt(f.value(), "metadata.ownerReferences[].controller", &ref.controller);
       if (KeyIs(f, "blockOwnerDeletion")) {

@@ -251,8 +251,8 @@ TEST_F(RealPodControlTest, OnWriteSeesCreatesAndAdoptionsWithTheirResourceVersio
   std::vector<std::string> seen;
   control_->SetOnWrite(
       [&](std::string_view ns, const api::OwnerReference& owner, const std::string& rv) {
-        seen.push_back(std::string(ns) + " " + owner.kind + "/" + owner.name + "/" + owner.uid +
-                       " @" + rv);
+        seen.push_back(std::string(ns) + " " + owner.kind + "/" + owner.name + "/" +
+                       owner.uid.str() + " @" + rv);
       });
   ASSERT_TRUE(control_->CreatePods("ns", rs_.spec.pod_template, rs_, ref_).ok());
   ASSERT_TRUE(control_->PatchPod("ns", "adopted", "{}").ok());
