@@ -56,7 +56,9 @@ OwnerReferences InternTable::InternOwnerReferences(std::vector<OwnerReference>&&
     hash.Add(r.api_version);
     hash.Add(r.kind);
     hash.Add(r.name);
-    hash.Add(r.uid.str());
+    // Hashed as held (no text made on every decode); in the hash so that lists naming one owner
+    // with many uids (a client writing such pods) do not all land in one bucket.
+    hash.Add(r.uid.HeldBytes());
     hash.Add(std::string_view(r.controller ? "1" : "0"));
     hash.Add(std::string_view(r.block_owner_deletion ? "1" : "0"));
   }

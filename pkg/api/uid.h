@@ -34,6 +34,13 @@ class Uid {
   operator std::string() const { return str(); }  // NOLINT(google-explicit-constructor)
   // True when held as 16 bytes (canonical UUID text), false for other text and for "".
   bool IsCanonicalUuid() const { return text_ == nullptr && !empty(); }
+  // What the uid is held as (its 16 bytes, or its text), for hashing without making the text:
+  // equal uids are held alike, so they give equal bytes.
+  std::string_view HeldBytes() const {
+    return text_ != nullptr
+               ? std::string_view(*text_)
+               : std::string_view(reinterpret_cast<const char*>(bytes_.data()), bytes_.size());
+  }
 
   friend bool operator==(const Uid& a, const Uid& b);
   friend bool operator==(const Uid& a, std::string_view b);

@@ -30,6 +30,16 @@ TEST(UidTest, CanonicalUuidRoundTripsAsBytes) {
   EXPECT_LE(sizeof(Uid), 24u);
 }
 
+// The intern table hashes owner references' uids as held: equal uids hold equal bytes.
+TEST(UidTest, EqualUidsHoldEqualBytes) {
+  const std::string canonical = "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0";
+  EXPECT_EQ(Uid(canonical).HeldBytes(), Uid(canonical).HeldBytes());
+  EXPECT_EQ(Uid(canonical).HeldBytes().size(), 16u);
+  EXPECT_NE(Uid(canonical).HeldBytes(), Uid("0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f1").HeldBytes());
+  EXPECT_EQ(Uid("uid-1").HeldBytes(), "uid-1");
+  EXPECT_EQ(Uid("uid-1").HeldBytes(), Uid(std::string("uid-1")).HeldBytes());
+}
+
 TEST(UidTest, OtherTextIsKeptAsIs) {
   for (const std::string& text : std::vector<std::string>{
            "0F1E2D3C-4B5A-6978-8796-A5B4C3D2E1F0",  // upper case: not what the server generates
