@@ -13,6 +13,8 @@
 
 namespace kcm::api {
 
+class TextPacker;
+
 // The annotation that ends the initial events of a streaming list (behaviour 2.7).
 inline constexpr std::string_view kInitialEventsEndAnnotation = "k8s.io/initial-events-end";
 
@@ -34,6 +36,12 @@ struct Codec {
   // encoding is refused (never buffered whole); every codec has the JSON one.
   Result<ObjectPtr> (*decode_list_item)(Decoder&, JsonInput, std::string_view list_kind) = nullptr;
   Result<ObjectPtr> (*decode_list_item_protobuf)(Decoder&, std::string_view) = nullptr;
+  // For kinds that keep their raw JSON as a SharedText (ReplicaSet, Deployment): a copy of a
+  // decoded object of this kind whose kept text `packer` holds deflated, or null when there is
+  // nothing to pack (already packed, too small, not this kind, or the text became the packer's
+  // dictionary). An informer packs its watched objects this way once they stay unchanged
+  // (SharedIndexInformerOptions::compact); nullptr for other kinds.
+  ObjectPtr (*pack_kept_text)(const Object&, TextPacker&) = nullptr;
 };
 
 const Codec& PodCodec();

@@ -159,7 +159,11 @@ Result<std::shared_ptr<const Deployment>> DecodeDeployment(Decoder& decoder, Jso
 }
 
 const Codec& DeploymentCodec() {
-  static const Codec codec = internal::JsonCodec<internal::kDeploymentFromValue>("Deployment");
+  static const Codec codec = [] {
+    Codec c = internal::JsonCodec<internal::kDeploymentFromValue>("Deployment");
+    c.pack_kept_text = &internal::WithPackedRawJson<Deployment>;
+    return c;
+  }();
   return codec;
 }
 

@@ -84,7 +84,11 @@ Result<std::shared_ptr<const ReplicaSet>> DecodeReplicaSet(Decoder& decoder, Jso
 }
 
 const Codec& ReplicaSetCodec() {
-  static const Codec codec = internal::JsonCodec<internal::kReplicaSetFromValue>("ReplicaSet");
+  static const Codec codec = [] {
+    Codec c = internal::JsonCodec<internal::kReplicaSetFromValue>("ReplicaSet");
+    c.pack_kept_text = &internal::WithPackedRawJson<ReplicaSet>;
+    return c;
+  }();
   return codec;
 }
 

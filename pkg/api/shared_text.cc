@@ -157,6 +157,16 @@ SharedText SharedText::Sub(const SharedText& whole, size_t offset, size_t size) 
   return SharedText(whole.block_, whole.offset_ + offset, size);
 }
 
+SharedText SharedText::Rebase(const SharedText& part, const SharedText& from,
+                              const SharedText& to) {
+  if (!part.SharesBufferWith(from) || part.offset_ < from.offset_ ||
+      part.offset_ + size_t{part.size_} > from.offset_ + size_t{from.size_} ||
+      from.size_ != to.size_) {
+    return SharedText(part.str());
+  }
+  return Sub(to, part.offset_ - from.offset_, part.size_);
+}
+
 std::string_view SharedText::PlainView() const {
   return block_ == nullptr ? std::string_view()
                            : std::string_view(block_->bytes() + offset_, size_);

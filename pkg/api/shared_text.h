@@ -39,6 +39,10 @@ class SharedText {
   // [offset, offset + size) of `whole`'s text, sharing its buffer (packed or not). Requires the
   // range inside `whole`.
   static SharedText Sub(const SharedText& whole, size_t offset, size_t size);
+  // `part`'s range of `from` as the same range of `to`, a value holding the same text as `from`
+  // (a repacked copy): a template's view moved onto its object's repacked text. A copy of `part`
+  // when it does not lie in `from`'s buffer.
+  static SharedText Rebase(const SharedText& part, const SharedText& from, const SharedText& to);
 
   // The text; inflated when the buffer is packed (only the bytes up to the end of this range).
   std::string str() const;

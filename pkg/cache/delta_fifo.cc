@@ -481,6 +481,18 @@ bool DeltaFIFO::WaitForItem() const {
   return !closed_;
 }
 
+bool DeltaFIFO::WaitForItemFor(std::chrono::steady_clock::duration timeout) const {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::unique_lock lock(mu_);
+  while (queue_.empty() && !closed_) {
+    ++waiting_;
+    const bool timed_out = cv_.wait_until(lock, deadline) == std::cv_status::timeout;
+    --waiting_;
+    if (timed_out) break;
+  }
+  return !queue_.empty() && !closed_;
+}
+
 void DeltaFIFO::Close() {
   std::lock_guard lock(mu_);
   closed_ = true;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -124,6 +125,9 @@ class DeltaFIFO final : public ReflectorStore {
   // For a sole consumer that must take a lock of its own before Pop without holding it while
   // the queue is empty.
   bool WaitForItem() const;
+  // As WaitForItem, for at most `timeout`: true when a key is queued, false when the queue is
+  // closed or the time has passed (IsClosed tells which).
+  bool WaitForItemFor(std::chrono::steady_clock::duration timeout) const;
   // Wakes every Pop; queued items are still handed out, then Pop reports FIFOClosed.
   void Close();
   bool IsClosed() const;

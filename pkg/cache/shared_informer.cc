@@ -2,6 +2,7 @@
 
 #include <glog/logging.h>
 
+#include <algorithm>
 #include <thread>
 
 namespace kcm::cache {
@@ -161,7 +162,22 @@ void SharedIndexInformer::Run(std::stop_token stop) {
     // it): a handler called inline below holds block_deltas_ and may read HasSynced or
     // LastStoreSyncResourceVersion, which take the queue lock. WaitForItem keeps the lock free
     // while the queue is empty, so that AddEventHandler is not held up by a quiet informer.
-    while (fifo->WaitForItem()) {
+    for (;;) {
+      if (compactions_.empty()) {
+        if (!fifo->WaitForItem()) break;
+      } else {
+        // Woken at least once a second while compactions are pending (the Clock may be a test's
+        // fake one, which a condition variable cannot wait on).
+        const Clock::duration wait =
+            std::clamp<Clock::duration>(compactions_.front().due - clock_.Now(),
+                                        Clock::duration::zero(), std::chrono::seconds(1));
+        if (!fifo->WaitForItemFor(wait)) {
+          if (fifo->IsClosed()) break;
+          std::lock_guard block(block_deltas_);
+          CompactDue();
+          continue;
+        }
+      }
       // The indexer changes first, the watermark next, the handlers last: a handler that reads
       // the cache or LastStoreSyncResourceVersion sees at least what its event brought. Deltas
       // and their notifications stay under block_deltas_ together (see AddEventHandler).
@@ -179,6 +195,7 @@ void SharedIndexInformer::Run(std::stop_token stop) {
       if (!s.ok() && !fifo->IsClosed()) {
         LOG(ERROR) << options_.name << ": processing deltas failed: " << s.error().ToString();
       }
+      CompactDue();
     }
   }
   // Stop the producer before the consumers of what it produced.
@@ -198,6 +215,11 @@ Status SharedIndexInformer::ApplyDeltas(const Deltas& deltas, bool is_in_initial
       case DeltaType::kReplaced:
       case DeltaType::kAdded:
       case DeltaType::kUpdated: {
+        if (options_.compact && delta.type != DeltaType::kSync) {
+          compactions_.push_back({clock_.Now() + options_.compact_after,
+                                  DeletionHandlingMetaNamespaceKeyFunc(*delta.object),
+                                  delta.object.get()});
+        }
         if (api::ObjectPtr old = indexer_->Upsert(delta.object)) {
           const bool is_sync =
               delta.type == DeltaType::kSync ||
@@ -218,6 +240,20 @@ Status SharedIndexInformer::ApplyDeltas(const Deltas& deltas, bool is_in_initial
     }
   }
   return OkStatus();
+}
+
+void SharedIndexInformer::CompactDue() {
+  if (compactions_.empty()) return;
+  const Clock::time_point now = clock_.Now();
+  while (!compactions_.empty() && compactions_.front().due <= now) {
+    const PendingCompaction c = std::move(compactions_.front());
+    compactions_.pop_front();
+    api::ObjectPtr stored = indexer_->GetByKey(c.key);
+    // Replaced or deleted since: a later entry has the replacement, if any.
+    if (stored == nullptr || stored.get() != c.object) continue;
+    if (api::ObjectPtr smaller = options_.compact(*stored)) indexer_->Upsert(std::move(smaller));
+  }
+  if (compactions_.empty()) compactions_.shrink_to_fit();
 }
 
 uint64_t SharedIndexInformer::AddStoreSyncListener(std::function<void()> fn) {

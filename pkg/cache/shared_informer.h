@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -40,6 +41,15 @@ struct SharedIndexInformerOptions {
   Clock* clock = nullptr;
   // Defaults to NewRandFunc(); tests make watch timeouts and backoff jitter deterministic.
   RandFunc rand;
+  // Called on the informer's thread, with the delta lock held, for an object that a watch event
+  // or a list stored and that stayed unchanged in the store for `compact_after`: returns an equal
+  // copy that costs less memory, stored in its place without a notification (same
+  // resourceVersion, same fields), or null to keep the object. The factory sets it for the kinds
+  // whose kept raw JSON is packed (api::Codec::pack_kept_text) and has their watch decoder keep
+  // the text plain, so that objects changing during a rollout are not deflated and inflated on
+  // every update (docs/architecture.md, "Compact ReplicaSet and Deployment records").
+  std::function<api::ObjectPtr(const api::Object&)> compact;
+  Clock::duration compact_after = std::chrono::seconds(10);
 };
 
 class SharedIndexInformer {
@@ -102,6 +112,9 @@ class SharedIndexInformer {
                      std::vector<PendingNotification>& out);
   void NotifyStoreSync() const;
   void RebuildStoreSyncSnapshotLocked();  // store_sync_mu_ held
+  // Replaces each object whose compaction is due and that is still the one stored by
+  // options_.compact's copy (informer thread, block_deltas_ held).
+  void CompactDue();
 
   const std::shared_ptr<ListerWatcher> lister_watcher_;
   const SharedIndexInformerOptions options_;
@@ -121,6 +134,16 @@ class SharedIndexInformer {
   // that the replay and the live notifications neither overlap nor leave a gap (behaviour 4.5).
   // Taken before mu_ and before the DeltaFIFO's lock; non-blocking handlers run under it.
   std::mutex block_deltas_;
+
+  // Objects stored by a list or watch event, to be offered to options_.compact once due, oldest
+  // first (only when it is set). The pointer is compared with the stored object, never read: an
+  // object replaced or deleted since is skipped. Used on the processing thread only.
+  struct PendingCompaction {
+    Clock::time_point due;
+    std::string key;
+    const api::Object* object;
+  };
+  std::deque<PendingCompaction> compactions_;
 
   mutable std::mutex store_sync_mu_;  // guards the three fields below; taken after no other lock
   uint64_t next_store_sync_id_ = 0;

@@ -135,6 +135,11 @@ Result<api::ObjectList> ResourceListerWatcher::List(const api::ListOptions& opti
   return sink.Finish();
 }
 
+void ResourceListerWatcher::set_pack_watched_objects(bool pack) {
+  std::lock_guard lock(*decoder_mu_);
+  decoder_->set_pack_raw_json(pack);
+}
+
 Result<std::unique_ptr<cache::WatchInterface>> ResourceListerWatcher::Watch(
     const api::ListOptions& options) {
   api::ListOptions opts = options;

@@ -41,6 +41,13 @@ class ResourceListerWatcher final : public cache::ListerWatcher {
                                const cache::ListItemFunc& on_item) override;
   Result<std::unique_ptr<cache::WatchInterface>> Watch(const api::ListOptions& options) override;
 
+  // Whether objects read from watches keep their raw JSON packed (api::Decoder::
+  // set_pack_raw_json; on by default). Listed objects are always packed. SharedInformerFactory
+  // turns it off where its informer packs an object once it has stayed unchanged
+  // (SharedIndexInformerOptions::compact), so that an object updated many times in a row is not
+  // deflated at every update and inflated at every write built from it.
+  void set_pack_watched_objects(bool pack);
+
  private:
   std::shared_ptr<client::ResourceClient> client_;
   std::string namespace_;

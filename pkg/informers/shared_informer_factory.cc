@@ -4,6 +4,7 @@
 
 #include <memory>
 
+#include "pkg/api/shared_text.h"
 #include "pkg/cache/index.h"
 
 namespace kcm::informers {
@@ -22,8 +23,11 @@ SharedInformerFactory::SharedInformerFactory(std::shared_ptr<client::RestClient>
            tweak = options.tweak_list_options](const ResourceType& r) {
             auto rc = std::make_shared<client::ResourceClient>(client, r.gvr, r.namespaced);
             // shutdown_ is set by Shutdown and by the stop token given to Start.
-            return std::make_shared<ResourceListerWatcher>(rc, r.namespaced ? ns : "", *r.codec,
-                                                           tweak, shutdown_.get_token(), interner_);
+            auto lw = std::make_shared<ResourceListerWatcher>(
+                rc, r.namespaced ? ns : "", *r.codec, tweak, shutdown_.get_token(), interner_);
+            // InformerFor packs these once they stay unchanged.
+            if (r.codec->pack_kept_text != nullptr) lw->set_pack_watched_objects(false);
+            return lw;
           },
           default_resync, options) {}
 
@@ -53,6 +57,12 @@ std::shared_ptr<cache::SharedIndexInformer> SharedInformerFactory::InformerFor(
   o.indexers = {{cache::kNamespaceIndex, cache::MetaNamespaceIndexFunc}};
   o.use_watch_list = options_.use_watch_list;
   o.clock = options_.clock;
+  if (auto pack = resource.codec->pack_kept_text; pack != nullptr) {
+    // One packer per informer, used on its processing thread only.
+    o.compact = [pack, packer = std::make_shared<api::TextPacker>()](const api::Object& obj) {
+      return pack(obj, *packer);
+    };
+  }
   auto informer =
       std::make_shared<cache::SharedIndexInformer>(lister_watchers_(resource), std::move(o));
   if (auto t = options_.transforms.find(resource.name); t != options_.transforms.end()) {

@@ -217,4 +217,19 @@ Result<ObjectPtr> FromValueKeepingRaw(DecoderImpl& d, od::value v, int level) {
   return ObjectPtr(std::move(obj));
 }
 
+// Codec::pack_kept_text of a kind T whose raw JSON is a SharedText with its spec.template text a
+// Sub of it: a copy whose text is packed, its template's view moved onto the packed buffer.
+template <typename T>
+ObjectPtr WithPackedRawJson(const Object& obj, TextPacker& packer) {
+  const auto* typed = dynamic_cast<const T*>(&obj);
+  if (typed == nullptr || typed->raw_json.empty() || typed->raw_json.packed()) return nullptr;
+  SharedText packed = packer.Pack(typed->Kind(), typed->raw_json.str(), {});
+  if (!packed.packed()) return nullptr;
+  auto copy = std::make_shared<T>(*typed);
+  copy->spec.pod_template.raw_json =
+      SharedText::Rebase(typed->spec.pod_template.raw_json, typed->raw_json, packed);
+  copy->raw_json = std::move(packed);
+  return copy;
+}
+
 }  // namespace kcm::api::internal

@@ -2,12 +2,20 @@
 
 #include "pkg/api/codec.h"
 #include "pkg/api/deployment.h"
+#include "pkg/api/pod.h"
 #include "pkg/api/replicaset.h"
+#include "pkg/api/shared_text.h"
 #include "pkg/api/time.h"
 #include "test/unit/api/testdata.h"
 
 namespace kcm::api {
 namespace {
+
+ObjectPtr MakePodForPackTest() {
+  auto pod = std::make_shared<Pod>();
+  pod->metadata.name = "p";
+  return pod;
+}
 
 // Template labels are an interned set like metadata.labels: the ReplicaSets the Deployment
 // controller creates carry the template's labels as their own, so both point at one set.
@@ -50,6 +58,51 @@ TEST(ReplicaSetTest, DecoderPacksRawJsonUnlessTurnedOff) {
     EXPECT_EQ((*a)->raw_json, (*b)->raw_json);
     EXPECT_EQ((*a)->spec.pod_template.raw_json, (*b)->spec.pod_template.raw_json);
   }
+}
+
+// Codec::pack_kept_text, as an informer compacts a watched object decoded plain: the copy holds
+// the same text packed, its template a view of that packed buffer, every decoded field as before;
+// a packed object or another kind gets none.
+template <typename T>
+void ExpectPackedCopyLosesNothing(const Codec& codec, const std::string& raw,
+                                  Result<std::shared_ptr<const T>> (*decode)(Decoder&, JsonInput)) {
+  Decoder plain;
+  plain.set_pack_raw_json(false);
+  TextPacker packer;
+  auto first = decode(plain, raw);
+  ASSERT_TRUE(first.ok()) << first.error().ToString();
+  // The packer's first text of a kind (up to 2 KiB) becomes its dictionary, kept plain: no copy.
+  if ((*first)->raw_json.size() <= TextPacker::kMaxDictionary) {
+    EXPECT_EQ(codec.pack_kept_text(**first, packer), nullptr);
+  }
+  auto second = decode(plain, raw);
+  ASSERT_TRUE(second.ok());
+  const T& before = **second;
+  ASSERT_FALSE(before.raw_json.packed());
+  ObjectPtr copy = codec.pack_kept_text(before, packer);
+  ASSERT_NE(copy, nullptr);
+  const auto& after = dynamic_cast<const T&>(*copy);
+  EXPECT_TRUE(after.raw_json.packed());
+  EXPECT_LT(after.raw_json.stored_size(), before.raw_json.size());
+  EXPECT_EQ(after.raw_json.str(), before.raw_json.str());
+  EXPECT_EQ(after.spec.pod_template.raw_json.str(), before.spec.pod_template.raw_json.str());
+  EXPECT_TRUE(after.spec.pod_template.raw_json.SharesBufferWith(after.raw_json));
+  EXPECT_EQ(after.spec.pod_template.labels, before.spec.pod_template.labels);
+  EXPECT_EQ(after.metadata.name, before.metadata.name);
+  EXPECT_EQ(after.metadata.resource_version, before.metadata.resource_version);
+  EXPECT_EQ(after.status, before.status);
+  EXPECT_EQ(codec.pack_kept_text(after, packer), nullptr) << "already packed";
+  EXPECT_EQ(codec.pack_kept_text(*MakePodForPackTest(), packer), nullptr) << "not this kind";
+}
+
+TEST(ReplicaSetTest, PackedCopyOfAPlainObjectLosesNothing) {
+  ExpectPackedCopyLosesNothing<ReplicaSet>(
+      ReplicaSetCodec(), testing::ApiTestdata("replicaset.json"), &DecodeReplicaSet);
+}
+
+TEST(DeploymentTest, PackedCopyOfAPlainObjectLosesNothing) {
+  ExpectPackedCopyLosesNothing<Deployment>(
+      DeploymentCodec(), testing::ApiTestdata("deployment.json"), &DecodeDeployment);
 }
 
 TEST(ReplicaSetTest, DecodesModelledFieldsAndKeepsRaw) {

@@ -620,6 +620,22 @@ TEST(DeltaFIFOTest, WaitForItemWaitsForAKeyAndReportsClose) {
   EXPECT_FALSE(fifo.WaitForItem()) << "closed, even with a key queued";
 }
 
+// The timed wait of an informer with compactions pending: it returns at the deadline with nothing
+// queued, at once when a key is (or comes), and false once closed.
+TEST(DeltaFIFOTest, WaitForItemForReturnsAtItsDeadlineOrWithAKey) {
+  DeltaFIFO fifo({});
+  EXPECT_FALSE(fifo.WaitForItemFor(std::chrono::milliseconds(20)));
+  EXPECT_FALSE(fifo.IsClosed());
+  EXPECT_FALSE(fifo.WaitForItemFor(std::chrono::steady_clock::duration::zero()));
+  std::jthread waiter([&] { EXPECT_TRUE(fifo.WaitForItemFor(std::chrono::minutes(5))); });
+  ASSERT_TRUE(fifo.Add(MakeObj("ns", "a", "1")).ok());
+  waiter.join();
+  EXPECT_TRUE(fifo.WaitForItemFor(std::chrono::steady_clock::duration::zero()));
+  fifo.Close();
+  EXPECT_FALSE(fifo.WaitForItemFor(std::chrono::minutes(5))) << "closed, even with a key queued";
+  EXPECT_TRUE(fifo.IsClosed());
+}
+
 // A watch event's push signals the consumer only when it is blocked: a consumer that alternates
 // between applying and blocking must still be woken for every push (no lost wake-up). 20,000
 // pushes from a producer against a consumer that waits in WaitForItem and in Pop in turn; every
