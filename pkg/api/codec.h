@@ -42,6 +42,8 @@ struct Codec {
   // dictionary). An informer packs its watched objects this way once they stay unchanged
   // (SharedIndexInformerOptions::compact); nullptr for other kinds.
   ObjectPtr (*pack_kept_text)(const Object&, TextPacker&) = nullptr;
+  // Whether an object of this kind holds its kept text plain (what pack_kept_text may pack).
+  bool (*kept_text_plain)(const Object&) = nullptr;
 };
 
 const Codec& PodCodec();

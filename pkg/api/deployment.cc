@@ -162,6 +162,7 @@ const Codec& DeploymentCodec() {
   static const Codec codec = [] {
     Codec c = internal::JsonCodec<internal::kDeploymentFromValue>("Deployment");
     c.pack_kept_text = &internal::WithPackedRawJson<Deployment>;
+    c.kept_text_plain = &internal::RawJsonPlain<Deployment>;
     return c;
   }();
   return codec;

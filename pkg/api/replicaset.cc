@@ -87,6 +87,7 @@ const Codec& ReplicaSetCodec() {
   static const Codec codec = [] {
     Codec c = internal::JsonCodec<internal::kReplicaSetFromValue>("ReplicaSet");
     c.pack_kept_text = &internal::WithPackedRawJson<ReplicaSet>;
+    c.kept_text_plain = &internal::RawJsonPlain<ReplicaSet>;
     return c;
   }();
   return codec;

@@ -215,7 +215,8 @@ Status SharedIndexInformer::ApplyDeltas(const Deltas& deltas, bool is_in_initial
       case DeltaType::kReplaced:
       case DeltaType::kAdded:
       case DeltaType::kUpdated: {
-        if (options_.compact && delta.type != DeltaType::kSync) {
+        if (options_.compact && delta.type != DeltaType::kSync &&
+            (!options_.compactable || options_.compactable(*delta.object))) {
           compactions_.push_back({clock_.Now() + options_.compact_after,
                                   DeletionHandlingMetaNamespaceKeyFunc(*delta.object),
                                   delta.object.get()});

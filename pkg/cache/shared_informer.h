@@ -49,6 +49,10 @@ struct SharedIndexInformerOptions {
   // the text plain, so that objects changing during a rollout are not deflated and inflated on
   // every update (docs/architecture.md, "Compact ReplicaSet and Deployment records").
   std::function<api::ObjectPtr(const api::Object&)> compact;
+  // Whether `compact` may have a copy for this object (a cheap test: the factory's says whether
+  // its text is still plain); an object for which it is false is not kept for compaction at all,
+  // so that a list of objects decoded packed costs no entries. Unset: every object is.
+  std::function<bool(const api::Object&)> compactable;
   Clock::duration compact_after = std::chrono::seconds(10);
 };
 

@@ -62,6 +62,7 @@ std::shared_ptr<cache::SharedIndexInformer> SharedInformerFactory::InformerFor(
     o.compact = [pack, packer = std::make_shared<api::TextPacker>()](const api::Object& obj) {
       return pack(obj, *packer);
     };
+    o.compactable = resource.codec->kept_text_plain;
   }
   auto informer =
       std::make_shared<cache::SharedIndexInformer>(lister_watchers_(resource), std::move(o));

@@ -217,8 +217,15 @@ Result<ObjectPtr> FromValueKeepingRaw(DecoderImpl& d, od::value v, int level) {
   return ObjectPtr(std::move(obj));
 }
 
-// Codec::pack_kept_text of a kind T whose raw JSON is a SharedText with its spec.template text a
-// Sub of it: a copy whose text is packed, its template's view moved onto the packed buffer.
+// Codec::kept_text_plain and Codec::pack_kept_text of a kind T whose raw JSON is a SharedText with
+// its spec.template text a Sub of it; the second makes a copy whose text is packed, its template's
+// view moved onto the packed buffer.
+template <typename T>
+bool RawJsonPlain(const Object& obj) {
+  const auto* typed = dynamic_cast<const T*>(&obj);
+  return typed != nullptr && !typed->raw_json.empty() && !typed->raw_json.packed();
+}
+
 template <typename T>
 ObjectPtr WithPackedRawJson(const Object& obj, TextPacker& packer) {
   const auto* typed = dynamic_cast<const T*>(&obj);

@@ -79,6 +79,7 @@ void ExpectPackedCopyLosesNothing(const Codec& codec, const std::string& raw,
   ASSERT_TRUE(second.ok());
   const T& before = **second;
   ASSERT_FALSE(before.raw_json.packed());
+  EXPECT_TRUE(codec.kept_text_plain(before));
   ObjectPtr copy = codec.pack_kept_text(before, packer);
   ASSERT_NE(copy, nullptr);
   const auto& after = dynamic_cast<const T&>(*copy);
@@ -92,6 +93,8 @@ void ExpectPackedCopyLosesNothing(const Codec& codec, const std::string& raw,
   EXPECT_EQ(after.metadata.resource_version, before.metadata.resource_version);
   EXPECT_EQ(after.status, before.status);
   EXPECT_EQ(codec.pack_kept_text(after, packer), nullptr) << "already packed";
+  EXPECT_FALSE(codec.kept_text_plain(after));
+  EXPECT_FALSE(codec.kept_text_plain(*MakePodForPackTest()));
   EXPECT_EQ(codec.pack_kept_text(*MakePodForPackTest(), packer), nullptr) << "not this kind";
 }
 

@@ -470,62 +470,67 @@ TEST_F(SharedInformerTest, TransformAndIndexersOnlyBeforeStart) {
 // 4.7
 // SharedIndexInformerOptions::compact: an object a list or watch event stored is offered once it
 // has stayed unchanged for compact_after, and its copy replaces it without a notification; an
-// object replaced or deleted before then is not offered at that version.
+// object replaced or deleted before then is not offered at that version, nor one that
+// `compactable` says has nothing to compact.
 TEST_F(SharedInformerTest, CompactsWhatStayedUnchangedWithoutANotification) {
   std::mutex mu;
   std::vector<std::string> offered;
   informer_ = std::make_unique<SharedIndexInformer>(
-      lw_, SharedIndexInformerOptions{.name = "test",
-                                      .expected_kind = "Fake",
-                                      .clock = &clock_,
-                                      .rand = [] { return 0.5; },
-                                      .compact = [&](const api::Object& obj) -> api::ObjectPtr {
-                                        std::lock_guard lock(mu);
-                                        const api::ObjectMeta& m = obj.Meta();
-                                        offered.push_back(m.name + "@" + m.resource_version.str());
-                                        if (m.name == "keep") return nullptr;
-                                        return MakeObj(m.namespace_.str(), m.name,
-                                                       m.resource_version.str(), "compacted");
-                                      },
-                                      .compact_after = 10s});
+      lw_, SharedIndexInformerOptions{
+               .name = "test",
+               .expected_kind = "Fake",
+               .clock = &clock_,
+               .rand = [] { return 0.5; },
+               .compact = [&](const api::Object& obj) -> api::ObjectPtr {
+                 std::lock_guard lock(mu);
+                 const api::ObjectMeta& m = obj.Meta();
+                 offered.push_back(m.name + "@" + m.resource_version.str());
+                 if (m.name == "keep") return nullptr;
+                 return MakeObj(m.namespace_.str(), m.name, m.resource_version.str(), "compacted");
+               },
+               .compactable = [](const api::Object& obj) { return obj.Meta().name != "packed"; },
+               .compact_after = 10s});
   auto offers = [&] {
     std::lock_guard lock(mu);
     return offered;
   };
   auto handler = std::make_shared<RecordingHandler>();
   ASSERT_TRUE(informer_->AddEventHandler(handler).ok());
-  lw_->ScriptList({MakeObj("ns", "a", "1"), MakeObj("ns", "b", "1"), MakeObj("ns", "keep", "1")},
+  lw_->ScriptList({MakeObj("ns", "a", "1"), MakeObj("ns", "b", "1"), MakeObj("ns", "keep", "1"),
+                   MakeObj("ns", "packed", "1")},
                   "1");
   auto w = lw_->ScriptWatch();
   Start();
   ASSERT_TRUE(WaitUntil([&] { return informer_->HasSynced(); }));
   w->Push(api::WatchEventType::kModified, MakeObj("ns", "a", "2"));
   w->Push(api::WatchEventType::kDeleted, MakeObj("ns", "b", "3"));
-  ASSERT_TRUE(WaitUntil([&] { return handler->size() == 5; }));
+  ASSERT_TRUE(WaitUntil([&] { return handler->size() == 6; }));
   const api::ObjectPtr a2 = informer_->GetStore()->GetByKey("ns/a");
   ASSERT_NE(a2, nullptr);
   EXPECT_TRUE(offers().empty()) << "nothing is due before compact_after";
 
   clock_.Step(10s);
   ASSERT_TRUE(WaitUntil([&] { return offers().size() == 2; }));
-  EXPECT_THAT(offers(), ElementsAre("keep@1", "a@2")) << "a@1 was replaced, b deleted";
+  EXPECT_THAT(offers(), ElementsAre("keep@1", "a@2"))
+      << "a@1 was replaced, b deleted, packed not compactable";
   const api::ObjectPtr compacted = informer_->GetStore()->GetByKey("ns/a");
   ASSERT_NE(compacted, nullptr);
   EXPECT_NE(compacted, a2);
   EXPECT_EQ(Payload(compacted), "compacted");
   EXPECT_EQ(compacted->Meta().resource_version, "2");
   EXPECT_EQ(Payload(informer_->GetStore()->GetByKey("ns/keep")), "") << "null keeps the object";
-  EXPECT_THAT(informer_->GetStore()->ListKeys(), UnorderedElementsAre("ns/a", "ns/keep"));
+  EXPECT_THAT(informer_->GetStore()->ListKeys(),
+              UnorderedElementsAre("ns/a", "ns/keep", "ns/packed"));
 
   // A later change is offered again once it has stayed; the compacted copy itself is not.
   w->Push(api::WatchEventType::kModified, MakeObj("ns", "a", "5"));
-  ASSERT_TRUE(WaitUntil([&] { return handler->size() == 6; }));
+  ASSERT_TRUE(WaitUntil([&] { return handler->size() == 7; }));
   clock_.Step(10s);
   ASSERT_TRUE(WaitUntil([&] { return offers().size() == 3; }));
   EXPECT_EQ(offers().back(), "a@5");
   EXPECT_THAT(handler->events(),
               ElementsAre("add a@1 initial", "add b@1 initial", "add keep@1 initial",
-                          "update a@1->2", "delete b", "update a@2->5"))
+                          "add packed@1 initial", "update a@1->2", "delete b", "update a@2->5"))
       << "a compaction is not an event";
 }
 
