@@ -8,6 +8,17 @@
 #include "pkg/cache/index.h"
 
 namespace kcm::informers {
+namespace {
+
+// Whether a resource's objects are watched with their kept text plain and packed by their informer
+// once they stay unchanged (SharedIndexInformerOptions::compact), instead of packed at every watch
+// event: ReplicaSets and Deployments, whose codec can pack their kept text. The lister-watcher and
+// the informer must agree on it.
+bool PacksOnceUnchanged(const ResourceType& r) {
+  return r.codec->pack_kept_text != nullptr;
+}
+
+}  // namespace
 
 std::string InformerKey(const ResourceType& resource) {
   // A typed informer and a schema-less one of the same resource hold different object types;
@@ -25,8 +36,7 @@ SharedInformerFactory::SharedInformerFactory(std::shared_ptr<client::RestClient>
             // shutdown_ is set by Shutdown and by the stop token given to Start.
             auto lw = std::make_shared<ResourceListerWatcher>(
                 rc, r.namespaced ? ns : "", *r.codec, tweak, shutdown_.get_token(), interner_);
-            // InformerFor packs these once they stay unchanged.
-            if (r.codec->pack_kept_text != nullptr) lw->set_pack_watched_objects(false);
+            if (PacksOnceUnchanged(r)) lw->set_pack_watched_objects(false);
             return lw;
           },
           default_resync, options) {}
@@ -57,9 +67,10 @@ std::shared_ptr<cache::SharedIndexInformer> SharedInformerFactory::InformerFor(
   o.indexers = {{cache::kNamespaceIndex, cache::MetaNamespaceIndexFunc}};
   o.use_watch_list = options_.use_watch_list;
   o.clock = options_.clock;
-  if (auto pack = resource.codec->pack_kept_text; pack != nullptr) {
+  if (PacksOnceUnchanged(resource)) {
     // One packer per informer, used on its processing thread only.
-    o.compact = [pack, packer = std::make_shared<api::TextPacker>()](const api::Object& obj) {
+    o.compact = [pack = resource.codec->pack_kept_text,
+                 packer = std::make_shared<api::TextPacker>()](const api::Object& obj) {
       return pack(obj, *packer);
     };
     o.compactable = resource.codec->kept_text_plain;

@@ -14,10 +14,12 @@
 #include <string>
 #include <thread>
 
+#include "pkg/api/replicaset.h"
 #include "pkg/cache/pager.h"
 #include "pkg/cache/reflector.h"
 #include "pkg/client/rest_client.h"
 #include "pkg/informers/shared_informer_factory.h"
+#include "pkg/util/clock.h"
 #include "test/mocks/fake_lister_watcher.h"
 #include "test/unit/client/test_server.h"
 
@@ -438,6 +440,67 @@ TEST(SharedInformerFactoryClientTest, InformersShareOneInternTable) {
   EXPECT_EQ((*pod)->metadata.labels.at("app"), "web");
   EXPECT_TRUE((*pod)->metadata.labels.SharesStorageWith((*rs)->metadata.labels));
   EXPECT_TRUE((*pod)->metadata.labels.SharesStorageWith((*rs)->spec.pod_template.labels));
+  factory.Shutdown();
+}
+
+std::string ReplicaSetJson(const std::string& name, const std::string& rv) {
+  return R"({"kind":"ReplicaSet","apiVersion":"apps/v1","metadata":{"name":")" + name +
+         R"(","namespace":"ns","resourceVersion":")" + rv +
+         R"(","labels":{"app":"web"}},"spec":{"replicas":3,"selector":{"matchLabels":)"
+         R"({"app":"web"}},"template":{"metadata":{"labels":{"app":"web"}},"spec":{"containers":)"
+         R"([{"name":"web","image":"registry.example/web:)" +
+         rv + R"("}]}}},"status":{"replicas":3,"observedGeneration":1}})";
+}
+
+// The client-backed factory watches ReplicaSets with their kept text plain (no deflate at each
+// event), and their informer packs what stayed unchanged for compact_after (10 s) without an
+// event: both halves of PacksOnceUnchanged, end to end.
+TEST(SharedInformerFactoryClientTest, WatchedReplicaSetsArePackedOnceUnchanged) {
+  TestServer server([](const RecordedRequest& r, Conn& c) {
+    if (IsWatch(r)) {
+      c.StartChunked(200);
+      c.Chunk(R"({"type":"MODIFIED","object":)" + ReplicaSetJson("a", "7") + "}\n");
+      c.Chunk(R"({"type":"MODIFIED","object":)" + ReplicaSetJson("b", "7") + "}\n");
+      c.HoldOpen();
+      return;
+    }
+    c.Respond(
+        200,
+        R"({"kind":"ReplicaSetList","apiVersion":"apps/v1","metadata":{"resourceVersion":"6"},"items":[)" +
+            ReplicaSetJson("a", "6") + "," + ReplicaSetJson("b", "6") + "]}");
+  });
+  auto rest = client::RestClient::Create({.host = server.url(), .qps = -1});
+  ASSERT_TRUE(rest.ok());
+  FakeClock clock;
+  SharedInformerFactoryOptions options;
+  options.clock = &clock;
+  SharedInformerFactory factory(*rest, 0s, options);
+  auto replicasets = factory.ReplicaSets();
+  std::stop_source stop;
+  factory.Start(stop.get_token());
+  auto get = [&](const std::string& name) -> std::shared_ptr<const api::ReplicaSet> {
+    auto rs = replicasets.lister.ByNamespace("ns").Get(name);
+    return rs.ok() ? *rs : nullptr;
+  };
+  ASSERT_TRUE(WaitUntil([&] {
+    auto a = get("a"), b = get("b");
+    return a && b && a->metadata.resource_version == "7" && b->metadata.resource_version == "7";
+  }));
+  EXPECT_FALSE(get("a")->raw_json.packed());
+  EXPECT_FALSE(get("b")->raw_json.packed());
+  const std::string a_text = get("a")->raw_json.str();
+  const std::string b_text = get("b")->raw_json.str();
+  EXPECT_NE(b_text.find("registry.example/web:7"), std::string::npos) << b_text;
+
+  clock.Step(10s);
+  // The informer's packer keeps the first text of a kind (a's) plain as its dictionary and packs
+  // each later one against it.
+  ASSERT_TRUE(WaitUntil([&] { return get("b")->raw_json.packed(); }));
+  EXPECT_EQ(get("b")->raw_json.str(), b_text);
+  EXPECT_NE(get("b")->spec.pod_template.raw_json.str().find("registry.example/web:7"),
+            std::string::npos)
+      << "the template's view moved onto the packed text";
+  EXPECT_EQ(get("a")->raw_json.str(), a_text);
   factory.Shutdown();
 }
 
