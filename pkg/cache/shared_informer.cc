@@ -217,6 +217,7 @@ Status SharedIndexInformer::ApplyDeltas(const Deltas& deltas, bool is_in_initial
       case DeltaType::kUpdated: {
         if (options_.compact && delta.type != DeltaType::kSync &&
             (!options_.compactable || options_.compactable(*delta.object))) {
+          DropStaleCompactionsIfGrown();
           compactions_.push_back({clock_.Now() + options_.compact_after,
                                   DeletionHandlingMetaNamespaceKeyFunc(*delta.object),
                                   delta.object.get()});
@@ -254,7 +255,27 @@ void SharedIndexInformer::CompactDue() {
     if (stored == nullptr || stored.get() != c.object) continue;
     if (api::ObjectPtr smaller = options_.compact(*stored)) indexer_->Upsert(std::move(smaller));
   }
+  compactions_kept_ = std::min(compactions_kept_, compactions_.size());
   if (compactions_.empty()) compactions_.shrink_to_fit();
+}
+
+void SharedIndexInformer::DropStaleCompactionsIfGrown() {
+  // Without this, objects updated more often than compact_after (a busy rollout, or a server
+  // that floods updates) would leave one entry per update for compact_after: the list would grow
+  // with the update rate. Each live entry is its key's stored object, so what a drop keeps is
+  // about one per key, and the next drop comes after at least as many pushes as it read.
+  constexpr size_t kSlack = 1024;
+  if (compactions_.size() < 2 * compactions_kept_ + kSlack) return;
+  std::erase_if(compactions_, [this](const PendingCompaction& c) {
+    api::ObjectPtr stored = indexer_->GetByKey(c.key);
+    return stored == nullptr || stored.get() != c.object;
+  });
+  compactions_kept_ = compactions_.size();
+}
+
+size_t SharedIndexInformer::PendingCompactions() const {
+  std::lock_guard block(block_deltas_);
+  return compactions_.size();
 }
 
 uint64_t SharedIndexInformer::AddStoreSyncListener(std::function<void()> fn) {

@@ -95,6 +95,9 @@ class SharedIndexInformer {
   // How far the indexer has applied the watch stream (DeltaFIFO::LastStoreSyncResourceVersion):
   // an object written at RV r is in GetIndexer() (or superseded) once this is >= r. "" before Run.
   std::string LastStoreSyncResourceVersion() const;
+  // Objects waiting for options.compact (stale entries included until dropped): bounded by about
+  // twice the keys that have one, however fast objects change.
+  size_t PendingCompactions() const;
   // Calls `fn` each time LastStoreSyncResourceVersion has moved on, from the informer's threads
   // (DeltaFIFOOptions::on_store_sync_advanced): what waits for the cache to apply a write
   // registers here instead of polling. On the processing thread it runs with the delta lock held,
@@ -119,6 +122,9 @@ class SharedIndexInformer {
   // Replaces each object whose compaction is due and that is still the one stored by
   // options_.compact's copy (informer thread, block_deltas_ held).
   void CompactDue();
+  // Drops the pending compactions whose object is no longer the one stored (replaced or deleted
+  // since), when they have grown to twice what the last drop kept (block_deltas_ held).
+  void DropStaleCompactionsIfGrown();
 
   const std::shared_ptr<ListerWatcher> lister_watcher_;
   const SharedIndexInformerOptions options_;
@@ -137,17 +143,21 @@ class SharedIndexInformer {
   // Held while deltas are applied and handed out, and while a late handler gets its replay, so
   // that the replay and the live notifications neither overlap nor leave a gap (behaviour 4.5).
   // Taken before mu_ and before the DeltaFIFO's lock; non-blocking handlers run under it.
-  std::mutex block_deltas_;
+  mutable std::mutex block_deltas_;
 
   // Objects stored by a list or watch event, to be offered to options_.compact once due, oldest
   // first (only when it is set). The pointer is compared with the stored object, never read: an
-  // object replaced or deleted since is skipped. Used on the processing thread only.
+  // object replaced or deleted since is skipped (a later object stored at a freed one's address
+  // may be offered early, which is harmless: a compaction changes no field). Changed on the
+  // processing thread only, under block_deltas_.
   struct PendingCompaction {
     Clock::time_point due;
     std::string key;
     const api::Object* object;
   };
   std::deque<PendingCompaction> compactions_;
+  // What the last DropStaleCompactionsIfGrown kept.
+  size_t compactions_kept_ = 0;
 
   mutable std::mutex store_sync_mu_;  // guards the three fields below; taken after no other lock
   uint64_t next_store_sync_id_ = 0;

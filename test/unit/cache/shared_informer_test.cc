@@ -534,6 +534,45 @@ TEST_F(SharedInformerTest, CompactsWhatStayedUnchangedWithoutANotification) {
       << "a compaction is not an event";
 }
 
+// Updates faster than compact_after (a busy rollout, or a server flooding one object) do not
+// grow the pending compactions with the update rate: entries of replaced objects are dropped
+// once the list has doubled, and only the stored object is offered when due.
+TEST_F(SharedInformerTest, PendingCompactionsStayBoundedUnderAFloodOfUpdates) {
+  std::mutex mu;
+  std::set<std::string> offered;
+  informer_ = std::make_unique<SharedIndexInformer>(
+      lw_, SharedIndexInformerOptions{.name = "test",
+                                      .expected_kind = "Fake",
+                                      .clock = &clock_,
+                                      .rand = [] { return 0.5; },
+                                      .compact = [&](const api::Object& obj) -> api::ObjectPtr {
+                                        std::lock_guard lock(mu);
+                                        offered.insert(obj.Meta().name + "@" +
+                                                       obj.Meta().resource_version.str());
+                                        return nullptr;
+                                      },
+                                      .compact_after = 10s});
+  auto handler = std::make_shared<RecordingHandler>();
+  ASSERT_TRUE(informer_->AddEventHandler(handler).ok());
+  lw_->ScriptList({MakeObj("ns", "other", "1")}, "1");
+  auto w = lw_->ScriptWatch();
+  Start();
+  ASSERT_TRUE(WaitUntil([&] { return informer_->HasSynced(); }));
+  constexpr int kUpdates = 20000;
+  for (int i = 0; i < kUpdates; ++i) {
+    w->Push(api::WatchEventType::kModified, MakeObj("ns", "hot", std::to_string(i + 2)));
+  }
+  ASSERT_TRUE(WaitUntil([&] { return handler->size() == 1 + kUpdates; }, 60s));
+  // Two keys have a stored object: what stays is the slack plus about one per key.
+  EXPECT_LE(informer_->PendingCompactions(), 1024u + 2 * 2);
+  EXPECT_GE(informer_->PendingCompactions(), 2u) << "the stored objects are still pending";
+  clock_.Step(10s);
+  ASSERT_TRUE(WaitUntil([&] { return informer_->PendingCompactions() == 0; }));
+  std::lock_guard lock(mu);
+  EXPECT_THAT(offered, ElementsAre("hot@20001", "other@1"))
+      << "only each key's stored object is offered";
+}
+
 TEST(WaitForCacheSyncTest, PollsEvery100msUntilSyncedOrStopped) {
   FakeClock clock;
   std::atomic<bool> synced{false};
