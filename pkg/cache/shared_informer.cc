@@ -209,18 +209,19 @@ void SharedIndexInformer::Run(std::stop_token stop) {
 
 Status SharedIndexInformer::ApplyDeltas(const Deltas& deltas, bool is_in_initial_list,
                                         std::vector<PendingNotification>& out) {
+  // Only the object the key's deltas leave stored can stay unchanged: one pending compaction per
+  // pop, not one per delta (a key updated many times while queued carries many).
+  const Delta* to_compact = nullptr;
   for (const Delta& delta : deltas) {
     switch (delta.type) {
       case DeltaType::kSync:
       case DeltaType::kReplaced:
       case DeltaType::kAdded:
       case DeltaType::kUpdated: {
-        if (options_.compact && delta.type != DeltaType::kSync &&
-            (!options_.compactable || options_.compactable(*delta.object))) {
-          DropStaleCompactionsIfGrown();
-          compactions_.push_back({clock_.Now() + options_.compact_after,
-                                  DeletionHandlingMetaNamespaceKeyFunc(*delta.object),
-                                  delta.object.get()});
+        if (delta.type != DeltaType::kSync) {
+          const bool compactable =
+              options_.compact && (!options_.compactable || options_.compactable(*delta.object));
+          to_compact = compactable ? &delta : nullptr;
         }
         if (api::ObjectPtr old = indexer_->Upsert(delta.object)) {
           const bool is_sync =
@@ -234,6 +235,7 @@ Status SharedIndexInformer::ApplyDeltas(const Deltas& deltas, bool is_in_initial
         break;
       }
       case DeltaType::kDeleted:
+        to_compact = nullptr;
         if (Status s = indexer_->Delete(delta.object); !s.ok()) {
           return s;
         }
@@ -241,10 +243,18 @@ Status SharedIndexInformer::ApplyDeltas(const Deltas& deltas, bool is_in_initial
         break;
     }
   }
+  if (to_compact != nullptr) {
+    compactions_.push_back({clock_.Now() + options_.compact_after,
+                            DeletionHandlingMetaNamespaceKeyFunc(*to_compact->object),
+                            to_compact->object.get()});
+  }
   return OkStatus();
 }
 
 void SharedIndexInformer::CompactDue() {
+  // Here, after the pop, rather than in ApplyDeltas: that runs under the DeltaFIFO's lock, which
+  // a clean-up's lookups would hold against the reflector's pushes.
+  DropStaleCompactionsIfGrown();
   if (compactions_.empty()) return;
   const Clock::time_point now = clock_.Now();
   while (!compactions_.empty() && compactions_.front().due <= now) {

@@ -95,8 +95,8 @@ class SharedIndexInformer {
   // How far the indexer has applied the watch stream (DeltaFIFO::LastStoreSyncResourceVersion):
   // an object written at RV r is in GetIndexer() (or superseded) once this is >= r. "" before Run.
   std::string LastStoreSyncResourceVersion() const;
-  // Objects waiting for options.compact (stale entries included until dropped): bounded by about
-  // twice the keys that have one, however fast objects change.
+  // Objects waiting for options.compact (stale entries included until dropped): after each pop,
+  // at most twice the keys that have one plus 1,024, however fast objects change.
   size_t PendingCompactions() const;
   // Calls `fn` each time LastStoreSyncResourceVersion has moved on, from the informer's threads
   // (DeltaFIFOOptions::on_store_sync_advanced): what waits for the cache to apply a write
@@ -120,7 +120,8 @@ class SharedIndexInformer {
   void NotifyStoreSync() const;
   void RebuildStoreSyncSnapshotLocked();  // store_sync_mu_ held
   // Replaces each object whose compaction is due and that is still the one stored by
-  // options_.compact's copy (informer thread, block_deltas_ held).
+  // options_.compact's copy, after dropping stale entries if they have grown (informer thread,
+  // after each pop and timed wake-up, block_deltas_ held).
   void CompactDue();
   // Drops the pending compactions whose object is no longer the one stored (replaced or deleted
   // since), when they have grown to twice what the last drop kept (block_deltas_ held).
