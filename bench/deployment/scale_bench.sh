@@ -17,7 +17,10 @@
 # N*R), SYSCALL_STAT=1 (with PERF_STAT: its system calls too, all and those of SYSCALLS by name;
 # the syscall tracepoints slow every call, so the CPU figures of such a run are not comparable
 # with one without), PERF_STAT_EVENTS (more events for PERF_STAT, e.g. uprobes from
-# `perf probe -x <binary>`), SIDES ("ours upstream"; one of them to run only that side).
+# `perf probe -x <binary>`), SIDES ("ours upstream"; one of them to run only that side),
+# WATCH_CPU=1 (beside each side's controller, over the same window, bench/informers/watch_cpu: our
+# informers for the three kinds and their handler → queue → worker hand-off, without controllers;
+# its CPU is what our watch side alone costs for the events that side's rollout makes).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build}
@@ -71,6 +74,13 @@ run_one() {
     perf stat -x, -e "$events" -p "$pid" -o "$stat_out" 2>/dev/null &
     stat_pid=$!
   fi
+  local watch_pid="" watch_out="$dir/logs/watch-cpu-$label.txt"
+  if [ -n "${WATCH_CPU:-}" ]; then
+    "$build/bench/informers/watch_cpu" --kubeconfig="$KCM_TESTBED_KCM_KUBECONFIG" \
+      >"$watch_out" 2>"$watch_out.err" &
+    watch_pid=$!
+    for _ in $(seq 300); do grep -q synced "$watch_out.err" && break; sleep 0.1; done
+  fi
   local u0 s0 u1 s1
   read -r u0 s0 < <(user_system_ticks "$pid")
   c0=$(cpu_ticks "$pid"); t0=$(now)
@@ -100,11 +110,15 @@ YAML
   read -r u1 s1 < <(user_system_ticks "$pid")
   if [ -n "$perf_pid" ]; then kill -INT "$perf_pid"; wait "$perf_pid" || true; fi
   if [ -n "$stat_pid" ]; then kill -INT "$stat_pid"; wait "$stat_pid" || true; fi
+  if [ -n "$watch_pid" ]; then kill -TERM "$watch_pid"; wait "$watch_pid" || true; fi
   kill -TERM "$pid"; wait "$pid" || true
   printf '%-9s complete %6.1f s   cpu %6.2f s   peak rss %5d MiB\n' "$label" \
     "$(echo "${t_done:-$(now)} - $t0" | bc)" "$(echo "($c1 - $c0) / $tick" | bc -l)" "$((rss / 1024))"
   printf '          user %.2f s   system %.2f s   (system %.0f %%)\n' "$(echo "($u1 - $u0) / $tick" | bc -l)" \
     "$(echo "($s1 - $s0) / $tick" | bc -l)" "$(echo "100 * ($s1 - $s0) / ($u1 - $u0 + $s1 - $s0 + 0.0001)" | bc -l)"
+  if [ -n "$watch_pid" ]; then
+    sed 's/^/          beside it: /' "$watch_out"
+  fi
   if [ -n "$stat_pid" ]; then
     # Counts that perf could not take (a tracepoint missing) read "<not supported>": left out.
     awk -F, -v pods=$((N * R)) '$1 ~ /^[0-9]+$/ {

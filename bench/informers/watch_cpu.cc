@@ -1,0 +1,132 @@
+// watch_cpu: the CPU our daemon's watch side costs on its own — what is left of a controller
+// manager when its controllers do nothing (docs/benchmarks.md, "The watch side alone"). Starts the
+// daemon's three informers (pods, ReplicaSets, Deployments) from one SharedInformerFactory on the
+// kubeconfig's client, as cmd/kube-controller-manager builds it, with a non-blocking handler per
+// informer that enqueues the object's key into a workqueue drained by 5 workers that call Done and
+// nothing else (the controllers' handler → queue → worker hand-off, without their syncs and
+// writes). Runs until SIGINT or SIGTERM, then prints one line of key=value pairs: CPU (user,
+// system) and context switches from the informers' start, and the notifications per kind.
+//
+// Usage: watch_cpu --kubeconfig=FILE [--content-type=application/json]  (default: protobuf, as
+// --kube-api-content-type; ReplicaSets and Deployments are watched as JSON either way, as ours)
+// bench/deployment/scale_bench.sh runs it beside upstream's rollout with WATCH_CPU=1.
+#include <signal.h>
+#include <sys/resource.h>
+
+#include <array>
+#include <atomic>
+#include <cstdio>
+#include <memory>
+#include <stop_token>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bench/lib/bench_client.h"
+#include "pkg/cache/keys.h"
+#include "pkg/informers/shared_informer_factory.h"
+#include "pkg/workqueue/queue.h"
+
+namespace {
+
+using namespace std::chrono_literals;
+
+struct Usage {
+  double user_s = 0, system_s = 0;
+  long switches = 0;
+};
+
+Usage Now() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  auto s = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; };
+  return {s(u.ru_utime), s(u.ru_stime), u.ru_nvcsw + u.ru_nivcsw};
+}
+
+// One kind's queue, its 5 workers and the handler feeding it.
+class Sink {
+ public:
+  static constexpr int kWorkers = 5;  // --concurrent-{replicaset,deployment}-syncs' default
+
+  Sink() {
+    for (int i = 0; i < kWorkers; ++i) {
+      workers_.emplace_back([this] {
+        while (auto key = queue_.Get()) queue_.Done(*key);
+      });
+    }
+  }
+  ~Sink() {
+    queue_.ShutDown();
+    for (auto& w : workers_) w.join();
+  }
+  Sink(const Sink&) = delete;
+  Sink& operator=(const Sink&) = delete;
+
+  kcm::cache::ResourceEventHandlerFuncs Handler() {
+    kcm::cache::ResourceEventHandlerFuncs f;
+    f.add_func = [this](const kcm::api::ObjectPtr& o, bool) { Enqueue(*o); };
+    f.update_func = [this](const kcm::api::ObjectPtr&, const kcm::api::ObjectPtr& o) {
+      Enqueue(*o);
+    };
+    f.delete_func = [this](const kcm::api::ObjectPtr& o) { Enqueue(*o); };
+    f.non_blocking = true;
+    return f;
+  }
+  long notifications() const { return notifications_.load(); }
+
+ private:
+  void Enqueue(const kcm::api::Object& o) {
+    ++notifications_;
+    queue_.Add(kcm::cache::DeletionHandlingMetaNamespaceKeyFunc(o));
+  }
+
+  kcm::workqueue::Queue queue_;
+  std::vector<std::thread> workers_;
+  std::atomic<long> notifications_{0};
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string kubeconfig = kcm::bench::Flag(argc, argv, "kubeconfig", "");
+  const std::string content_type = kcm::bench::Flag(argc, argv, "content-type", "application/vnd.kubernetes.protobuf");
+  // Wait for SIGINT/SIGTERM on this thread; every thread started below inherits the mask.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  auto rest = kcm::bench::UnthrottledClient(kubeconfig, content_type);
+  kcm::informers::SharedInformerFactory factory(rest, 12h);
+  std::array<Sink, 3> sinks;
+  if (!factory.Pods().informer->AddEventHandler(sinks[0].Handler()).ok() ||
+      !factory.ReplicaSets().informer->AddEventHandler(sinks[1].Handler()).ok() ||
+      !factory.Deployments().informer->AddEventHandler(sinks[2].Handler()).ok()) {
+    std::fprintf(stderr, "cannot add the handlers\n");
+    return 1;
+  }
+  std::stop_source stop;
+  const Usage start = Now();
+  factory.Start(stop.get_token());
+  for (const auto& [resource, synced] : factory.WaitForCacheSync(stop.get_token())) {
+    if (!synced) {
+      std::fprintf(stderr, "%s did not sync\n", resource.c_str());
+      return 1;
+    }
+  }
+  std::fprintf(stderr, "watch_cpu: synced\n");
+  int sig = 0;
+  sigwait(&signals, &sig);
+  const Usage end = Now();
+  std::printf(
+      "watch_cpu user_s=%.2f system_s=%.2f cpu_s=%.2f context_switches=%ld pods=%ld "
+      "replicasets=%ld deployments=%ld\n",
+      end.user_s - start.user_s, end.system_s - start.system_s,
+      end.user_s - start.user_s + end.system_s - start.system_s, end.switches - start.switches,
+      sinks[0].notifications(), sinks[1].notifications(), sinks[2].notifications());
+  std::fflush(stdout);
+  stop.request_stop();
+  factory.Shutdown();
+  return 0;
+}
