@@ -166,11 +166,14 @@ void SharedIndexInformer::Run(std::stop_token stop) {
       if (compactions_.empty()) {
         if (!fifo->WaitForItem()) break;
       } else {
-        // Woken at least once a second while compactions are pending (the Clock may be a test's
-        // fake one, which a condition variable cannot wait on).
-        const Clock::duration wait =
-            std::clamp<Clock::duration>(compactions_.front().due - clock_.Now(),
-                                        Clock::duration::zero(), std::chrono::seconds(1));
+        // Once a second while compactions are pending, not at each one's due time: every update
+        // of a packed kind sets a due time of its own, and waking for each cost a context switch
+        // per update (docs/benchmarks.md, "The watch side alone"); a compaction a second late
+        // changes nothing. A timed wait, not one until the due time: the Clock may be a test's
+        // fake one, which a condition variable cannot wait on. Pops run CompactDue too.
+        const Clock::duration wait = compactions_.front().due <= clock_.Now()
+                                         ? Clock::duration::zero()
+                                         : Clock::duration(std::chrono::seconds(1));
         if (!fifo->WaitForItemFor(wait)) {
           if (fifo->IsClosed()) break;
           std::lock_guard block(block_deltas_);
