@@ -19,8 +19,11 @@
 # with one without), PERF_STAT_EVENTS (more events for PERF_STAT, e.g. uprobes from
 # `perf probe -x <binary>`), SIDES ("ours upstream"; one of them to run only that side),
 # WATCH_CPU=1 (beside each side's controller, over the same window, bench/informers/watch_cpu: our
-# informers for the three kinds and their handler → queue → worker hand-off, without controllers;
-# its CPU is what our watch side alone costs for the events that side's rollout makes).
+# informers for the three kinds and their handler → queue → worker hand-off, without controllers,
+# and its client-go twin bench/informers/go/watchcpu: what each watch side alone costs for the
+# events that side's rollout makes).
+# Each side's API requests from its start to the end of the window, by method
+# (rest_client_requests_total from its /metrics, read just before it stops), follow its CPU.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build}
@@ -79,7 +82,12 @@ run_one() {
     "$build/bench/informers/watch_cpu" --kubeconfig="$KCM_TESTBED_KCM_KUBECONFIG" \
       >"$watch_out" 2>"$watch_out.err" &
     watch_pid=$!
-    for _ in $(seq 300); do grep -q synced "$watch_out.err" && break; sleep 0.1; done
+    "$watch_go" --kubeconfig="$KCM_TESTBED_KCM_KUBECONFIG" >"$watch_out.go" 2>"$watch_out.go.err" &
+    watch_pid+=" $!"
+    for _ in $(seq 300); do
+      grep -q synced "$watch_out.err" && grep -q synced "$watch_out.go.err" && break
+      sleep 0.1
+    done
   fi
   local u0 s0 u1 s1
   read -r u0 s0 < <(user_system_ticks "$pid")
@@ -107,17 +115,27 @@ YAML
     sleep 2
   done
   local c1 rss; c1=$(cpu_ticks "$pid"); rss=$(rss_kb "$pid")
+  local requests
+  requests=$(curl -sk -H "Authorization: Bearer $KCM_TESTBED_ADMIN_TOKEN" \
+    "https://127.0.0.1:$metrics_port/metrics" 2>/dev/null | awk '
+      /^rest_client_requests_total\{/ {
+        m = $0; sub(/.*method="/, "", m); sub(/".*/, "", m); n[m] += $NF; all += $NF }
+      END { for (k in n) line = line sprintf(" %s %d", k, n[k]); if (all) printf "%d (%s )", all, line }')
   read -r u1 s1 < <(user_system_ticks "$pid")
   if [ -n "$perf_pid" ]; then kill -INT "$perf_pid"; wait "$perf_pid" || true; fi
   if [ -n "$stat_pid" ]; then kill -INT "$stat_pid"; wait "$stat_pid" || true; fi
-  if [ -n "$watch_pid" ]; then kill -TERM "$watch_pid"; wait "$watch_pid" || true; fi
+  if [ -n "$watch_pid" ]; then
+    # shellcheck disable=SC2086 # two pids
+    kill -TERM $watch_pid; wait $watch_pid || true
+  fi
   kill -TERM "$pid"; wait "$pid" || true
   printf '%-9s complete %6.1f s   cpu %6.2f s   peak rss %5d MiB\n' "$label" \
     "$(echo "${t_done:-$(now)} - $t0" | bc)" "$(echo "($c1 - $c0) / $tick" | bc -l)" "$((rss / 1024))"
   printf '          user %.2f s   system %.2f s   (system %.0f %%)\n' "$(echo "($u1 - $u0) / $tick" | bc -l)" \
     "$(echo "($s1 - $s0) / $tick" | bc -l)" "$(echo "100 * ($s1 - $s0) / ($u1 - $u0 + $s1 - $s0 + 0.0001)" | bc -l)"
+  [ -n "$requests" ] && echo "          API requests $requests"
   if [ -n "$watch_pid" ]; then
-    sed 's/^/          beside it: /' "$watch_out"
+    cat "$watch_out" "$watch_out.go" | sed 's/^/          beside it: /'
   fi
   if [ -n "$stat_pid" ]; then
     # Counts that perf could not take (a tracepoint missing) read "<not supported>": left out.
@@ -151,15 +169,21 @@ YAML
 # utime and stime of a process, in clock ticks.
 user_system_ticks() { awk '{print $14, $15}' "/proc/$1/stat"; }
 
+if [ -n "${WATCH_CPU:-}" ]; then
+  watch_go="$(cd "$build" && pwd)/bench/informers/watch-cpu-go"
+  (cd bench/informers/go && GOFLAGS=-mod=mod go build -o "$watch_go" ./watchcpu)
+fi
 echo "$N Deployments x $R replicas, --kube-api-qps=$QPS --kube-api-burst=$BURST, $NODES KWOK nodes"
 SIDES=${SIDES:-ours upstream}
+metrics_port=$(free_port)
 [[ " $SIDES " == *" ours "* ]] && run_one ours "$ours" --kubeconfig="$KCM_TESTBED_KCM_KUBECONFIG" --controllers=deployment,replicaset \
-  --leader-elect=false --bind-address=127.0.0.1 --secure-port="$(free_port)" \
+  --leader-elect=false --bind-address=127.0.0.1 --secure-port="$metrics_port" \
   --kube-api-qps="$QPS" --kube-api-burst="$BURST"
+metrics_port=$(free_port)
 [[ " $SIDES " == *" upstream "* ]] && run_one upstream "$upstream" --kubeconfig="$KCM_TESTBED_ADMIN_KUBECONFIG" \
   --authentication-kubeconfig="$KCM_TESTBED_ADMIN_KUBECONFIG" \
   --authorization-kubeconfig="$KCM_TESTBED_ADMIN_KUBECONFIG" --controllers=deployment,replicaset \
-  --leader-elect=false --bind-address=127.0.0.1 --secure-port="$(free_port)" \
+  --leader-elect=false --bind-address=127.0.0.1 --secure-port="$metrics_port" \
   --kube-api-qps="$QPS" --kube-api-burst="$BURST"
 
 bench_testbed_down
