@@ -125,8 +125,9 @@ YAML
   if [ -n "$perf_pid" ]; then kill -INT "$perf_pid"; wait "$perf_pid" || true; fi
   if [ -n "$stat_pid" ]; then kill -INT "$stat_pid"; wait "$stat_pid" || true; fi
   if [ -n "$watch_pid" ]; then
-    # shellcheck disable=SC2086 # two pids
-    kill -TERM $watch_pid; wait $watch_pid || true
+    # shellcheck disable=SC2086 # two pids; one may have ended already (it failed to sync)
+    kill -TERM $watch_pid 2>/dev/null || true
+    wait $watch_pid || true
   fi
   kill -TERM "$pid"; wait "$pid" || true
   printf '%-9s complete %6.1f s   cpu %6.2f s   peak rss %5d MiB\n' "$label" \
@@ -135,7 +136,8 @@ YAML
     "$(echo "($s1 - $s0) / $tick" | bc -l)" "$(echo "100 * ($s1 - $s0) / ($u1 - $u0 + $s1 - $s0 + 0.0001)" | bc -l)"
   [ -n "$requests" ] && echo "          API requests $requests"
   if [ -n "$watch_pid" ]; then
-    cat "$watch_out" "$watch_out.go" | sed 's/^/          beside it: /'
+    cat "$watch_out" "$watch_out.go" "$watch_out.err" "$watch_out.go.err" 2>/dev/null |
+      grep -v ': synced$' | sed 's/^/          beside it: /' || true
   fi
   if [ -n "$stat_pid" ]; then
     # Counts that perf could not take (a tracepoint missing) read "<not supported>": left out.

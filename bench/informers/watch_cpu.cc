@@ -89,7 +89,8 @@ class Sink {
 
 int main(int argc, char** argv) {
   const std::string kubeconfig = kcm::bench::Flag(argc, argv, "kubeconfig", "");
-  const std::string content_type = kcm::bench::Flag(argc, argv, "content-type", "application/vnd.kubernetes.protobuf");
+  const std::string content_type =
+      kcm::bench::Flag(argc, argv, "content-type", "application/vnd.kubernetes.protobuf");
   // Wait for SIGINT/SIGTERM on this thread; every thread started below inherits the mask.
   sigset_t signals;
   sigemptyset(&signals);
@@ -98,8 +99,10 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   auto rest = kcm::bench::UnthrottledClient(kubeconfig, content_type);
-  kcm::informers::SharedInformerFactory factory(rest, 12h);
+  // Before the factory, so that on every return the factory's destructor has stopped and joined
+  // the informers (whose handlers point at the sinks) before the sinks go.
   std::array<Sink, 3> sinks;
+  kcm::informers::SharedInformerFactory factory(rest, 12h);
   if (!factory.Pods().informer->AddEventHandler(sinks[0].Handler()).ok() ||
       !factory.ReplicaSets().informer->AddEventHandler(sinks[1].Handler()).ok() ||
       !factory.Deployments().informer->AddEventHandler(sinks[2].Handler()).ok()) {
