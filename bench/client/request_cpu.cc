@@ -32,6 +32,7 @@
 
 #include "bench/client/http1_prototype.h"
 #include "bench/lib/bench_client.h"
+#include "bench/lib/process_usage.h"
 #include "pkg/client/kubeconfig.h"
 #include "pkg/client/resource_client.h"
 #include "pkg/client/transport.h"
@@ -40,12 +41,7 @@
 
 namespace {
 
-double CpuSeconds() {
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  auto s = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; };
-  return s(ru.ru_utime) + s(ru.ru_stime);
-}
+using kcm::bench::CpuSeconds;
 
 std::string EventManifest(const std::string& name) {
   return R"({"apiVersion":"v1","kind":"Event","metadata":{"name":")" + name +

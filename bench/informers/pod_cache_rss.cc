@@ -17,7 +17,6 @@
 // (RestConfig::disable_compression), the answer comes as sent, uncompressed.
 // cpu_s is the process's CPU time (user + system) from Start to the sync.
 #include <malloc.h>
-#include <sys/resource.h>
 
 #include <atomic>
 #include <chrono>
@@ -31,6 +30,7 @@
 #include <thread>
 
 #include "bench/lib/bench_client.h"
+#include "bench/lib/process_usage.h"
 #include "pkg/client/resource_client.h"
 #include "pkg/informers/shared_informer_factory.h"
 
@@ -47,13 +47,6 @@ long StatusKB(const char* field) {
     if (line.rfind(prefix, 0) == 0) return std::strtol(line.c_str() + prefix.size(), nullptr, 10);
   }
   return -1;
-}
-
-double CpuSeconds() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  auto s = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; };
-  return s(u.ru_utime) + s(u.ru_stime);
 }
 
 // VmHWM starts again from the current RSS (Linux: clear_refs 5).
@@ -219,7 +212,7 @@ int main(int argc, char** argv) {
       applied_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     }
   });
-  const double cpu_start = CpuSeconds();
+  const double cpu_start = kcm::bench::CpuSeconds();
   factory.Start(stop.get_token());
   if (!factory.WaitForCacheSync(stop.get_token())["pods"]) {
     std::fprintf(stderr, "cache did not sync\n");
@@ -227,7 +220,7 @@ int main(int argc, char** argv) {
   }
   const double sync_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const double cpu_s = CpuSeconds() - cpu_start;
+  const double cpu_s = kcm::bench::CpuSeconds() - cpu_start;
   const long hwm_sync = StatusKB("VmHWM");
   const size_t cached = pods.informer->GetIndexer()->ListKeys().size();
   std::this_thread::sleep_for(2s);

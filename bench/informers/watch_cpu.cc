@@ -1,7 +1,8 @@
 // watch_cpu: the CPU our daemon's watch side costs on its own — what is left of a controller
 // manager when its controllers do nothing (docs/benchmarks.md, "The watch side alone"). Starts the
 // daemon's three informers (pods, ReplicaSets, Deployments) from one SharedInformerFactory on the
-// kubeconfig's client, as cmd/kube-controller-manager builds it, with a non-blocking handler per
+// kubeconfig's client (unthrottled: the informers make a handful of requests, so the daemon's
+// --kube-api-qps would not matter) with a non-blocking handler per
 // informer that enqueues the object's key into a workqueue drained by 5 workers that call Done and
 // nothing else (the controllers' handler → queue → worker hand-off, without their syncs and
 // writes). Runs until SIGINT or SIGTERM, then prints one line of key=value pairs: CPU (user,
@@ -9,9 +10,8 @@
 //
 // Usage: watch_cpu --kubeconfig=FILE [--content-type=application/json]  (default: protobuf, as
 // --kube-api-content-type; ReplicaSets and Deployments are watched as JSON either way, as ours)
-// bench/deployment/scale_bench.sh runs it beside upstream's rollout with WATCH_CPU=1.
+// bench/deployment/scale_bench.sh runs it beside each side's rollout with WATCH_CPU=1.
 #include <signal.h>
-#include <sys/resource.h>
 
 #include <array>
 #include <atomic>
@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "bench/lib/bench_client.h"
+#include "bench/lib/process_usage.h"
 #include "pkg/cache/keys.h"
 #include "pkg/informers/shared_informer_factory.h"
 #include "pkg/workqueue/queue.h"
@@ -30,18 +31,6 @@
 namespace {
 
 using namespace std::chrono_literals;
-
-struct Usage {
-  double user_s = 0, system_s = 0;
-  long switches = 0;
-};
-
-Usage Now() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  auto s = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; };
-  return {s(u.ru_utime), s(u.ru_stime), u.ru_nvcsw + u.ru_nivcsw};
-}
 
 // One kind's queue, its 5 workers and the handler feeding it.
 class Sink {
@@ -110,7 +99,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::stop_source stop;
-  const Usage start = Now();
+  const kcm::bench::ProcessUsage start = kcm::bench::ReadProcessUsage();
   factory.Start(stop.get_token());
   for (const auto& [resource, synced] : factory.WaitForCacheSync(stop.get_token())) {
     if (!synced) {
@@ -121,13 +110,13 @@ int main(int argc, char** argv) {
   std::fprintf(stderr, "watch_cpu: synced\n");
   int sig = 0;
   sigwait(&signals, &sig);
-  const Usage end = Now();
+  const kcm::bench::ProcessUsage end = kcm::bench::ReadProcessUsage();
   std::printf(
       "watch_cpu user_s=%.2f system_s=%.2f cpu_s=%.2f context_switches=%ld pods=%ld "
       "replicasets=%ld deployments=%ld\n",
-      end.user_s - start.user_s, end.system_s - start.system_s,
-      end.user_s - start.user_s + end.system_s - start.system_s, end.switches - start.switches,
-      sinks[0].notifications(), sinks[1].notifications(), sinks[2].notifications());
+      end.user_s - start.user_s, end.system_s - start.system_s, end.cpu_s() - start.cpu_s(),
+      end.context_switches - start.context_switches, sinks[0].notifications(),
+      sinks[1].notifications(), sinks[2].notifications());
   std::fflush(stdout);
   stop.request_stop();
   factory.Shutdown();
