@@ -1,5 +1,5 @@
-// ObjectMeta: the metadata every object carries. Thread-compatible; labels, annotations, owner
-// references and finalizers are immutable shared values (pkg/api/shared_meta.h), replaced whole,
+// ObjectMeta: the metadata every object carries. Thread-compatible; labels, annotations and owner
+// references are immutable shared values (pkg/api/shared_meta.h), replaced whole,
 // never edited in place; the timestamps are 8-byte OptionalTimes (pkg/api/optional_time.h).
 #pragma once
 
@@ -13,13 +13,13 @@
 
 namespace kcm::api {
 
-// Not modelled: generateName (no controller reads it; the pods we create get theirs from the
-// template, and writes of ReplicaSets and Deployments start from their raw JSON, which keeps it),
-// deletionGracePeriodSeconds, managedFields. Every cached object carries one ObjectMeta, so each
-// field costs its size 60,000 times at 50,000 pods (docs/benchmarks.md, "Daemon at scale").
-// The namespace is interned by the decoders (one string per namespace, not one per object) and
-// the resourceVersion held as a number (resource_version.h): 48 bytes less per object than two
-// std::strings.
+// Not modelled: generateName and finalizers (no controller reads them; the pods we create get
+// theirs from the template, and writes of ReplicaSets and Deployments start from their raw JSON,
+// which keeps them), deletionGracePeriodSeconds, managedFields. Every cached object carries one
+// ObjectMeta, so each field costs its size 60,000 times at 50,000 pods (docs/benchmarks.md, "Daemon
+// at scale"). The namespace is interned by the decoders (one string per namespace, not one per
+// object) and the resourceVersion held as a number (resource_version.h): 48 bytes less per object
+// than two std::strings.
 struct ObjectMeta {
   std::string name;
   SharedString namespace_;
@@ -31,7 +31,6 @@ struct ObjectMeta {
   Labels labels;
   Annotations annotations;
   OwnerReferences owner_references;
-  Finalizers finalizers;
 
   // The owner reference with controller=true, if any.
   const OwnerReference* ControllerRef() const;

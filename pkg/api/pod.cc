@@ -77,7 +77,7 @@ Status DecodePodStatus(od::value v, Pod* pod) {
               int32_t n = 0;
               Status s = ReadInt32At(cf.value(), "status.containerStatuses[].restartCount", &n);
               if (!s.ok()) return s;
-              pod->restart_count_max = std::max(pod->restart_count_max, n);
+              pod->NoteRestartCount(n);
               return OkStatus();
             });
           });

@@ -25,20 +25,31 @@ struct Pod final : Object {
   // annotations are pruned (only the deletion cost is kept, below), generateName is not kept,
   // managedFields are dropped; labels, owner references, the namespace and the node name are
   // interned 8-byte pointers (shared_meta.h), the resourceVersion a number (resource_version.h);
-  // timestamps are 8-byte OptionalTimes. sizeof(Pod) is 168: with make_shared's control block one
-  // 184-byte request, a 192-byte malloc chunk (bench/api/pod_memory.cc, docs/architecture.md
-  // "Compact pod records"); 8 bytes more would cost a 16-byte chunk step.
+  // timestamps are 8-byte OptionalTimes; the last four fields share 8 bytes. sizeof(Pod) is 152:
+  // with make_shared's control block one 168-byte request, a 176-byte malloc chunk
+  // (bench/api/pod_memory.cc, docs/architecture.md "Compact pod records"); one byte more would
+  // cost a 16-byte chunk step on every cached pod.
   // The restart counts' sum is not kept: no controller reads it (upstream ActivePodsWithRanks
   // ranks by the maximum, compareMaxContainerRestarts).
   ObjectMeta metadata;
   SharedString node_name;              // spec.nodeName
   OptionalTime ready_transition_time;  // the Ready condition's lastTransitionTime
-  // controller.kubernetes.io/pod-deletion-cost: nullopt when absent; an invalid value reads as 0
-  // (R9: invalid = 0).
-  std::optional<int32_t> deletion_cost;
-  int32_t restart_count_max = 0;  // max of status.containerStatuses[].restartCount
-  PodPhase phase = PodPhase::kUnset;
-  ConditionStatus ready = ConditionStatus::kUnset;  // the Ready condition's status
+  // controller.kubernetes.io/pod-deletion-cost; absent and invalid values read as 0 (R9; upstream
+  // getDeletionCostFromPodAnnotations, the only reader, ranks an absent cost as 0 too).
+  int32_t deletion_cost = 0;
+  // max of status.containerStatuses[].restartCount (NoteRestartCount), saturated at
+  // kMaxRestartCount: 24 bits, so that it shares a word with the phase and readiness. Ranks differ
+  // from upstream's only between pods whose containers restarted more than 16.7 million times.
+  uint32_t restart_count_max : 24 = 0;
+  PodPhase phase : 3 = PodPhase::kUnset;
+  ConditionStatus ready : 2 = ConditionStatus::kUnset;  // the Ready condition's status
+
+  static constexpr int32_t kMaxRestartCount = (1 << 24) - 1;
+  // Raises restart_count_max to n (negative counts, which the API rejects, count as 0).
+  void NoteRestartCount(int32_t n) {
+    const int32_t clamped = n < 0 ? 0 : n > kMaxRestartCount ? kMaxRestartCount : n;
+    if (static_cast<uint32_t>(clamped) > restart_count_max) restart_count_max = clamped;
+  }
 
   std::string_view Kind() const override { return "Pod"; }
   const ObjectMeta& Meta() const override { return metadata; }

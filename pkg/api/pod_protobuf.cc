@@ -162,17 +162,15 @@ struct Ctx {
   InternTable& table;
   std::vector<Labels::value_type> labels;
   std::vector<OwnerReference> refs;
-  std::vector<std::string> finalizers;
 };
 
 // meta.v1.ObjectMeta, pruned as for pods (MetaMode::kPod in the JSON decoder): annotations other
 // than the deletion cost are dropped; managedFields are skipped unread. `initial_events_end` (may
 // be null) is set from the k8s.io/initial-events-end annotation of a bookmark.
-Status ReadPodMeta(Ctx& ctx, std::string_view msg, ObjectMeta* meta,
-                   std::optional<int32_t>* deletion_cost, bool* initial_events_end) {
+Status ReadPodMeta(Ctx& ctx, std::string_view msg, ObjectMeta* meta, int32_t* deletion_cost,
+                   bool* initial_events_end) {
   ctx.labels.clear();
   ctx.refs.clear();
-  ctx.finalizers.clear();
   Status st = ForEachField(msg, "metadata", [&](const WireField& f) -> Status {
     switch (f.number) {
       case 1:
@@ -226,12 +224,6 @@ Status ReadPodMeta(Ctx& ctx, std::string_view msg, ObjectMeta* meta,
         ctx.refs.push_back(std::move(ref));
         return OkStatus();
       }
-      case 14: {
-        std::string finalizer;
-        Status s = ReadString(f, "metadata.finalizers[]", &finalizer);
-        if (s.ok()) ctx.finalizers.push_back(std::move(finalizer));
-        return s;
-      }
       default:
         return OkStatus();
     }
@@ -239,7 +231,6 @@ Status ReadPodMeta(Ctx& ctx, std::string_view msg, ObjectMeta* meta,
   if (!st.ok()) return st;
   meta->labels = ctx.table.InternLabels(&ctx.labels);
   meta->owner_references = ctx.table.InternOwnerReferences(std::move(ctx.refs));
-  meta->finalizers = std::move(ctx.finalizers);
   return OkStatus();
 }
 
@@ -267,7 +258,7 @@ Status ReadContainerStatus(std::string_view msg, Pod* pod) {
     if (f.number != 5) return OkStatus();
     int32_t n = 0;
     if (Status s = ReadInt32(f, "status.containerStatuses[].restartCount", &n); !s.ok()) return s;
-    pod->restart_count_max = std::max(pod->restart_count_max, n);
+    pod->NoteRestartCount(n);
     return OkStatus();
   });
 }
@@ -424,12 +415,12 @@ Result<std::shared_ptr<const Pod>> DecodePodProtobuf(Decoder& decoder, std::stri
   auto env = Unwrap(body, "");
   if (!env.ok()) return env.error();
   if (Status s = ExpectKind(*env, "Pod", ""); !s.ok()) return s.error();
-  Ctx ctx{decoder.interner(), {}, {}, {}};
+  Ctx ctx{decoder.interner(), {}, {}};
   return PodFromMessage(ctx, env->raw);
 }
 
 Result<ObjectPtr> DecodePodListItemProtobuf(Decoder& decoder, std::string_view message) {
-  Ctx ctx{decoder.interner(), {}, {}, {}};
+  Ctx ctx{decoder.interner(), {}, {}};
   auto pod = PodFromMessage(ctx, message);
   if (!pod.ok()) return pod.error();
   return ObjectPtr(std::move(pod).value());
@@ -443,7 +434,7 @@ Result<ObjectList> DecodePodListProtobuf(Decoder& decoder, std::string_view body
   // remainingItemCount = 4}), items = 2}. An empty list has no items field at all.
   ObjectList list;
   size_t index = 0;
-  Ctx ctx{decoder.interner(), {}, {}, {}};
+  Ctx ctx{decoder.interner(), {}, {}};
   Status s = ForEachField(env->raw, "", [&](const WireField& f) -> Status {
     std::string_view sub;
     if (f.number == 1) {
@@ -508,7 +499,7 @@ Result<WatchEvent> DecodePodWatchEventProtobuf(Decoder& decoder, std::string_vie
   if (!type.ok()) return type.error();
   WatchEvent ev;
   ev.type = *type;
-  Ctx ctx{decoder.interner(), {}, {}, {}};
+  Ctx ctx{decoder.interner(), {}, {}};
   auto env = Unwrap(raw, "object");
   if (!env.ok()) return env.error();
   switch (ev.type) {

@@ -154,15 +154,6 @@ bool Annotations::Erase(const std::string& key) {
   return true;
 }
 
-Finalizers::Finalizers(Vector items)
-    : rep_(items.empty() ? internal::SharedConst<Vector>()
-                         : internal::SharedConst<Vector>::Make(std::move(items))) {}
-
-const Finalizers::Vector& Finalizers::EmptyVector() {
-  static const Vector empty;
-  return empty;
-}
-
 SharedString::SharedString(std::string_view text)
     : rep_(text.empty() ? internal::SharedConst<std::string>()
                         : internal::SharedConst<std::string>::Make(std::string(text))) {}

@@ -1,4 +1,4 @@
-// Labels, OwnerReferences, Annotations, Finalizers and SharedString: the immutable, shareable
+// Labels, OwnerReferences, Annotations and SharedString: the immutable, shareable
 // metadata parts of ObjectMeta (and the pod's node name). A value is a pointer to one immutable
 // set (null when empty), so copies are cheap and pods of one ReplicaSet, decoded through one
 // InternTable (pkg/api/intern_table.h), point at the same set instead of each owning a std::map
@@ -332,41 +332,6 @@ class Annotations {
   uint32_t use_count() const { return rep_.use_count(); }
   static const Map& EmptyMap();
   internal::SharedConst<Map> rep_;
-};
-
-// metadata.finalizers, in API order: read like a const std::vector<std::string> (and converts
-// to one). 8 bytes, null when empty.
-class Finalizers {
- public:
-  using Vector = std::vector<std::string>;
-  using value_type = std::string;
-  using const_iterator = Vector::const_iterator;
-  using iterator = const_iterator;
-
-  Finalizers() = default;
-  Finalizers(Vector items);  // NOLINT(google-explicit-constructor): assigned like the vector
-  Finalizers(std::initializer_list<std::string> items) : Finalizers(Vector(items)) {}
-
-  const Vector& vector() const { return rep_ ? *rep_ : EmptyVector(); }
-  operator const Vector&() const { return vector(); }  // NOLINT(google-explicit-constructor)
-  Vector ToVector() const { return vector(); }
-
-  size_t size() const { return vector().size(); }
-  bool empty() const { return !rep_; }
-  const_iterator begin() const { return vector().begin(); }
-  const_iterator end() const { return vector().end(); }
-  const std::string& operator[](size_t i) const { return vector()[i]; }
-  const std::string& front() const { return vector().front(); }
-
-  bool SharesStorageWith(const Finalizers& other) const { return rep_.SharesWith(other.rep_); }
-  friend bool operator==(const Finalizers& a, const Finalizers& b) {
-    return a.rep_.SharesWith(b.rep_) || a.vector() == b.vector();
-  }
-  friend bool operator==(const Finalizers& a, const Vector& b) { return a.vector() == b; }
-
- private:
-  static const Vector& EmptyVector();
-  internal::SharedConst<Vector> rep_;
 };
 
 // Immutable text in 8 bytes (null when empty), shared by copies, for text many cached objects

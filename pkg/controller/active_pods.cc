@@ -95,9 +95,7 @@ bool ActivePodsWithRanks::Less(size_t i, size_t j) const {
   // 3. Not ready < ready.
   if (IsPodReady(a) != IsPodReady(b)) return !IsPodReady(a);
   // 4. The user's own preference.
-  const int32_t cost_a = a.deletion_cost.value_or(0);
-  const int32_t cost_b = b.deletion_cost.value_or(0);
-  if (cost_a != cost_b) return cost_a < cost_b;
+  if (a.deletion_cost != b.deletion_cost) return a.deletion_cost < b.deletion_cost;
   // 5. Doubled-up pods first, to spread the survivors across nodes.
   if (rank[i] != rank[j]) return rank[i] > rank[j];
   // 6. Ready for less time first.

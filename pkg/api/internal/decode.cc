@@ -226,7 +226,7 @@ std::optional<int32_t> ParseInt32(std::string_view s) {
 }
 
 Status DecodeObjectMeta(DecoderImpl& d, od::value v, ObjectMeta* meta, MetaMode mode,
-                        std::optional<int32_t>* deletion_cost) {
+                        int32_t* deletion_cost) {
   return ForEachField(v, "metadata", [&](od::field& f) -> Status {
     // Most frequent keys first; managedFields and unknown keys are skipped without parsing.
     if (KeyIs(f, "name")) return ReadStringAt(f.value(), "metadata.name", &meta->name);
@@ -275,17 +275,6 @@ Status DecodeObjectMeta(DecoderImpl& d, od::value v, ObjectMeta* meta, MetaMode 
     }
     if (KeyIs(f, "ownerReferences"))
       return DecodeOwnerReferences(d, f.value(), &meta->owner_references);
-    if (KeyIs(f, "finalizers")) {
-      std::vector<std::string> finalizers;
-      Status s = ForEachElement(f.value(), "metadata.finalizers", [&](od::value e, size_t) {
-        std::string item;
-        Status st = ReadStringAt(e, "metadata.finalizers[]", &item);
-        if (st.ok()) finalizers.push_back(std::move(item));
-        return st;
-      });
-      meta->finalizers = std::move(finalizers);
-      return s;
-    }
     return OkStatus();
   });
 }

@@ -112,9 +112,10 @@ Status ReadStringMapAt(od::value v, std::string_view path, std::map<std::string,
 Status ReadLabelsAt(DecoderImpl& d, od::value v, std::string_view path, Labels* out);
 
 enum class MetaMode { kFull, kPod };
-// kPod drops annotations except the pod deletion cost, which goes to *deletion_cost.
+// kPod drops annotations except the pod deletion cost, which goes to *deletion_cost (left as it
+// is when absent).
 Status DecodeObjectMeta(DecoderImpl& d, od::value v, ObjectMeta* meta, MetaMode mode,
-                        std::optional<int32_t>* deletion_cost);
+                        int32_t* deletion_cost);
 Status RequireName(const ObjectMeta& meta);
 
 Status DecodeConditions(DecoderImpl& d, od::value v, std::string_view path,

@@ -1,6 +1,6 @@
 // The compact metadata types of the cached pod record (docs/architecture.md "Compact pod
-// records"): OptionalTime (8 bytes, Time::min() as "absent"), Annotations and Finalizers (8-byte
-// shared immutable values, null when empty) and SharedString (the interned node name).
+// records"): OptionalTime (8 bytes, Time::min() as "absent"), Annotations (an 8-byte shared
+// immutable value, null when empty) and SharedString (the interned node name).
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -178,34 +178,23 @@ TEST(AnnotationsTest, PodsKeepNoAnnotationsAndFullObjectsKeepAll) {
   EXPECT_EQ((*p)->deletion_cost, 5);
 }
 
-TEST(FinalizersTest, EmptyIsNullAndNonEmptyReadsLikeAVector) {
-  static_assert(sizeof(Finalizers) == 8);
-  Finalizers none;
-  EXPECT_TRUE(none.empty());
-  EXPECT_EQ(none.begin(), none.end());
-  EXPECT_EQ(none, std::vector<std::string>{});
-  Finalizers f = {"b", "a"};
-  EXPECT_EQ(f.size(), 2u);
-  EXPECT_EQ(f[0], "b") << "API order kept";
-  EXPECT_EQ(f.front(), "b");
-  EXPECT_EQ(f, (std::vector<std::string>{"b", "a"}));
-  EXPECT_NE(f, (Finalizers{"a", "b"}));
-  Finalizers copy = f;
-  EXPECT_TRUE(copy.SharesStorageWith(f));
-  EXPECT_EQ(copy, f);
-  const std::vector<std::string>& as_vector = f;
-  EXPECT_EQ(as_vector.back(), "a");
-
+// Finalizers are not kept (no controller reads them; object_meta.h): both decoders skip them, a
+// malformed list included, and read the fields around them.
+TEST(ObjectMetaTest, FinalizersAreSkippedByBothDecoders) {
   Decoder d;
-  const std::string json = R"({"metadata":{"name":"p","finalizers":["x/y","z"]}})";
-  auto p = DecodePod(d, json);
+  auto p = DecodePod(d, R"({"metadata":{"name":"p","finalizers":["x/y","z"],"uid":"u1"}})");
   ASSERT_TRUE(p.ok()) << p.error().ToString();
-  EXPECT_EQ((*p)->metadata.finalizers, (std::vector<std::string>{"x/y", "z"}));
-  const std::string pb = testing::Bytes(
-      1, testing::Bytes(1, "p") + testing::Bytes(14, "x/y") + testing::Bytes(14, "z"));
+  EXPECT_EQ((*p)->metadata.name, "p");
+  EXPECT_EQ((*p)->metadata.uid, "u1");
+  auto odd = DecodePod(d, R"({"metadata":{"name":"p","finalizers":{"not":"a list"}}})");
+  ASSERT_TRUE(odd.ok()) << odd.error().ToString();
+  EXPECT_EQ((*odd)->metadata.name, "p");
+  const std::string pb = testing::Bytes(1, testing::Bytes(1, "p") + testing::Bytes(14, "x/y") +
+                                               testing::Bytes(14, "z") + testing::Bytes(5, "u1"));
   auto q = DecodePodProtobuf(d, testing::Envelope("Pod", pb));
   ASSERT_TRUE(q.ok()) << q.error().ToString();
-  EXPECT_EQ((*q)->metadata.finalizers, (*p)->metadata.finalizers);
+  EXPECT_EQ((*q)->metadata.name, "p");
+  EXPECT_EQ((*q)->metadata.uid, "u1");
 }
 
 TEST(SharedStringTest, NodeNamesAreInternedPerDecoder) {

@@ -40,7 +40,6 @@ void ExpectSamePod(const Pod& json, const Pod& pb) {
     EXPECT_EQ(x.controller, y.controller);
     EXPECT_EQ(x.block_owner_deletion, y.block_owner_deletion);
   }
-  EXPECT_EQ(a.finalizers, b.finalizers);
   EXPECT_EQ(json.node_name, pb.node_name);
   EXPECT_EQ(json.deletion_cost, pb.deletion_cost);
   EXPECT_EQ(json.phase, pb.phase);
@@ -97,7 +96,6 @@ TEST(PodProtobufTest, SamePodAsJson) {
   EXPECT_EQ(p.metadata.owner_references[0].api_version, "apps/v1");
   EXPECT_TRUE(p.metadata.owner_references[0].controller);
   EXPECT_TRUE(p.metadata.owner_references[0].block_owner_deletion);
-  EXPECT_EQ(p.metadata.finalizers, (std::vector<std::string>{"example.com/keep"}));
   EXPECT_EQ(p.deletion_cost, -7);
   EXPECT_EQ(p.node_name, "node-17");
   EXPECT_EQ(p.phase, PodPhase::kRunning);
@@ -144,7 +142,6 @@ TEST(PodProtobufTest, SameWatchEventsAsJson) {
   auto last = PodCodec().decode_watch_event_protobuf(d, pb_frames[2]);
   const Pod& p = static_cast<const Pod&>(*last->object);
   EXPECT_TRUE(p.metadata.deletion_timestamp.has_value());
-  EXPECT_TRUE(p.metadata.finalizers.empty());
   EXPECT_FALSE(p.IsActive());
 }
 

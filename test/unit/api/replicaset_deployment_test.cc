@@ -169,7 +169,6 @@ TEST(DeploymentTest, DecodesModelledFields) {
   EXPECT_TRUE(x.spec.paused);
   EXPECT_EQ(x.spec.progress_deadline_seconds, 600);
   EXPECT_EQ(x.spec.pod_template.labels.at("app"), "web");
-  EXPECT_EQ(x.metadata.finalizers.size(), 1u);
   EXPECT_EQ(x.status.observed_generation, 4);
   EXPECT_EQ(x.status.updated_replicas, 3);
   EXPECT_EQ(x.status.collision_count, 2);

@@ -57,7 +57,7 @@ struct PodOptions {
   std::optional<api::Time> ready_since;
   std::string node = "node-1";
   bool deleting = false;
-  std::optional<int32_t> cost;
+  int32_t cost = 0;  // controller.kubernetes.io/pod-deletion-cost (absent reads as 0)
   std::string resource_version = "1";
 };
 
