@@ -29,9 +29,9 @@ StoreItem ThreadSafeStore::MakeItem(const std::string& key, api::ObjectPtr obj) 
 
 api::ObjectPtr ThreadSafeStore::Update(const std::string& key, api::ObjectPtr obj) {
   std::unique_lock lock(mu_);
-  auto it = items_.find(std::string_view(key));
-  if (it == items_.end()) {
-    it = items_.insert(MakeItem(key, obj)).first;
+  auto it = items_->set.find(std::string_view(key));
+  if (it == items_->set.end()) {
+    it = items_->set.insert(MakeItem(key, obj)).first;
     UpdateIndicesLocked(nullptr, obj.get(), &*it);
     return nullptr;
   }
@@ -49,25 +49,25 @@ api::ObjectPtr ThreadSafeStore::Update(const std::string& key, api::ObjectPtr ob
 
 void ThreadSafeStore::Delete(const std::string& key) {
   std::unique_lock lock(mu_);
-  auto it = items_.find(std::string_view(key));
-  if (it == items_.end()) {
+  auto it = items_->set.find(std::string_view(key));
+  if (it == items_->set.end()) {
     return;
   }
   UpdateIndicesLocked(it->obj.get(), nullptr, &*it);
-  items_.erase(it);
+  items_->set.erase(it);
 }
 
 api::ObjectPtr ThreadSafeStore::Get(const std::string& key) const {
   std::shared_lock lock(mu_);
-  auto it = items_.find(std::string_view(key));
-  return it == items_.end() ? nullptr : it->obj;
+  auto it = items_->set.find(std::string_view(key));
+  return it == items_->set.end() ? nullptr : it->obj;
 }
 
 std::vector<api::ObjectPtr> ThreadSafeStore::List() const {
   std::shared_lock lock(mu_);
   std::vector<api::ObjectPtr> out;
-  out.reserve(items_.size());
-  for (const StoreItem& item : items_) {
+  out.reserve(items_->set.size());
+  for (const StoreItem& item : items_->set) {
     out.push_back(item.obj);
   }
   return out;
@@ -76,8 +76,8 @@ std::vector<api::ObjectPtr> ThreadSafeStore::List() const {
 std::vector<std::string> ThreadSafeStore::ListKeys() const {
   std::shared_lock lock(mu_);
   std::vector<std::string> out;
-  out.reserve(items_.size());
-  for (const StoreItem& item : items_) {
+  out.reserve(items_->set.size());
+  for (const StoreItem& item : items_->set) {
     out.push_back(item.Key().str());
   }
   return out;
@@ -86,7 +86,7 @@ std::vector<std::string> ThreadSafeStore::ListKeys() const {
 void ThreadSafeStore::ForEachKey(const std::function<void(const std::string&)>& fn) const {
   std::shared_lock lock(mu_);
   std::string key;
-  for (const StoreItem& item : items_) {
+  for (const StoreItem& item : items_->set) {
     const KeyText text = item.Key();
     key.assign(text.first).append(text.second).append(text.third);
     fn(key);
@@ -97,17 +97,18 @@ void ThreadSafeStore::Replace(std::unordered_map<std::string, api::ObjectPtr> it
   std::unique_lock lock(mu_);
   // The indices point at the old items: drop them first.
   indices_.clear();
-  decltype(items_) fresh;
-  fresh.reserve(items.size());
-  for (auto& [key, obj] : items) fresh.insert(MakeItem(key, std::move(obj)));
-  items_.swap(fresh);
+  // A new pool too, so that a relist that shrank the cache leaves no free nodes behind.
+  auto fresh = std::make_unique<ItemSet>();
+  fresh->set.reserve(items.size());
+  for (auto& [key, obj] : items) fresh->set.insert(MakeItem(key, std::move(obj)));
+  items_ = std::move(fresh);
   for (const auto& [name, fn] : indexers_) BuildIndexLocked(indices_[name], fn);
 }
 
 void ThreadSafeStore::BuildIndexLocked(cache::Index& index, const IndexFunc& fn) const {
   // The items come in hash order: append, then sort each key set once (inserting in order would
   // move half a set's pointers per key).
-  for (const StoreItem& item : items_) {
+  for (const StoreItem& item : items_->set) {
     for (const std::string& value : fn(*item.obj)) {
       auto set = index.find(value);
       if (set == index.end()) set = index.emplace(value, IndexKeySet{}).first;
