@@ -60,7 +60,8 @@ TEST(PodTest, RankingFields) {
   EXPECT_EQ((*invalid)->deletion_cost, 0);
   EXPECT_FALSE((*invalid)->IsActive());
   auto absent = DecodePod(d, R"({"metadata":{"name":"p"}})");
-  EXPECT_EQ((*absent)->deletion_cost, 0) << "absent ranks as 0, as upstream's";
+  // Upstream getDeletionCostFromPodAnnotations: an absent annotation is a cost of 0.
+  EXPECT_EQ((*absent)->deletion_cost, 0);
   EXPECT_EQ((*absent)->phase, PodPhase::kUnset);
 }
 
