@@ -41,7 +41,13 @@ struct PodBuilder {
     return *this;
   }
   PodBuilder& Cost(int32_t c) { return pod.deletion_cost = c, *this; }
-  PodBuilder& Restarts(int32_t max) { return pod.restart_count_max = max, *this; }
+  // Through the decoders' NoteRestartCount, so a test sees the record's saturation, not a
+  // silently truncated bit-field.
+  PodBuilder& Restarts(int32_t max) {
+    pod.restart_count_max = 0;
+    pod.NoteRestartCount(max);
+    return *this;
+  }
   PodBuilder& Created(std::optional<api::Time> t) {
     return pod.metadata.creation_timestamp = t, *this;
   }
