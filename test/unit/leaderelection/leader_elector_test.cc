@@ -342,6 +342,10 @@ TEST_F(LeaderElectorTest, HungRenewalIsCutOffAtTheRenewDeadline) {
   EXPECT_FALSE(stopped_);
   lock_->hang_updates = false;
   lock_->FailAlways(Error{0, "Transport", "connection refused", {}});
+  // Step only once the elector waits for its next retry on the clock: a step taken while it is
+  // still handling the cut-off would reach no waiter, and the retry would then wait forever on a
+  // clock that no longer moves (seen under ASan with two tests at a time).
+  ASSERT_TRUE(WaitUntil([&] { return clock_.Waiters() == 1; }));
   clock_.Step(milliseconds(600));  // past the deadline on the elector's clock too
   ASSERT_TRUE(WaitUntil([&] { return run_returned_.load(); }));
   EXPECT_TRUE(stopped_);
