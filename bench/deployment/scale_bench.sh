@@ -21,7 +21,12 @@
 # WATCH_CPU=1 (beside each side's controller, over the same window, bench/informers/watch_cpu: our
 # informers for the three kinds and their handler → queue → worker hand-off, without controllers,
 # and its client-go twin bench/informers/go/watchcpu: what each watch side alone costs for the
-# events that side's rollout makes).
+# events that side's rollout makes), WATCH_FLOOR=1 (beside it, the transport under that watch
+# side: `watch_cpu --workers=0`, the same informers with handlers that only count (no queue, no
+# workers), `watch_cpu --raw=true`, our client reading the same three watch streams and dropping
+# each frame undecoded, and three curl processes reading them over HTTP/1.1 and TLS into /dev/null,
+# pods as protobuf and the apps kinds as JSON like ours: reads and TLS with no decode, store or
+# hand-off; their CPU, context switches and, for curl, the bytes its sockets received).
 # Each side's API requests from its start to the end of the window, by method
 # (rest_client_requests_total from its /metrics, read just before it stops), follow its CPU.
 set -euo pipefail
@@ -78,6 +83,7 @@ run_one() {
     stat_pid=$!
   fi
   local watch_pid="" watch_out="$dir/logs/watch-cpu-$label.txt"
+  rm -f "$watch_out" "$watch_out".*
   if [ -n "${WATCH_CPU:-}" ]; then
     "$build/bench/informers/watch_cpu" --kubeconfig="$KCM_TESTBED_KCM_KUBECONFIG" \
       >"$watch_out" 2>"$watch_out.err" &
@@ -87,6 +93,35 @@ run_one() {
     for _ in $(seq 300); do
       grep -q synced "$watch_out.err" && grep -q synced "$watch_out.go.err" && break
       sleep 0.1
+    done
+  fi
+  local floor_pids="" floor_c0=0 floor_b0=0 floor_s0=0 f
+  if [ -n "${WATCH_FLOOR:-}" ]; then
+    # One resourceVersion for all three (etcd's revision is global), so none replays old objects.
+    local rv stream
+    rv=$($K get --raw '/api/v1/pods?limit=1' |
+      python3 -c 'import json, sys; print(json.load(sys.stdin)["metadata"]["resourceVersion"])')
+    for stream in "/api/v1/pods|application/vnd.kubernetes.protobuf;stream=watch" \
+      "/apis/apps/v1/replicasets|application/json" "/apis/apps/v1/deployments|application/json"; do
+      curl -sk -N --http1.1 -H "Authorization: Bearer $KCM_TESTBED_ADMIN_TOKEN" \
+        -H "Accept: ${stream#*|}" -o /dev/null \
+        "$KCM_TESTBED_SERVER${stream%%|*}?watch=1&allowWatchBookmarks=true&resourceVersion=$rv" &
+      floor_pids+=" $!"
+    done
+    "$build/bench/informers/watch_cpu" --kubeconfig="$KCM_TESTBED_KCM_KUBECONFIG" --raw=true \
+      >"$watch_out.raw" 2>"$watch_out.raw.err" &
+    watch_pid+=" $!"
+    "$build/bench/informers/watch_cpu" --kubeconfig="$KCM_TESTBED_KCM_KUBECONFIG" --workers=0 \
+      >"$watch_out.noqueue" 2>"$watch_out.noqueue.err" &
+    watch_pid+=" $!"
+    for _ in $(seq 300); do
+      grep -q synced "$watch_out.raw.err" && grep -q synced "$watch_out.noqueue.err" && break
+      sleep 0.1
+    done
+    sleep 1
+    for f in $floor_pids; do
+      floor_c0=$((floor_c0 + $(cpu_ticks "$f"))) floor_b0=$((floor_b0 + $(read_bytes "$f")))
+      floor_s0=$((floor_s0 + $(switches "$f")))
     done
   fi
   local u0 s0 u1 s1
@@ -122,6 +157,16 @@ YAML
         m = $0; sub(/.*method="/, "", m); sub(/".*/, "", m); n[m] += $NF; all += $NF }
       END { for (k in n) line = line sprintf(" %s %d", k, n[k]); if (all) printf "%d (%s )", all, line }')
   read -r u1 s1 < <(user_system_ticks "$pid")
+  local floor_c1=0 floor_b1=0 floor_s1=0
+  if [ -n "$floor_pids" ]; then
+    for f in $floor_pids; do
+      floor_c1=$((floor_c1 + $(cpu_ticks "$f"))) floor_b1=$((floor_b1 + $(read_bytes "$f")))
+      floor_s1=$((floor_s1 + $(switches "$f")))
+    done
+    # shellcheck disable=SC2086 # three pids
+    kill -TERM $floor_pids 2>/dev/null || true
+    wait $floor_pids || true
+  fi
   if [ -n "$perf_pid" ]; then kill -INT "$perf_pid"; wait "$perf_pid" || true; fi
   if [ -n "$stat_pid" ]; then kill -INT "$stat_pid"; wait "$stat_pid" || true; fi
   if [ -n "$watch_pid" ]; then
@@ -136,8 +181,13 @@ YAML
     "$(echo "($s1 - $s0) / $tick" | bc -l)" "$(echo "100 * ($s1 - $s0) / ($u1 - $u0 + $s1 - $s0 + 0.0001)" | bc -l)"
   [ -n "$requests" ] && echo "          API requests $requests"
   if [ -n "$watch_pid" ]; then
-    cat "$watch_out" "$watch_out.go" "$watch_out.err" "$watch_out.go.err" 2>/dev/null |
+    cat "$watch_out" "$watch_out.go" "$watch_out.noqueue" "$watch_out.raw" "$watch_out.err" \
+      "$watch_out.go.err" "$watch_out.noqueue.err" "$watch_out.raw.err" 2>/dev/null |
       grep -v ': synced$' | sed 's/^/          beside it: /' || true
+  fi
+  if [ -n "$floor_pids" ]; then
+    printf '          beside it: watch floor (3 x curl, HTTP/1.1 + TLS, no decode) cpu %.2f s, %s bytes, %s context switches\n' \
+      "$(echo "($floor_c1 - $floor_c0) / $tick" | bc -l)" "$((floor_b1 - floor_b0))" "$((floor_s1 - floor_s0))"
   fi
   if [ -n "$stat_pid" ]; then
     # Counts that perf could not take (a tracepoint missing) read "<not supported>": left out.
@@ -168,6 +218,15 @@ YAML
   done
 }
 
+# Bytes a process's TCP connections have received (the kernel's count: a TLS stream's encrypted
+# bytes; /proc/<pid>/io's rchar leaves out recv()).
+read_bytes() {
+  ss -tinpH | awk -v pid="pid=$1," 'index($0, pid) { take = 1; next }
+    take { for (i = 1; i <= NF; i++) if ($i ~ /^bytes_received:/) { sub(/.*:/, "", $i); b += $i }; take = 0 }
+    END { print b + 0 }'
+}
+# Context switches of a process's main thread, voluntary and not (curl has one thread).
+switches() { awk '/ctxt_switches/ {n += $2} END {print n + 0}' "/proc/$1/status"; }
 # utime and stime of a process, in clock ticks.
 user_system_ticks() { awk '{print $14, $15}' "/proc/$1/stat"; }
 
