@@ -13,7 +13,9 @@
 # controller_reaction_sli_duration_seconds (the controller's own part) and
 # controller_reaction_wait_duration_seconds{reason} (docs/operating.md), and where the window's
 # time went: the API round trips (rest_client_request_duration_seconds) and the workqueue's
-# summed queue wait against its work.
+# summed queue wait against its work. The same window figures, and the p99 of the workqueue's
+# queue wait (workqueue_queue_duration_seconds: add -> a worker takes it), for upstream's too, from
+# its /metrics: the part of a reaction both sides spend waiting for a free worker.
 #
 # Usage: bench/replicaset/reaction_latency.sh [build-dir]
 # Environment: SHAPES ("1x500 50x10": ReplicaSets x replicas each), RATES ("20 200", deletes/s),
@@ -59,13 +61,18 @@ ready_sum() {
 }
 load() { uptime | sed 's/.*load average: //'; }
 
-# Our reaction histograms, the whole scrape.
+# A controller manager's /metrics, the whole scrape.
 scrape() {
   curl -sk -H "Authorization: Bearer $KCM_TESTBED_ADMIN_TOKEN" "https://127.0.0.1:$1/metrics"
 }
 # One histogram's buckets from a scrape file as "le count" lines: <file> <family> <extra labels>.
 buckets() {
   sed -n "s/^$2_bucket{controller=\"replicaset\",$3le=\"\([^\"]*\)\"} \(.*\)\$/\1 \2/p" "$1"
+}
+# The replicaset workqueue's queue-wait buckets, as "le count" lines (the same family and label
+# on both sides: upstream's workqueue metrics have the queue's name as their only label).
+queue_buckets() {
+  sed -n 's/^workqueue_queue_duration_seconds_bucket{name="replicaset",le="\([^"]*\)"} \(.*\)$/\1 \2/p' "$1"
 }
 # p99 in ms of the difference of two scrapes (files of "le count").
 hist_p99() {
@@ -167,6 +174,9 @@ YAML
       hist[$k,work]=$(delta "$b" "$after" 'workqueue_work_duration_seconds_sum[{]name="replicaset"[}]')
       hist[$k,sli_mean]=$(mean_ms "$b" "$after" controller_reaction_sli_duration_seconds \
         'controller="replicaset"')
+      queue_buckets "$b" >"$dir/hist-before"
+      queue_buckets "$after" >"$dir/hist-after"
+      hist[$k,queue_p99]=$(hist_p99 "$dir/hist-before" "$dir/hist-after")
     fi
     echo "$label $shape $rate/s: $out (load $l0)"
     sleep 3
@@ -188,10 +198,11 @@ for shape in $SHAPES; do
       --controllers=replicaset --leader-elect=false --bind-address=127.0.0.1 \
       --secure-port="$port" --kube-api-qps="$QPS" --kube-api-burst="$BURST" "${worker_flag[@]}"
   done
-  run_one upstream "$shape" "" "$upstream" --kubeconfig="$KCM_TESTBED_ADMIN_KUBECONFIG" \
+  port=$(free_port)
+  run_one upstream "$shape" "$port" "$upstream" --kubeconfig="$KCM_TESTBED_ADMIN_KUBECONFIG" \
     --authentication-kubeconfig="$KCM_TESTBED_ADMIN_KUBECONFIG" \
     --authorization-kubeconfig="$KCM_TESTBED_ADMIN_KUBECONFIG" --controllers=replicaset \
-    --leader-elect=false --bind-address=127.0.0.1 --secure-port="$(free_port)" \
+    --leader-elect=false --bind-address=127.0.0.1 --secure-port="$port" \
     --kube-api-qps="$QPS" --kube-api-burst="$BURST" "${worker_flag[@]}"
 done
 
@@ -227,17 +238,17 @@ for label in "${ours_labels[@]}"; do
   done
 done
 echo
-echo "Ours, in each window: POSTs (pods and Events) and PUTs (n / mean round trip ms), workqueue"
-echo "queue wait and work (summed s), SLI (n / mean ms)"
-printf '%-8s %-7s %-7s %-16s %-16s %-12s %-12s %s\n' "ours" "shape" "rate" "POST" "PUT" \
-  "queue s" "work s" "sli"
-for label in "${ours_labels[@]}"; do
+echo "Each side, in each window: POSTs (pods and Events) and PUTs (n / mean round trip ms), workqueue"
+echo "queue wait and work (summed s), queue wait p99 ms (n), SLI (n / mean ms; ours only)"
+printf '%-8s %-7s %-7s %-16s %-16s %-10s %-10s %-18s %s\n' "side" "shape" "rate" "POST" "PUT" \
+  "queue s" "work s" "queue p99" "sli"
+for label in "${ours_labels[@]}" upstream; do
   for shape in $SHAPES; do
     for rate in $RATES; do
       k=$label,$shape,$rate
-      printf '%-8s %-7s %-7s %-16s %-16s %-12.1f %-12.1f %s\n' "$label" "$shape" "$rate/s" \
+      printf '%-8s %-7s %-7s %-16s %-16s %-10.1f %-10.1f %-18s %s\n' "$label" "$shape" "$rate/s" \
         "${hist[$k,post]:-n/a}" "${hist[$k,put]:-n/a}" "${hist[$k,queue]:-0}" \
-        "${hist[$k,work]:-0}" "${hist[$k,sli_mean]:-n/a}"
+        "${hist[$k,work]:-0}" "${hist[$k,queue_p99]:-n/a}" "${hist[$k,sli_mean]:-n/a}"
     done
   done
 done
