@@ -110,6 +110,32 @@ void BM_ReplicaSetWatchEvent(benchmark::State& state) {
 }
 BENCHMARK(BM_ReplicaSetWatchEvent);
 
+// A ReplicaSet (Arg 0) or Deployment (Arg 1) watch frame as the informers decode it: plain (packing
+// waits until the object stays unchanged, docs/architecture.md) and with the managedFields of a
+// real object (test/testdata/api/*-server.json: the API server's bytes of a ReplicaSet and its
+// Deployment from bench/deployment/scale_bench.sh, about half of each object managedFields).
+void BM_AppsWatchEventPlain(benchmark::State& state) {
+  const bool deployment = state.range(0) == 1;
+  std::string frame = R"({"type":"MODIFIED","object":)" +
+                      ReadFile(deployment ? KCM_API_TESTDATA "/deployment-server.json"
+                                          : KCM_API_TESTDATA "/replicaset-server.json") +
+                      "}";
+  kcm::api::PaddedBuffer buf;
+  buf.Append(frame);
+  kcm::api::Decoder d;
+  d.set_pack_raw_json(false);
+  const kcm::api::Codec& codec =
+      deployment ? kcm::api::DeploymentCodec() : kcm::api::ReplicaSetCodec();
+  for (auto _ : state) {
+    auto ev = codec.decode_watch_event(d, buf.Input());
+    if (!ev.ok()) state.SkipWithError(ev.error().message.c_str());
+    benchmark::DoNotOptimize(ev);
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) *
+                          static_cast<int64_t>(frame.size()));
+}
+BENCHMARK(BM_AppsWatchEventPlain)->Arg(0)->Arg(1);
+
 // The parts of a ReplicaSet's cost that come from holding its raw JSON packed (shared_text.h): the
 // deflate at decode (included in BM_ReplicaSetWatchEvent, whose decoder packs every decode after
 // the first against it) and the inflate each write or template comparison starts with. The

@@ -180,13 +180,25 @@ Result<std::shared_ptr<const T>> DecodeTyped(Decoder& decoder, JsonInput in) {
 
 // Kinds that keep their raw JSON: copy the value's text (without metadata.managedFields when
 // `kDropManagedFields`, see strip_managed_fields.h), then decode the fields from a re-parse of it
-// with parsers[level] (the text lies inside the caller's padded buffer).
+// with parsers[level] (the text lies inside the caller's padded buffer); the cut is found on that
+// same parse, before the fields are read from it.
 template <typename T, Status (*Fields)(DecoderImpl&, od::value, int, T*),
           bool kDropManagedFields = false>
 Result<ObjectPtr> FromValueKeepingRaw(DecoderImpl& d, od::value v, int level) {
   std::string_view raw;
   if (auto ec = RawJson(v, &raw); ec) return DecodeErrorAt("", ec);
   if (level >= kLevels) return DecodeErrorAt("", "document nested too deeply");
+  od::document doc;
+  auto psv = simdjson::padded_string_view(raw.data(), raw.size(), raw.size() + kJsonPadding);
+  if (auto ec = d.parsers[level].iterate(psv).get(doc); ec) return DecodeErrorAt("", ec);
+  size_t cut_begin = raw.size(), cut_end = raw.size();
+  if constexpr (kDropManagedFields) {
+    bool found = false;
+    if (auto ec = ManagedFieldsRange(doc, raw, &cut_begin, &cut_end, &found); ec) {
+      return DecodeErrorAt("", ec);
+    }
+    if (!found) cut_begin = cut_end = raw.size();
+  }
   auto obj = std::make_shared<T>();
   // Restores the enclosing kind's state on every return (an object decoded inside another).
   struct KeptRawScope {
@@ -196,22 +208,14 @@ Result<ObjectPtr> FromValueKeepingRaw(DecoderImpl& d, od::value v, int level) {
   } scope{d, d.kept_raw};
   d.kept_raw = {};
   if constexpr (std::is_same_v<decltype(obj->raw_json), SharedText>) {
-    size_t cut_begin = raw.size(), cut_end = raw.size();
-    if (!kDropManagedFields || !ManagedFieldsRange(raw, &cut_begin, &cut_end)) {
-      cut_begin = cut_end = raw.size();
-    }
     obj->raw_json = d.pack_raw_json
                         ? d.packer.Pack(obj->Kind(), raw.substr(0, cut_begin), raw.substr(cut_end))
                         : SharedText::Concat(raw.substr(0, cut_begin), raw.substr(cut_end));
     d.kept_raw = {raw, &obj->raw_json, cut_begin, cut_end};
-  } else if constexpr (kDropManagedFields) {
-    obj->raw_json = StripManagedFields(raw);
   } else {
-    obj->raw_json.assign(raw);
+    obj->raw_json.assign(raw.substr(0, cut_begin));
+    obj->raw_json.append(raw.substr(cut_end));
   }
-  od::document doc;
-  auto psv = simdjson::padded_string_view(raw.data(), raw.size(), raw.size() + kJsonPadding);
-  if (auto ec = d.parsers[level].iterate(psv).get(doc); ec) return DecodeErrorAt("", ec);
   od::value root;
   if (auto ec = doc.get_value().get(root); ec) return DecodeErrorAt("", ec);
   if (Status s = Fields(d, root, level + 1, obj.get()); !s.ok()) return s.error();

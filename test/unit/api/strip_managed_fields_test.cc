@@ -7,11 +7,14 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "pkg/api/decoder.h"
 #include "pkg/api/deployment.h"
+#include "pkg/api/internal/raw_json.h"
 #include "pkg/api/json.h"
 #include "pkg/api/replicaset.h"
+#include "test/unit/api/testdata.h"
 
 namespace kcm::api {
 namespace {
@@ -61,6 +64,64 @@ TEST(StripManagedFieldsTest, AmbiguousKeysKeepTheTextWhole) {
   EXPECT_EQ(StripManagedFields(repeated), repeated);
   const std::string escaped = R"({"metadata":{"name":"a","manag\u0065dFields":[1]}})";
   EXPECT_EQ(StripManagedFields(escaped), escaped);
+}
+
+// The cut is found on simdjson's structural index; raw_json.h's byte scanner (RawEraseMember)
+// finds the same member by reading every byte. Both must cut exactly the same text, wherever the
+// member stands, however the text is spaced, and both must keep ambiguous text whole.
+TEST(StripManagedFieldsTest, CutsWhatTheByteScannerCuts) {
+  const std::vector<std::string> metadata_members = {
+      R"("name":"a")", R"("labels":{"managedFields":"x"})", R"("managedFields":)" + kManaged,
+      R"("annotations":{"k":""managedFields":[]"})"};
+  std::vector<std::string> texts = {testing::ApiTestdata("replicaset.json"),
+                                    testing::ApiTestdata("deployment.json"),
+                                    testing::ApiTestdata("replicaset-server.json"),
+                                    testing::ApiTestdata("deployment-server.json")};
+  for (const char* space : {"", " ", "\n  "}) {
+    // managedFields first, in the middle, last, and alone; metadata first and last.
+    for (size_t at = 0; at < metadata_members.size(); ++at) {
+      std::string meta = "{";
+      for (size_t i = 0; i < metadata_members.size(); ++i) {
+        const std::string& m = i == 0    ? metadata_members[at]
+                               : i == at ? metadata_members[0]
+                                         : metadata_members[i];
+        meta += (i ? std::string(",") + space : std::string(space)) + m;
+      }
+      meta += std::string(space) + "}";
+      texts.push_back(R"({"kind":"ReplicaSet",)" + std::string(space) + R"("metadata":)" + meta +
+                      R"(,"spec":{"managedFields":[1]},"status":{}})");
+      texts.push_back(R"({"spec":{"x":[1,{"y":"}"}]}, "metadata":)" + meta + space + "}");
+    }
+    texts.push_back(std::string("{") + space + R"("metadata":{"managedFields":[]})" + space + "}");
+  }
+  texts.push_back(R"({"metadata":{"managedFields":[1]},"metadata":{"name":"a"}})");
+  texts.push_back(R"({"metadata":{"managedFields":[1]},"metadata":{"managedFields":[2]}})");
+  texts.push_back(R"({"metadata":{"a\"b":1,"managedFields":[1]}})");
+  texts.push_back(R"({"metadata":{"managedFields":null,"name":"a"}})");
+  texts.push_back(R"({"metadata":[{"managedFields":1}]})");
+  int cut = 0;
+  for (const std::string& text : texts) {
+    const std::string scanned =
+        internal::RawEraseMember(text, {"metadata", "managedFields"}).value_or(text);
+    EXPECT_EQ(StripManagedFields(text), scanned) << text;
+    if (scanned != text) ++cut;
+  }
+  // replicaset.json and the two server objects, 3 spacings x 4 places x 2 metadata places, 3
+  // alone, and the null value; the ambiguous and misplaced ones are kept whole.
+  EXPECT_EQ(cut, 3 + 24 + 3 + 1);
+}
+
+// Text simdjson does not accept is never cut (and never crashes the walk): every prefix of a
+// ReplicaSet with managedFields comes back whole, and its decode is an error.
+TEST(StripManagedFieldsTest, TruncatedTextIsKeptWholeAndDoesNotDecode) {
+  std::string rs = testing::ApiTestdata("replicaset.json");
+  while (!rs.empty() && rs.back() == '\n') rs.pop_back();
+  Decoder decoder;
+  for (size_t n = 0; n < rs.size(); n += 3) {
+    const std::string prefix = rs.substr(0, n);
+    EXPECT_EQ(StripManagedFields(prefix), prefix) << n;
+    EXPECT_FALSE(DecodeReplicaSet(decoder, prefix).ok()) << n;
+  }
 }
 
 TEST(StripManagedFieldsTest, DecodedReplicaSetsAndDeploymentsKeepEverythingElse) {
