@@ -4,6 +4,7 @@
 
 #include <dirent.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -46,21 +47,39 @@ api::ObjectPtr MakeReplicaSet(std::string ns, std::string name, std::string rv) 
   return rs;
 }
 
-// Threads of this process. The first call starts and joins one thread first: sanitizer runtimes
-// (TSan) start a background thread of their own at the first thread creation, which would
-// otherwise show up as a thread the factory left behind.
-int ThreadCount() {
-  static const bool runtime_threads_started = [] {
-    std::thread([] {}).join();
-    return true;
-  }();
-  (void)runtime_threads_started;
+// Threads of this process as /proc/self/task lists them.
+int TaskCount() {
   int n = 0;
   if (DIR* d = opendir("/proc/self/task")) {
     while (dirent* e = readdir(d)) {
       if (e->d_name[0] != '.') ++n;
     }
     closedir(d);
+  }
+  return n;
+}
+
+// Threads of this process. pthread_join returns once the kernel has cleared the thread's tid,
+// which comes before its entry leaves /proc/self/task, so a thread joined just now may still be
+// listed: a count expected to have fallen back to `settled` is re-read until it has (up to 5 s),
+// and the first call first starts and joins one thread and waits for it to go — sanitizer
+// runtimes (TSan) start a background thread of their own at the first thread creation, which
+// would otherwise show up as a thread the factory left behind.
+int ThreadCount(int settled = -1) {
+  static const bool runtime_threads_started = [] {
+    pid_t tid = 0;
+    std::thread([&tid] { tid = gettid(); }).join();
+    const std::string entry = "/proc/self/task/" + std::to_string(tid);
+    for (int i = 0; i < 500 && access(entry.c_str(), F_OK) == 0; ++i) {
+      std::this_thread::sleep_for(10ms);
+    }
+    return true;
+  }();
+  (void)runtime_threads_started;
+  int n = TaskCount();
+  for (int i = 0; settled >= 0 && n != settled && i < 500; ++i) {
+    std::this_thread::sleep_for(10ms);
+    n = TaskCount();
   }
   return n;
 }
@@ -340,16 +359,16 @@ TEST(SharedInformerFactoryTest, ShutdownJoinsEveryThreadAndIsIdempotent) {
     ASSERT_TRUE(WaitUntil([&] { return pods->HasSynced() && rs->HasSynced(); }));
     EXPECT_GT(ThreadCount(), before);
     factory.Shutdown();
-    EXPECT_EQ(ThreadCount(), before);
+    EXPECT_EQ(ThreadCount(before), before);
     EXPECT_TRUE(pods->IsStopped());
     EXPECT_TRUE(rs->IsStopped());
     factory.Shutdown();
     factory.Deployments();
     factory.Start(stop.get_token());
-    EXPECT_EQ(ThreadCount(), before);
+    EXPECT_EQ(ThreadCount(before), before);
     EXPECT_EQ(lws.For("deployments.apps")->num_lists(), 0u);
   }
-  EXPECT_EQ(ThreadCount(), before);
+  EXPECT_EQ(ThreadCount(before), before);
 }
 
 // The caller's stop token stops the informers too; Shutdown then only joins.
@@ -364,7 +383,7 @@ TEST(SharedInformerFactoryTest, CallersStopStopsInformers) {
   stop.request_stop();
   ASSERT_TRUE(WaitUntil([&] { return pods->IsStopped(); }));
   factory.Shutdown();
-  EXPECT_EQ(ThreadCount(), before);
+  EXPECT_EQ(ThreadCount(before), before);
 }
 
 // Typed listers: Get by namespace (NotFound when absent), List with a selector, across and
