@@ -10,15 +10,15 @@
 //
 // --workers=0 keeps the informers but no queue: the handlers only count, so the figure is the
 // watch side up to the handlers, without the hand-off to workers.
-// With --raw it starts no informer: one thread per kind reads the same three watch streams with
-// our client (RestClient::Watch, from the resourceVersion of a one-item pod LIST) and drops each
-// frame undecoded — our transport and framing alone, the floor under the informers' figure.
+// With --raw=true it starts no informer: one thread per kind reads the same three watch streams
+// with our client (RestClient::Watch, from the resourceVersion of a one-item pod LIST) and drops
+// each frame undecoded — our transport and framing alone, the floor under the informers' figure.
 //
 // Usage: watch_cpu --kubeconfig=FILE [--content-type=application/json] [--workers=N (5)]
-// [--raw=true]  (default:
-// protobuf, as --kube-api-content-type; ReplicaSets and Deployments are watched as JSON either
-// way, as ours). bench/deployment/scale_bench.sh runs it beside each side's rollout with
-// WATCH_CPU=1 (and with --raw too under WATCH_FLOOR=1).
+// [--raw=true]. The content type defaults to protobuf, as --kube-api-content-type; ReplicaSets and
+// Deployments are watched as JSON either way, as ours. bench/deployment/scale_bench.sh runs it
+// beside each side's rollout with WATCH_CPU=1, and with --workers=0 and --raw=true too under
+// WATCH_FLOOR=1.
 #include <signal.h>
 
 #include <array>
