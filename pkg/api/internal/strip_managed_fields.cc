@@ -30,60 +30,68 @@ std::optional<RawKey> KeyOf(od::field& f, std::string_view json) {
 }
 
 // Where metadata.managedFields is: [begin, value_end) from its key's quote to the end of its
-// value; `found` false when absent or ambiguous (see the header). Any error of simdjson's is
-// returned as it is: it may have abandoned the document, which must then not be rewound.
+// value; `found` false when absent or ambiguous (see the header).
 struct Member {
   size_t begin = 0;
   size_t value_end = 0;
   bool found = false;
 };
 
-simdjson::error_code FindInMetadata(od::value metadata, std::string_view json, Member* out) {
-  // type() only peeks: a metadata that is not an object is left for the walk to skip.
+// Walks the members of the object `v` (anything else is left for the walk to skip: type() only
+// peeks) and calls on_member(field, key) for each one named `name`. *unique is false when `name`
+// appears more than once or a key has escapes (it might spell `name`). Any error of simdjson's is
+// returned as it is: it may have abandoned the document, which must then not be rewound.
+template <typename Fn>
+simdjson::error_code ForEachMemberNamed(od::value v, std::string_view json, std::string_view name,
+                                        bool* unique, Fn&& on_member) {
+  *unique = true;
   od::json_type type;
-  if (auto ec = metadata.type().get(type); ec) return ec;
+  if (auto ec = v.type().get(type); ec) return ec;
   if (type != od::json_type::object) return simdjson::SUCCESS;
   od::object object;
-  if (auto ec = metadata.get_object().get(object); ec) return ec;
-  Member found;
-  bool ambiguous = false;
+  if (auto ec = v.get_object().get(object); ec) return ec;
+  int seen = 0;
   for (auto field : object) {
     od::field f;
     if (auto ec = std::move(field).get(f); ec) return ec;
     std::optional<RawKey> key = KeyOf(f, json);
-    if (!key || key->escaped) ambiguous = true;
-    if (!key || key->text != "managedFields") continue;
-    if (found.found) ambiguous = true;
-    std::string_view value;
-    if (auto ec = RawJson(f.value(), &value); ec) return ec;
-    // An array's raw text may run on over the whitespace after it: the value ends at its ']'.
-    size_t value_end = static_cast<size_t>(value.data() + value.size() - json.data());
-    while (value_end > key->quote && IsJsonSpace(json[value_end - 1])) --value_end;
-    found = Member{key->quote, value_end, true};
+    if (!key || key->escaped) *unique = false;
+    if (!key || key->text != name) continue;
+    if (++seen > 1) *unique = false;
+    if (auto ec = on_member(f, *key); ec) return ec;
   }
-  if (!ambiguous) *out = found;
+  return simdjson::SUCCESS;
+}
+
+// The member's extent: from its key's quote to its value's last byte (an array's raw text may
+// run on over the whitespace after its ']').
+simdjson::error_code MemberExtent(od::field& f, const RawKey& key, std::string_view json,
+                                  Member* out) {
+  std::string_view value;
+  if (auto ec = RawJson(f.value(), &value); ec) return ec;
+  size_t value_end = static_cast<size_t>(value.data() + value.size() - json.data());
+  while (value_end > key.quote && IsJsonSpace(json[value_end - 1])) --value_end;
+  *out = Member{key.quote, value_end, true};
   return simdjson::SUCCESS;
 }
 
 simdjson::error_code Find(od::document& doc, std::string_view json, Member* out) {
-  od::json_type type;
-  if (auto ec = doc.type().get(type); ec) return ec;
-  if (type != od::json_type::object) return simdjson::SUCCESS;
-  od::object top;
-  if (auto ec = doc.get_object().get(top); ec) return ec;
+  od::value root;
+  if (auto ec = doc.get_value().get(root); ec) return ec;
   Member found;
+  bool metadata_unique = false, managed_unique = false;
   int metadata_seen = 0;
-  bool ambiguous = false;
-  for (auto field : top) {
-    od::field f;
-    if (auto ec = std::move(field).get(f); ec) return ec;
-    std::optional<RawKey> key = KeyOf(f, json);
-    if (!key || key->escaped) ambiguous = true;
-    if (!key || key->text != "metadata") continue;
-    if (++metadata_seen > 1) continue;
-    if (auto ec = FindInMetadata(f.value(), json, &found); ec) return ec;
+  auto in_metadata = [&](od::field& metadata, const RawKey&) -> simdjson::error_code {
+    if (++metadata_seen > 1) return simdjson::SUCCESS;  // ambiguous already: not entered
+    return ForEachMemberNamed(
+        metadata.value(), json, "managedFields", &managed_unique,
+        [&](od::field& f, const RawKey& key) { return MemberExtent(f, key, json, &found); });
+  };
+  if (auto ec = ForEachMemberNamed(root, json, "metadata", &metadata_unique, in_metadata); ec) {
+    return ec;
   }
-  if (!ambiguous && metadata_seen == 1) *out = found;
+  // Without a metadata object `found` stays unset.
+  if (metadata_unique && managed_unique) *out = found;
   return simdjson::SUCCESS;
 }
 
