@@ -19,7 +19,9 @@ namespace kcm::api::internal {
 // anything else — including "managedFields" keys elsewhere and inside strings — is kept byte for
 // byte. Returns `json` unchanged when there is no such member, or when a key of the top-level or
 // metadata object is written with escapes, or a key on the path repeats (we cannot be sure which
-// member the server would read).
+// member the server would read). The decoders use ManagedFieldsRange below on their own parse;
+// this whole-text form serves code built without pkg/api's SIMD target (KCM_API_SIMD: its tests),
+// where `od` names another simdjson implementation than the one ManagedFieldsRange is built for.
 std::string StripManagedFields(std::string_view json);
 
 // The same cut as a range: [*begin, *end) of `json` is what StripManagedFields removes, *found
