@@ -13,7 +13,7 @@ FROM ${BUILD_IMAGE} AS build
 RUN apt-get update -qq \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
       g++ make cmake ninja-build ccache pkg-config binutils \
-      zlib1g-dev libsimdjson-dev libgflags-dev libgoogle-glog-dev \
+      libcurl4-openssl-dev zlib1g-dev libsimdjson-dev libgflags-dev libgoogle-glog-dev \
       prometheus-cpp-dev libyaml-cpp-dev libssl-dev libboost-dev libgtest-dev libgmock-dev \
       libbenchmark-dev \
  && rm -rf /var/lib/apt/lists/*
@@ -42,7 +42,7 @@ RUN --mount=type=cache,id=kcm-image-ccache,target=/ccache \
 FROM ${BASE_IMAGE}
 RUN apt-get update -qq \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-      ca-certificates libsimdjson14 libgflags2.2 libgoogle-glog0v6 \
+      ca-certificates libcurl4 libsimdjson14 libgflags2.2 libgoogle-glog0v6 \
       libprometheus-cpp-core1.0 libssl3 libyaml-cpp0.7 \
  && rm -rf /var/lib/apt/lists/* /var/cache/apt/* /var/log/apt /var/log/dpkg.log
 COPY --from=build /src/build/cmd/kube-controller-manager/kube-controller-manager /usr/local/bin/

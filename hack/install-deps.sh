@@ -6,7 +6,7 @@ set -euo pipefail
 # libclang-rt-14-dev: clang's sanitizer and libFuzzer runtimes (hack/fuzz.sh).
 packages=(
   build-essential cmake ninja-build ccache clang-format clang libclang-rt-14-dev pkg-config
-  zlib1g-dev libsimdjson-dev libgflags-dev libgoogle-glog-dev prometheus-cpp-dev
+  libcurl4-openssl-dev zlib1g-dev libsimdjson-dev libgflags-dev libgoogle-glog-dev prometheus-cpp-dev
   libgtest-dev libgmock-dev libbenchmark-dev libyaml-cpp-dev libssl-dev libboost-dev
   prometheus openssl curl ca-certificates procps iproute2
 )

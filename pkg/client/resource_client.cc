@@ -94,6 +94,10 @@ std::string EncodeDeleteOptions(const DeleteOptions& o) {
   return out;
 }
 
+// A LIST answer held whole (ListStreaming bounds each item instead): far above any page the
+// controllers ask for, far below what a gzip bomb would inflate to.
+constexpr std::size_t kMaxBufferedListBytes = std::size_t{1} << 30;
+
 ResourceClient::ResourceClient(std::shared_ptr<RestClient> client, GroupVersionResource gvr,
                                bool namespaced)
     : client_(std::move(client)), gvr_(std::move(gvr)), namespaced_(namespaced) {}
@@ -105,7 +109,7 @@ std::string ResourceClient::Path(std::string_view ns, std::string_view name,
 
 Result<std::string> ResourceClient::Get(std::string_view ns, std::string_view name,
                                         const GetOptions& opts, std::stop_token stop) {
-  Request r{.verb = "GET", .path = Path(ns, name), .single_object = true};
+  Request r{.verb = "GET", .path = Path(ns, name)};
   if (!opts.resource_version.empty())
     r.query.emplace_back("resourceVersion", opts.resource_version);
   return client_->Do(r, stop);
@@ -114,7 +118,10 @@ Result<std::string> ResourceClient::Get(std::string_view ns, std::string_view na
 Result<std::string> ResourceClient::List(std::string_view ns, const api::ListOptions& opts,
                                          std::stop_token stop, std::string_view accept,
                                          std::string* content_type) {
-  Request r{.verb = "GET", .path = Path(ns), .accept = std::string(accept)};
+  Request r{.verb = "GET",
+            .path = Path(ns),
+            .accept = std::string(accept),
+            .max_body_bytes = kMaxBufferedListBytes};
   AppendListOptions(opts, /*watch=*/false, &r.query);
   return client_->Do(r, stop, content_type);
 }
@@ -140,7 +147,7 @@ Result<std::unique_ptr<WatchStream>> ResourceClient::Watch(std::string_view ns,
 
 Result<std::string> ResourceClient::Create(std::string_view ns, std::string body,
                                            const WriteOptions& opts, std::stop_token stop) {
-  Request r{.verb = "POST", .path = Path(ns), .body = std::move(body), .single_object = true};
+  Request r{.verb = "POST", .path = Path(ns), .body = std::move(body)};
   AppendWriteOptions(opts, &r.query);
   return client_->Do(r, stop);
 }
@@ -148,7 +155,7 @@ Result<std::string> ResourceClient::Create(std::string_view ns, std::string body
 Result<std::string> ResourceClient::Update(std::string_view ns, std::string_view name,
                                            std::string body, const WriteOptions& opts,
                                            std::stop_token stop) {
-  Request r{.verb = "PUT", .path = Path(ns, name), .body = std::move(body), .single_object = true};
+  Request r{.verb = "PUT", .path = Path(ns, name), .body = std::move(body)};
   AppendWriteOptions(opts, &r.query);
   return client_->Do(r, stop);
 }
@@ -156,10 +163,7 @@ Result<std::string> ResourceClient::Update(std::string_view ns, std::string_view
 Result<std::string> ResourceClient::UpdateStatus(std::string_view ns, std::string_view name,
                                                  std::string body, const WriteOptions& opts,
                                                  std::stop_token stop) {
-  Request r{.verb = "PUT",
-            .path = Path(ns, name, "status"),
-            .body = std::move(body),
-            .single_object = true};
+  Request r{.verb = "PUT", .path = Path(ns, name, "status"), .body = std::move(body)};
   AppendWriteOptions(opts, &r.query);
   return client_->Do(r, stop);
 }
@@ -171,18 +175,14 @@ Result<std::string> ResourceClient::Patch(std::string_view ns, std::string_view 
   Request r{.verb = "PATCH",
             .path = Path(ns, name, subresource),
             .body = std::move(body),
-            .content_type = std::string(ContentTypeFor(type)),
-            .single_object = true};
+            .content_type = std::string(ContentTypeFor(type))};
   AppendWriteOptions(opts, &r.query);
   return client_->Do(r, stop);
 }
 
 Result<std::string> ResourceClient::Delete(std::string_view ns, std::string_view name,
                                            const DeleteOptions& opts, std::stop_token stop) {
-  Request r{.verb = "DELETE",
-            .path = Path(ns, name),
-            .body = EncodeDeleteOptions(opts),
-            .single_object = true};
+  Request r{.verb = "DELETE", .path = Path(ns, name), .body = EncodeDeleteOptions(opts)};
   return client_->Do(r, stop);
 }
 

@@ -179,6 +179,8 @@ Result<HttpRequest> MakeHttpRequest(const Request& request, std::string url,
   http.url = std::move(url);
   http.body = request.body;  // a view: the caller's Request outlives the transfer
   http.connect_timeout = config.connect_timeout;
+  http.max_body_bytes =
+      request.max_body_bytes > 0 ? request.max_body_bytes : config.max_object_bytes;
   if (watch) {
     // No stall limit: a watch is legitimately silent between events. Its bound is the server's
     // own timeoutSeconds plus a margin (RestClient::Watch).
@@ -189,7 +191,6 @@ Result<HttpRequest> MakeHttpRequest(const Request& request, std::string url,
     http.timeout = config.timeout;
     http.stall_timeout = config.stall_timeout;
     http.stall_bytes_per_second = config.stall_bytes_per_second;
-    if (request.single_object) http.max_body_bytes = config.max_object_bytes;
     http.body_sink = request.body_sink;
   }
   http.headers.reserve(4);

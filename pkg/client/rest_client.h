@@ -44,8 +44,10 @@ struct Request {
   std::string body;
   std::string content_type;  // defaults to application/json when a body is sent
   std::string accept;        // the Accept header; "" = application/json
-  // The answer is one object: its body may not exceed RestConfig::max_object_bytes.
-  bool single_object = false;
+  // The largest answer body taken, counted inflated; 0 = RestConfig::max_object_bytes, the
+  // bound of one object (every answer but a whole LIST is one: an object, a Status, a review,
+  // /healthz's text). A streamed answer's 2xx body is bounded by its sink instead.
+  std::size_t max_body_bytes = 0;
   // When set, a 2xx answer's body is handed to it as it arrives and Do returns "" (a streamed
   // LIST, transport.h); error answers are decoded as usual. Not owned.
   BodySink* body_sink = nullptr;

@@ -1,9 +1,10 @@
-// HTTP/1.1 transport of our own over OpenSSL and non-blocking sockets (the http.RoundTripper of
-// rest.Config): TLS from the RestConfig (CA, server name or IP checked, client certificate,
-// sessions resumed), a keep-alive connection pool shared by all threads, gzip answers inflated,
-// proxies from the environment as net/http reads them, and streaming responses for watches.
+// The HTTP transport over libcurl (the http.RoundTripper of rest.Config): TLS from the RestConfig
+// (CA, server name or IP checked, client certificate, sessions resumed), keep-alive connections on
+// easy handles kept per thread, gzip answers inflated, proxies from the environment as net/http
+// reads them, and streaming responses for watches. Every answer is bounded (answer_limits.h):
+// inflated body, head bytes, interim answers, Content-Length, stalls.
 // Transport is thread-safe; an HttpStream is used by one reader thread, with Cancel() callable
-// from any thread. Why not libcurl: docs/architecture.md, "Client transport".
+// from any thread. How it is configured and why: docs/design/client-transport.md.
 #pragma once
 
 #include <chrono>
@@ -45,10 +46,13 @@ struct HttpRequest {
   // stall_timeout 0 = no such limit (watches, which are legitimately silent).
   std::chrono::seconds stall_timeout{0};
   long stall_bytes_per_second = 1;
-  // RoundTrip only: a body longer than this fails (cause kTooLarge); 0 = unlimited.
-  std::size_t max_body_bytes = 0;
+  // RoundTrip only: the largest buffered body (counted inflated); a longer one fails with cause
+  // kTooLarge as soon as it passes the limit. Every buffered answer has one: this default, or
+  // the caller's (RestClient sets RestConfig::max_object_bytes).
+  std::size_t max_body_bytes = kDefaultMaxObjectBytes;
   // RoundTrip only: where a 2xx answer's body goes (HttpResponse::body then stays empty); other
-  // answers (errors, whose Status body is decoded) are buffered as usual. Not owned.
+  // answers (errors, whose Status body is decoded) are buffered as usual, within
+  // max_body_bytes. The sink bounds what it keeps (a LIST item's limit). Not owned.
   BodySink* body_sink = nullptr;
 };
 
@@ -59,28 +63,29 @@ struct HttpResponse {
   std::string content_type;
 };
 
-// Like net/http's Transport, a request whose *reused* keep-alive connection turns out closed
-// before any answer byte arrived is sent once more on a new connection, when nothing of it had
-// been written or its method is replayable (GET, HEAD, OPTIONS, TRACE).
-// Transport errors (no HTTP answer) come back as Error::Transport(cause, "<METHOD> <url>: <what
-// failed>"): kConnectionRefused (no connection could be made), kDNS, kTimedOut (connect timeout,
-// total timeout, stall limit), kConnectionReset (closed or reset once connected), kTLS (handshake
-// or verification), kTooLarge (max_body_bytes), kOther.
+// Like net/http's Transport, libcurl sends a request once more on a new connection when a
+// *reused* keep-alive connection turns out closed before any answer byte arrived.
+// Transport errors (no usable HTTP answer) come back as Error::Transport(cause, "<METHOD> <url>:
+// <what failed>"): kConnectionRefused (no connection could be made), kDNS, kTimedOut (connect
+// timeout, total timeout, stall limit), kConnectionReset (closed or reset once connected), kTLS
+// (handshake or verification), kTooLarge (max_body_bytes), kOther (a malformed or unbounded
+// answer: a bad Content-Length, too many interim answers, a head over its limit).
 
 class HttpStream;
 
 class Transport {
  public:
-  // Validates the TLS settings (files readable) and sets up the shared state.
+  // Validates the TLS settings (files readable), reads the proxy environment once, and sets up
+  // the shared state.
   static Result<std::shared_ptr<Transport>> Create(const RestConfig& config);
   ~Transport();
   Transport(const Transport&) = delete;
   Transport& operator=(const Transport&) = delete;
 
-  // One request, the whole body buffered. A stop request aborts it (within about 100 ms, how
-  // often a wait looks at the token) with reason "Canceled". A connect that takes
-  // longer than connect_timeout, a transfer over `timeout`, or one under the stall limit fails
-  // with cause kTimedOut.
+  // One request, the whole body buffered (or handed to request.body_sink). A stop request
+  // aborts it promptly (it wakes the transfer's poll) with reason "Canceled". A connect that
+  // takes longer than connect_timeout, a transfer over `timeout`, or one under the stall limit
+  // fails with cause kTimedOut.
   Result<HttpResponse> RoundTrip(const HttpRequest& request, std::stop_token stop = {});
 
   // Starts a request whose body is read incrementally (watch). Never blocks on the network.

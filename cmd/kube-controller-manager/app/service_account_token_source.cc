@@ -23,7 +23,6 @@ Status GetOrCreateServiceAccount(client::RestClient& root, const std::string& ns
                                  const std::string& name) {
   client::Request get;
   get.path = client::ResourcePath(kServiceAccounts, ns, name);
-  get.single_object = true;
   auto got = root.Do(get);
   if (got.ok()) return OkStatus();
   if (!errors::IsNotFound(got.error())) {
@@ -32,7 +31,6 @@ Status GetOrCreateServiceAccount(client::RestClient& root, const std::string& ns
   client::Request create;
   create.verb = "POST";
   create.path = client::ResourcePath(kServiceAccounts, ns);
-  create.single_object = true;
   api::json::Value meta = api::json::Value::MakeObject();
   meta.Set("name", api::json::Value::String(name));
   meta.Set("namespace", api::json::Value::String(ns));
@@ -102,7 +100,6 @@ Result<std::string> ServiceAccountTokenSource::Request(
   client::Request req;
   req.verb = "POST";
   req.path = client::ResourcePath(kServiceAccounts, ns_, name_, "token");
-  req.single_object = true;
   api::json::Value spec = api::json::Value::MakeObject();
   spec.Set("expirationSeconds", api::json::Value::Int(options_.expiration.count()));
   api::json::Value body = api::json::Value::MakeObject();

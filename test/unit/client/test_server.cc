@@ -6,9 +6,12 @@
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <zlib.h>
 
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -281,6 +284,12 @@ void TestServer::AcceptLoop() {
 }
 
 void TestServer::Serve(int fd) {
+  // A client that hangs up (a TLS handshake it refused) must not SIGPIPE the test process: a TLS
+  // write goes through write(2), which has no MSG_NOSIGNAL. Blocked, the write fails with EPIPE.
+  sigset_t pipe;
+  sigemptyset(&pipe);
+  sigaddset(&pipe, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
   std::unique_ptr<Conn> conn;
   std::string client_cn;
   if (tls_) {
@@ -315,6 +324,33 @@ void TestServer::Serve(int fd) {
 }
 
 // --- helpers ---------------------------------------------------------------------------------
+
+std::string GzipBomb(std::size_t inflated, std::string_view prefix, char fill) {
+  z_stream z{};
+  deflateInit2(&z, Z_BEST_COMPRESSION, Z_DEFLATED, 16 + MAX_WBITS, 9, Z_DEFAULT_STRATEGY);
+  const std::string block(1 << 20, fill);
+  std::string out;
+  std::string buf(1 << 16, '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(prefix.data()));
+  z.avail_in = static_cast<uInt>(prefix.size());
+  for (std::size_t left = inflated; left > 0 || z.avail_in > 0;) {
+    if (z.avail_in == 0) {
+      const std::size_t n = std::min(left, block.size());
+      z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(block.data()));
+      z.avail_in = static_cast<uInt>(n);
+      left -= n;
+    }
+    const int flush = left == 0 ? Z_FINISH : Z_NO_FLUSH;
+    do {
+      z.next_out = reinterpret_cast<Bytef*>(buf.data());
+      z.avail_out = static_cast<uInt>(buf.size());
+      deflate(&z, flush);
+      out.append(buf.data(), buf.size() - z.avail_out);
+    } while (z.avail_out == 0);
+  }
+  deflateEnd(&z);
+  return out;
+}
 
 std::string ReadFileOrDie(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -130,6 +130,10 @@ struct TestPki {
   static const TestPki* Get();
 };
 
+// `prefix` and then `inflated` bytes of `fill`, gzip-compressed: an answer body that inflates to
+// hundreds of times its size (a gzip bomb).
+std::string GzipBomb(std::size_t inflated, std::string_view prefix = {}, char fill = '\0');
+
 std::string ReadFileOrDie(const std::string& path);
 void WriteFileOrDie(const std::string& path, std::string_view content);
 

@@ -1,13 +1,8 @@
-// HostLookup: literal addresses answered at once, names through glibc's resolver threads with the
-// answer announced on a descriptor, and lookups given up before their answer freeing themselves
-// (the sanitizer jobs run this too: a leak, race or use after free of the shared state shows
-// there).
-#include "pkg/client/host_lookup.h"
-
-#include <arpa/inet.h>
-#include <fcntl.h>
+// Name lookups inside the transport: libcurl resolves on a thread of its own (its threaded
+// resolver), so a resolver that never answers cannot hold a request past its connect timeout or a
+// stop request.
 #include <gtest/gtest.h>
-#include <poll.h>
+#include <netinet/in.h>
 #include <sched.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
@@ -16,6 +11,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <stop_token>
 #include <string>
 #include <thread>
 
@@ -24,70 +20,12 @@
 namespace kcm::client {
 namespace {
 
-// Whether fd becomes readable within timeout_ms.
-bool Readable(int fd, int timeout_ms) {
-  pollfd p{fd, POLLIN, 0};
-  return ::poll(&p, 1, timeout_ms) == 1 && (p.revents & POLLIN) != 0;
-}
-
-TEST(HostLookupTest, LiteralAddressIsAnsweredAtOnce) {
-  auto lookup = HostLookup::Start("127.0.0.1", "6443");
-  ASSERT_TRUE(lookup.ok()) << lookup.error().ToString();
-  EXPECT_TRUE(Readable(lookup->ready_fd(), 0));
-  Result<AddrInfoList> addrs = lookup->Take();
-  ASSERT_TRUE(addrs.ok()) << addrs.error().ToString();
-  ASSERT_EQ((*addrs)->ai_family, AF_INET);
-  const auto* in = reinterpret_cast<const sockaddr_in*>((*addrs)->ai_addr);
-  EXPECT_EQ(ntohs(in->sin_port), 6443);
-  EXPECT_EQ(ntohl(in->sin_addr.s_addr), INADDR_LOOPBACK);
-
-  auto v6 = HostLookup::Start("::1", "443");
-  ASSERT_TRUE(v6.ok());
-  EXPECT_TRUE(Readable(v6->ready_fd(), 0));
-  Result<AddrInfoList> v6_addrs = v6->Take();
-  ASSERT_TRUE(v6_addrs.ok());
-  EXPECT_EQ((*v6_addrs)->ai_family, AF_INET6);
-}
-
-TEST(HostLookupTest, NameIsResolvedAndAnnounced) {
-  auto lookup = HostLookup::Start("localhost", "80");
-  ASSERT_TRUE(lookup.ok()) << lookup.error().ToString();
-  ASSERT_TRUE(Readable(lookup->ready_fd(), 10'000));
-  Result<AddrInfoList> addrs = lookup->Take();
-  ASSERT_TRUE(addrs.ok()) << addrs.error().ToString();
-  EXPECT_NE(addrs->get(), nullptr);
-  // Taken once.
-  EXPECT_FALSE(lookup->Take().ok());
-}
-
-TEST(HostLookupTest, UnknownNameIsAnError) {
-  // .invalid never resolves (RFC 6761); the bound covers a resolver that retries before it says so.
-  auto lookup = HostLookup::Start("no-such-host.invalid", "443");
-  ASSERT_TRUE(lookup.ok()) << lookup.error().ToString();
-  ASSERT_TRUE(Readable(lookup->ready_fd(), 60'000));
-  Result<AddrInfoList> addrs = lookup->Take();
-  ASSERT_FALSE(addrs.ok());
-  EXPECT_FALSE(addrs.error().message.empty());
-}
-
-TEST(HostLookupTest, LookupsGivenUpFreeThemselves) {
-  // Given up at every stage: before its thread ran, while it resolves, after it answered.
-  for (int i = 0; i < 200; ++i) {
-    auto lookup = HostLookup::Start("localhost", std::to_string(1000 + i));
-    ASSERT_TRUE(lookup.ok()) << lookup.error().ToString();
-  }
-  auto after = HostLookup::Start("localhost", "80");
-  ASSERT_TRUE(after.ok());
-  ASSERT_TRUE(Readable(after->ready_fd(), 10'000));
-  EXPECT_TRUE(after->Take().ok());
-}
-
 // A name server that never answers, seen only by a child process (its own mount namespace, a
 // resolv.conf naming a silent UDP socket, the resolver told to wait 30 s twice): the request ends
 // by its 1 s connect timeout with cause kTimedOut, and a stop request ends one with no timeout,
 // instead of both waiting out the resolver's retries (a minute), as Go's net.Dialer.DialContext
 // resolves within the dial's deadline and context. Needs root for the namespace.
-TEST(HostLookupTest, SilentNameServerDoesNotOutlastTheConnectTimeoutOrAStop) {
+TEST(NameLookupTest, SilentNameServerDoesNotOutlastTheConnectTimeoutOrAStop) {
   const pid_t child = ::fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
