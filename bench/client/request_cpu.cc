@@ -7,17 +7,15 @@
 // --transport picks what carries the requests (the same requests, headers and bodies each time):
 //   rest       RestClient + ResourceClient over the Transport: ours, as the controllers use it
 //              (the default);
-//   transport  Transport::RoundTrip alone, the requests built here: what the transport costs
-//              without our request building (`curl`, the same, as named while it was libcurl);
-//   prototype  bench/client/http1_prototype: a minimal HTTP/1.1 keep-alive client over OpenSSL,
-//              one connection per thread — the floor for a transport of our own.
+//   transport  Transport::RoundTrip alone, the requests built here: what libcurl and its
+//              configuration cost without our request building (`curl` is the same mode).
 // bench/client/request_cpu.sh runs them alternating, beside client-go (bench/client/go).
 // --transport=watch instead reads one watch of the namespace's Events to its end (a server that
 // ends it, bench/client/stub) and prints the CPU per frame: the watch read path (transport,
 // frame scanner) alone.
 //
 // Usage: request_cpu --kubeconfig=FILE [--namespace=NS] [--count=K] [--threads=T]
-//                    [--transport=rest|transport|prototype|watch]
+//                    [--transport=rest|transport|watch]
 #include <sys/resource.h>
 
 #include <atomic>
@@ -30,7 +28,6 @@
 #include <utility>
 #include <vector>
 
-#include "bench/client/http1_prototype.h"
 #include "bench/lib/bench_client.h"
 #include "bench/lib/process_usage.h"
 #include "pkg/client/kubeconfig.h"
@@ -53,16 +50,15 @@ std::string EventManifest(const std::string& name) {
 }
 
 // The headers RestClient sends on these requests (the transport adds Host, Content-Length and
-// Accept-Encoding; the prototype is given Accept-Encoding here).
+// Accept-Encoding).
 std::vector<std::pair<std::string, std::string>> Headers(const kcm::client::RestConfig& config,
-                                                         bool with_body, bool accept_encoding) {
+                                                         bool with_body) {
   std::vector<std::pair<std::string, std::string>> h;
   h.emplace_back("Accept", "application/json");
   h.emplace_back("User-Agent", kcm::client::DefaultUserAgent());
   if (with_body) h.emplace_back("Content-Type", "application/json");
   if (!config.bearer_token.empty())
     h.emplace_back("Authorization", "Bearer " + config.bearer_token);
-  if (accept_encoding) h.emplace_back("Accept-Encoding", "gzip");
   return h;
 }
 
@@ -104,15 +100,14 @@ int main(int argc, char** argv) {
                 bytes, cpu, frames == 0 ? 0.0 : 1e6 * cpu / static_cast<double>(frames));
     return frames == 0 ? 1 : 0;
   }
-  const auto post_headers = Headers(*config, true, mode == "prototype");
-  const auto get_headers = Headers(*config, false, mode == "prototype");
+  const auto post_headers = Headers(*config, true);
+  const auto get_headers = Headers(*config, false);
 
   // One create + GET pair by the chosen path; false on any failure. `worker` is per thread.
   using Pair = std::function<int(const std::string& name, const std::string& body)>;
   std::function<Pair()> make_worker;
   kcm::client::ResourceClient events(rest, {"", "v1", "events"}, true);
   std::shared_ptr<kcm::client::Transport> transport;
-  std::shared_ptr<kcm::bench::PrototypeClient> prototype;
   if (mode == "rest") {
     make_worker = [&]() -> Pair {
       return [&](const std::string& name, const std::string& body) {
@@ -136,23 +131,8 @@ int main(int argc, char** argv) {
         return int{!created.ok() || created->status != 201} + int{!got.ok() || got->status != 200};
       };
     };
-  } else if (mode == "prototype") {
-    auto created = kcm::bench::PrototypeClient::Create(*config);
-    if (!created.ok()) {
-      std::fprintf(stderr, "%s\n", created.error().ToString().c_str());
-      return 1;
-    }
-    prototype = *created;
-    make_worker = [&]() -> Pair {
-      auto conn = std::make_shared<kcm::bench::PrototypeConnection>(prototype);
-      return [&, conn](const std::string& name, const std::string& body) {
-        auto c = conn->Do("POST", collection, post_headers, body);
-        auto g = conn->Do("GET", collection + "/" + name, get_headers, {});
-        return int{!c.ok() || c->status != 201} + int{!g.ok() || g->status != 200};
-      };
-    };
   } else {
-    std::fprintf(stderr, "--transport: rest, transport or prototype\n");
+    std::fprintf(stderr, "--transport: rest, transport or watch\n");
     return 2;
   }
   const std::string run =

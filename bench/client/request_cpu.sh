@@ -3,7 +3,6 @@
 #   rest       ours as the controllers use it (RestClient over the Transport);
 #   transport  the Transport alone (the same requests, built by the benchmark; `curl` in a
 #              request_cpu built while the Transport was libcurl);
-#   prototype  a minimal HTTP/1.1 keep-alive client over OpenSSL (bench/client/http1_prototype);
 #   go-h2      client-go, its default HTTP/2 (bench/client/go);
 #   go-http1   client-go with ALPN limited to HTTP/1.1;
 #   before-M   mode M of another request_cpu binary, $BEFORE (e.g. one built before a change).
@@ -12,16 +11,16 @@
 # rounds and its ratio to `rest`, with the load average before and after.
 #
 # Usage: bench/client/request_cpu.sh [build-dir]   (a testbed must be up: hack/testbed up)
-# Environment: ROUNDS (5), COUNT (2000), THREADS (10), MODES (rest prototype transport go-h2
-# go-http1), BEFORE (a request_cpu binary for before-M modes), KCM_TESTBED_DIR (the testbed's
-# state dir, default /tmp/kcm-testbed).
+# Environment: ROUNDS (5), COUNT (2000), THREADS (10), MODES (rest transport go-h2 go-http1),
+# BEFORE (a request_cpu binary for before-M modes), KCM_TESTBED_DIR (the testbed's state dir,
+# default /tmp/kcm-testbed).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=$(cd "${1:-build}" && pwd)
 ROUNDS=${ROUNDS:-5}
 COUNT=${COUNT:-2000}
 THREADS=${THREADS:-10}
-MODES=${MODES:-rest prototype transport go-h2 go-http1}
+MODES=${MODES:-rest transport go-h2 go-http1}
 dir=${KCM_TESTBED_DIR:-/tmp/kcm-testbed}
 kubeconfig=$dir/admin.kubeconfig
 [ -f "$kubeconfig" ] || { echo "no testbed at $dir (hack/testbed up)" >&2; exit 1; }
