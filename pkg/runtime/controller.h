@@ -1,7 +1,8 @@
 // Controller: a rate-limited work queue fed by sources through handlers and predicates, and N
 // workers that call a Reconciler with each queued Request (controller-runtime's Controller).
 // Watch may be called from any thread before or after Start; Start runs on one thread and blocks
-// until stop is requested, then lets in-flight reconciles finish.
+// until stop is requested, then lets in-flight reconciles finish. Build one with
+// NewControllerManagedBy (builder.h).
 #pragma once
 
 #include <chrono>
