@@ -9,9 +9,9 @@
 #include "pkg/controller/controller_ref_manager.h"
 #include "pkg/metrics/metrics.h"
 #include "pkg/record/reference.h"
+#include "pkg/runtime/builder.h"
 #include "pkg/runtime/controller.h"
 #include "pkg/runtime/handler.h"
-#include "pkg/runtime/informer_source.h"
 #include "pkg/util/klog.h"
 
 namespace kcm::deployment {
@@ -38,9 +38,9 @@ std::vector<std::string> ReplicaSetControllerUIDIndexFunc(const api::Object& obj
 }
 
 // A step that only writes: done when it succeeded, nothing to come back for.
-Result<runtime::ReconcileResult> Done(const Status& s) {
+Result<runtime::ReconcileResult> DoneUnlessFailed(const Status& s) {
   if (!s.ok()) return s.error();
-  return runtime::ReconcileResult{};
+  return runtime::Done();
 }
 
 // Syncs that waited for the informers to apply this controller's own writes, by the group resource
@@ -147,53 +147,39 @@ DeploymentController::~DeploymentController() {
 }
 
 Status DeploymentController::Run(std::stop_token stop) {
-  if (!d_informer_.informer || !rs_informer_.informer || !pod_informer_.informer) {
-    return Error::Local("InvalidArgument", "deployment controller: informers are required to run");
-  }
   runtime::ControllerOptions opts;
   opts.name = kControllerName;
   opts.max_concurrent_reconciles = options_.workers;
   opts.clock = &clock_;
   opts.max_retries = kMaxRetries;
   opts.cache_sync_timeout = options_.cache_sync_timeout;
-  // The runtime controller does not own its reconciler here: this object outlives it (Run
-  // returns only after every worker finished).
-  runtime::Controller controller(
-      opts, std::shared_ptr<runtime::Reconciler>(std::shared_ptr<void>(), this));
-
-  // Every Deployment add/update/delete syncs it (upstream addDeployment, updateDeployment,
-  // deleteDeployment).
-  if (Status s =
-          controller.Watch(std::make_shared<runtime::InformerSource>(d_informer_.informer, &clock_),
-                           runtime::EnqueueRequestForObject());
-      !s.ok()) {
-    return s;
-  }
+  // ReplicaSet events wake their Deployment by owner or, for orphans, every matching one
+  // (upstream addReplicaSet, updateReplicaSet, deleteReplicaSet); a pod delete wakes a Recreate
+  // Deployment once no pods remain (deletePod).
   runtime::TypedFuncs<api::ReplicaSet> rs_funcs;
   rs_funcs.create = [this](const ReplicaSetPtr& rs) { return OnReplicaSetAdd(*rs); };
   rs_funcs.update = [this](const ReplicaSetPtr& old_rs, const ReplicaSetPtr& cur_rs) {
     return OnReplicaSetUpdate(*old_rs, *cur_rs);
   };
   rs_funcs.del = [this](const ReplicaSetPtr& rs) { return OnReplicaSetDelete(*rs); };
-  if (Status s = controller.Watch(
-          std::make_shared<runtime::InformerSource>(rs_informer_.informer, &clock_),
-          runtime::EnqueueRequestsFromTypedFuncs(std::move(rs_funcs)));
-      !s.ok()) {
-    return s;
-  }
   runtime::TypedFuncs<api::Pod> pod_funcs;
   pod_funcs.del = [this](const PodPtr& pod) { return OnPodDelete(*pod); };
-  if (Status s = controller.Watch(
-          std::make_shared<runtime::InformerSource>(pod_informer_.informer, &clock_),
-          runtime::EnqueueRequestsFromTypedFuncs(std::move(pod_funcs)));
-      !s.ok()) {
-    return s;
-  }
+  // Every Deployment add/update/delete syncs it (upstream addDeployment, updateDeployment,
+  // deleteDeployment). This object outlives the runtime controller: Run returns only after every
+  // worker finished.
+  auto controller = runtime::NewControllerManagedBy(opts)
+                        .For(d_informer_.informer)
+                        .Watches(rs_informer_.informer,
+                                 runtime::EnqueueRequestsFromTypedFuncs(std::move(rs_funcs)))
+                        .Watches(pod_informer_.informer,
+                                 runtime::EnqueueRequestsFromTypedFuncs(std::move(pod_funcs)))
+                        .Complete(*this);
+  if (!controller.ok()) return controller.error();
   KLOG_INFOS("Starting controller", "controller", "deployment", "workers", options_.workers);
   // A sync skipped for a stale cache waits in the ConsistencyStore and comes back through this
   // controller's queue once the informers caught up (see SyncDeployment).
-  if (consistency_) consistency_->SetReadySink(controller.Enqueuer());
-  Status s = controller.Start(stop);
+  if (consistency_) consistency_->SetReadySink((*controller)->Enqueuer());
+  Status s = (*controller)->Start(stop);
   if (consistency_) consistency_->SetReadySink(nullptr);
   KLOG_INFOS("Shutting down controller", "controller", "deployment");
   return s;
@@ -212,7 +198,7 @@ Result<runtime::ReconcileResult> DeploymentController::Reconcile(const runtime::
 Result<runtime::ReconcileResult> DeploymentController::HandleErr(
     Result<runtime::ReconcileResult> sync_result) {
   if (!sync_result.ok() && errors::IsNamespaceTerminating(sync_result.error())) {
-    return runtime::ReconcileResult{};
+    return runtime::Done();
   }
   return sync_result;
 }
@@ -414,7 +400,8 @@ Result<runtime::ReconcileResult> DeploymentController::SyncDeployment(const std:
       StaleSyncSkips(stale->group_resource).Inc();
       KLOG_V_INFOS(4, "Waiting for the informers to apply this Deployment's last writes",
                    "deployment", klog::KRef(ns, name), "reason", stale->Message());
-      return runtime::ReconcileResult{.awaiting_wake = stale->waiting};
+      if (stale->waiting) return runtime::AwaitWake();
+      return runtime::Done();
     }
   }
   auto cached = d_informer_.lister.ByNamespace(ns).Get(name);
@@ -422,7 +409,7 @@ Result<runtime::ReconcileResult> DeploymentController::SyncDeployment(const std:
     if (errors::IsNotFound(cached.error())) {
       KLOG_V_INFOS(2, "Deployment has been deleted", "deployment", klog::KRef(ns, name));
       if (consistency_) consistency_->Clear(key, "");
-      return runtime::ReconcileResult{};
+      return runtime::Done();
     }
     return cached.error();
   }
@@ -438,24 +425,24 @@ Result<runtime::ReconcileResult> DeploymentController::SyncDeployment(const std:
            "This deployment is selecting all pods. A non-empty selector is required.");
     if (d.status.observed_generation < d.metadata.generation) {
       d.status.observed_generation = d.metadata.generation;
-      return Done(UpdateStatus(d));
+      return DoneUnlessFailed(UpdateStatus(d));
     }
-    return runtime::ReconcileResult{};
+    return runtime::Done();
   }
 
   Result<ReplicaSets> rss = GetReplicaSetsForDeployment(d);
   if (!rss.ok()) return rss.error();
-  if (d.metadata.deletion_timestamp) return Done(SyncStatusOnly(d, *rss));
+  if (d.metadata.deletion_timestamp) return DoneUnlessFailed(SyncStatusOnly(d, *rss));
 
   if (Status s = CheckPausedConditions(d); !s.ok()) return s.error();
-  if (d.spec.paused) return Done(Sync(d, *rss));
+  if (d.spec.paused) return DoneUnlessFailed(Sync(d, *rss));
 
   // A rollback is not re-entrant: finish it (clearing the annotation) before rolling out.
-  if (util::GetRollbackTo(d)) return Done(Rollback(d, *rss));
+  if (util::GetRollbackTo(d)) return DoneUnlessFailed(Rollback(d, *rss));
 
   Result<bool> scaling = IsScalingEvent(d, *rss);
   if (!scaling.ok()) return scaling.error();
-  if (*scaling) return Done(Sync(d, *rss));
+  if (*scaling) return DoneUnlessFailed(Sync(d, *rss));
 
   // Only Recreate reads the pods (are old ones still running?). Upstream lists them on every
   // sync; listing every pod of the namespace per sync dominated our CPU with many Deployments

@@ -4,10 +4,10 @@
 // (RollingUpdate or Recreate), rolls back, cleans up history and writes status; a later check it
 // needs (requeueStuckDeployment's progress deadline) comes back in the ReconcileResult. The
 // handlers map informer events to the Requests to enqueue; Run wires both into a
-// runtime::Controller. The method bodies are split like upstream: deployment_controller.cc
-// (handlers, syncDeployment), sync.cc, rolling.cc, recreate.cc, progress.cc, rollback.cc.
-// Thread-safe: the runtime never reconciles one key on two workers at once, and a sync works on
-// its own copy of the Deployment.
+// runtime::Controller (runtime::NewControllerManagedBy). The method bodies are split like upstream:
+// deployment_controller.cc (handlers, syncDeployment), sync.cc, rolling.cc, recreate.cc,
+// progress.cc, rollback.cc. Thread-safe: the runtime never reconciles one key on two workers at
+// once, and a sync works on its own copy of the Deployment.
 #pragma once
 
 #include <chrono>
@@ -25,8 +25,7 @@
 #include "pkg/api/pod.h"
 #include "pkg/cache/shared_informer.h"
 #include "pkg/controller/consistency.h"
-#include "pkg/controller/deployment_client.h"
-#include "pkg/controller/replicaset_client.h"
+#include "pkg/controller/typed_client.h"
 #include "pkg/informers/shared_informer_factory.h"
 #include "pkg/record/event_recorder.h"
 #include "pkg/runtime/reconciler.h"
@@ -89,7 +88,7 @@ class DeploymentController final : public runtime::Reconciler {
   // never synced.
   Status Run(std::stop_token stop);
 
-  // syncDeployment for the request's Deployment, then handleErr. Requeue-after in the result is
+  // syncDeployment for the request's Deployment, then handleErr. A RequeueAfter result is
   // the progress-deadline check (requeueStuckDeployment). `stop` is not read here: the daemon's
   // clients are fenced with the same leader token, so no write starts after it.
   Result<runtime::ReconcileResult> Reconcile(const runtime::Request& request,

@@ -58,7 +58,7 @@ Result<runtime::ReconcileResult> DeploymentController::SyncRolloutStatus(
   if (status == d.status) return RequeueStuckDeployment(d, status);
   d.status = std::move(status);
   if (Status s = UpdateStatus(d); !s.ok()) return s.error();
-  return runtime::ReconcileResult{};
+  return runtime::Done();
 }
 
 // ReplicaFailure conditions of the new RS, else of the old ones.
@@ -91,28 +91,30 @@ runtime::ReconcileResult DeploymentController::RequeueStuckDeployment(
     const Deployment& d, const api::DeploymentStatus& new_status) const {
   const api::Condition* current =
       util::GetDeploymentCondition(d.status, util::kConditionProgressing);
-  if (!util::HasProgressDeadline(d) || current == nullptr || !current->last_update_time) return {};
+  if (!util::HasProgressDeadline(d) || current == nullptr || !current->last_update_time) {
+    return runtime::Done();
+  }
   if (util::DeploymentComplete(d, new_status) || current->reason == util::kTimedOutReason) {
-    return {};
+    return runtime::Done();
   }
   const auto deadline =
       *current->last_update_time + std::chrono::seconds(*d.spec.progress_deadline_seconds);
   const auto after = std::chrono::duration_cast<std::chrono::nanoseconds>(deadline - Now());
   // Less than a second left: check again now, rate-limited; the Deployment will turn Complete or
-  // TimedOut. The runtime answers requeue with AddRateLimited and no Forget, so checks that keep
-  // finding the deadline "now" back off (5 ms, 10 ms, ...). Upstream calls AddRateLimited and then
-  // handleErr forgets the key after the successful sync, so its checks repeat at the limiter's
-  // base delay until the deadline passes.
+  // TimedOut. The runtime answers RequeueRateLimited with AddRateLimited and no Forget, so checks
+  // that keep finding the deadline "now" back off (5 ms, 10 ms, ...). Upstream calls AddRateLimited
+  // and then handleErr forgets the key after the successful sync, so its checks repeat at the
+  // limiter's base delay until the deadline passes.
   if (after < std::chrono::seconds(1)) {
     VLOG(4) << "Queueing up deployment " << d.metadata.namespace_ << "/" << d.metadata.name
             << " for a progress check now";
-    return {.requeue = true};
+    return runtime::RequeueRateLimited();
   }
   VLOG(4) << "Queueing up deployment " << d.metadata.namespace_ << "/" << d.metadata.name
           << " for a progress check after " << after.count() / 1000000000 << "s";
   // One more second so the check does not land a few milliseconds before the deadline (upstream
   // issue 39785).
-  return {.requeue_after = after + std::chrono::seconds(1)};
+  return runtime::RequeueAfter(after + std::chrono::seconds(1));
 }
 
 }  // namespace kcm::deployment

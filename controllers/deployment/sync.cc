@@ -38,13 +38,8 @@ Status SetAnnotations(Value& obj, const std::map<std::string, std::string>& anno
 }  // namespace
 
 Status DeploymentController::UpdateStatus(Deployment& d) {
-  Result<std::string> with_annotations =
-      api::ReplaceAnnotations(d.raw_json.str(), d.metadata.annotations);
-  if (!with_annotations.ok()) return with_annotations.error();
-  Result<std::string> body = api::EncodeDeploymentStatus(*with_annotations, d.status);
-  if (!body.ok()) return body.error();
-  auto updated =
-      deployments_->UpdateStatus(d.metadata.namespace_, d.metadata.name, std::move(body).value());
+  // The client writes d's annotations with the status (ResourceTraits<Deployment>::EncodeStatus).
+  auto updated = deployments_->UpdateStatus(d, d.status);
   if (!updated.ok()) return updated.error();
   d = **updated;
   RecordWrite(d, kDeploymentsGroupResource, d.metadata.resource_version);

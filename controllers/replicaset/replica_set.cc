@@ -17,8 +17,8 @@
 #include "pkg/controller/pods_to_delete.h"
 #include "pkg/controller/slow_start.h"
 #include "pkg/metrics/metrics.h"
+#include "pkg/runtime/builder.h"
 #include "pkg/runtime/handler.h"
-#include "pkg/runtime/informer_source.h"
 #include "pkg/util/klog.h"
 
 namespace kcm::replicaset {
@@ -161,9 +161,6 @@ std::vector<PodPtr> ReplicaSetController::PodsControlledBy(const std::string& ns
 }
 
 Status ReplicaSetController::Run(std::stop_token stop) {
-  if (!rs_informer_.informer || !pod_informer_.informer) {
-    return Error::Local("InvalidArgument", "replicaset controller: informers are required to run");
-  }
   runtime::ControllerOptions co;
   co.name = kControllerName;
   co.max_concurrent_reconciles = options_.workers;
@@ -171,11 +168,6 @@ Status ReplicaSetController::Run(std::stop_token stop) {
   co.rate_limiter = options_.rate_limiter;
   co.max_retries = std::nullopt;  // upstream handleErr: no retry cap
   co.cache_sync_timeout = options_.cache_sync_timeout;
-  // The runtime controller does not own its reconciler here: this object outlives it (Run
-  // returns only after every worker finished).
-  runtime::Controller controller(
-      co, std::shared_ptr<runtime::Reconciler>(std::shared_ptr<void>(), this));
-
   runtime::TypedFuncs<api::ReplicaSet, std::vector<runtime::Enqueue>> rs_funcs;
   rs_funcs.create = std::bind_front(&ReplicaSetController::AddReplicaSet, this);
   rs_funcs.update = std::bind_front(&ReplicaSetController::UpdateReplicaSet, this);
@@ -184,23 +176,20 @@ Status ReplicaSetController::Run(std::stop_token stop) {
   pod_funcs.create = std::bind_front(&ReplicaSetController::AddPod, this);
   pod_funcs.update = std::bind_front(&ReplicaSetController::UpdatePod, this);
   pod_funcs.del = std::bind_front(&ReplicaSetController::DeletePod, this);
-  if (Status s = controller.Watch(
-          std::make_shared<runtime::InformerSource>(rs_informer_.informer, &clock_),
-          runtime::EnqueueRequestsFromTypedFuncs(std::move(rs_funcs)));
-      !s.ok()) {
-    return s;
-  }
-  if (Status s = controller.Watch(
-          std::make_shared<runtime::InformerSource>(pod_informer_.informer, &clock_),
-          runtime::EnqueueRequestsFromTypedFuncs(std::move(pod_funcs)));
-      !s.ok()) {
-    return s;
-  }
+  // Both watches go through the upstream handlers, which keep the expectations. This object
+  // outlives the runtime controller: Run returns only after every worker finished.
+  auto controller = runtime::NewControllerManagedBy(co)
+                        .Watches(rs_informer_.informer,
+                                 runtime::EnqueueRequestsFromTypedFuncs(std::move(rs_funcs)))
+                        .Watches(pod_informer_.informer,
+                                 runtime::EnqueueRequestsFromTypedFuncs(std::move(pod_funcs)))
+                        .Complete(*this);
+  if (!controller.ok()) return controller.error();
   KLOG_INFOS("Starting controller", "controller", "replicaset", "workers", options_.workers);
   // A sync skipped for a stale cache waits in the ConsistencyStore and comes back through this
   // controller's queue once the informers caught up (see Reconcile).
-  if (consistency_) consistency_->SetReadySink(controller.Enqueuer());
-  Status s = controller.Start(stop);
+  if (consistency_) consistency_->SetReadySink((*controller)->Enqueuer());
+  Status s = (*controller)->Start(stop);
   if (consistency_) consistency_->SetReadySink(nullptr);
   KLOG_INFOS("Shutting down controller", "controller", "replicaset");
   return s;
@@ -503,11 +492,11 @@ Result<runtime::ReconcileResult> ReplicaSetController::Reconcile(const runtime::
       if (stale->waiting) {
         KLOG_V_INFOS(4, "Waiting for the informers to apply our last writes", "replicaSet",
                      klog::KRef(req.namespace_, req.name), "reason", stale->Message());
-        return runtime::ReconcileResult{.awaiting_wake = true};
+        return runtime::AwaitWake();
       }
       KLOG_INFOS("Requeueing: the informer has not caught up with our writes", "replicaSet",
                  klog::KRef(req.namespace_, req.name), "reason", stale->Message());
-      return runtime::ReconcileResult{.requeue = true};
+      return runtime::RequeueRateLimited();
     }
   }
   Result<ReplicaSetPtr> got = rs_informer_.lister.ByNamespace(req.namespace_).Get(req.name);
@@ -517,7 +506,7 @@ Result<runtime::ReconcileResult> ReplicaSetController::Reconcile(const runtime::
                    klog::KRef(req.namespace_, req.name));
       if (consistency_) consistency_->Clear(key, "");
       expectations_.DeleteExpectations(key);
-      return runtime::ReconcileResult{};
+      return runtime::Done();
     }
     return got.error();
   }
@@ -529,7 +518,7 @@ Result<runtime::ReconcileResult> ReplicaSetController::Reconcile(const runtime::
     // Bad input: retrying cannot fix it; the next update of the object brings it back.
     KLOG_ERRORS(selector.error().message, "Error converting pod selector to selector", "replicaSet",
                 klog::KRef(req.namespace_, req.name));
-    return runtime::ReconcileResult{};
+    return runtime::Done();
   }
 
   // Our pods (also those that stopped matching, to release them) and the namespace's orphans
@@ -590,12 +579,11 @@ Result<runtime::ReconcileResult> ReplicaSetController::Reconcile(const runtime::
   if (!manage_status.ok()) return manage_status.error();
 
   // Come back when the next Ready pod has been Ready for minReadySeconds.
-  runtime::ReconcileResult result;
   if (std::optional<Clock::duration> next =
           NextAvailabilityCheck(filtered_pods, (*updated)->spec.min_ready_seconds, now)) {
-    result.requeue_after = *next;
+    return runtime::RequeueAfter(*next);
   }
-  return result;
+  return runtime::Done();
 }
 
 }  // namespace kcm::replicaset

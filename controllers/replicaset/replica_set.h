@@ -3,7 +3,8 @@
 // the ReplicaSet's status. It is a runtime::Reconciler: Reconcile is syncReplicaSet, and the
 // availability check it needs later (minReadySeconds) comes back in the ReconcileResult. The
 // handlers map informer events to the Requests to enqueue (the expectations bookkeeping lives in
-// the pod handlers, as upstream); Run wires both into a runtime::Controller named "replicaset".
+// the pod handlers, as upstream); Run wires both into a runtime::Controller named "replicaset"
+// (runtime::NewControllerManagedBy).
 // Thread-safe: handlers run on informer threads, reconciles on worker threads (never two for the
 // same key).
 #pragma once
@@ -25,8 +26,8 @@
 #include "pkg/controller/consistency.h"
 #include "pkg/controller/expectations.h"
 #include "pkg/controller/pod_control.h"
-#include "pkg/controller/replicaset_client.h"
 #include "pkg/controller/slow_start.h"
+#include "pkg/controller/typed_client.h"
 #include "pkg/informers/shared_informer_factory.h"
 #include "pkg/runtime/controller.h"
 #include "pkg/runtime/handler.h"
@@ -89,7 +90,7 @@ class ReplicaSetController final : public runtime::Reconciler {
   // `stop`, then lets in-flight syncs finish. Call once.
   Status Run(std::stop_token stop);
 
-  // syncReplicaSet for the request's ReplicaSet. An error requeues rate-limited; requeue_after is
+  // syncReplicaSet for the request's ReplicaSet. An error requeues rate-limited; RequeueAfter is
   // the next availability check (minReadySeconds). Once `stop` is requested (the worker's token:
   // leadership lost or shutting down) no further pod create, delete or status write is started;
   // the sync returns "Canceled".

@@ -11,7 +11,7 @@
 
 #include "pkg/api/replicaset.h"
 #include "pkg/controller/active_pods.h"
-#include "pkg/controller/replicaset_client.h"
+#include "pkg/controller/typed_client.h"
 #include "pkg/util/clock.h"
 #include "pkg/util/result.h"
 

@@ -2,7 +2,7 @@
 
 #include "pkg/api/json.h"
 #include "pkg/client/api_errors.h"
-#include "pkg/runtime/informer_source.h"
+#include "pkg/runtime/builder.h"
 
 namespace kcm::examples {
 
@@ -18,12 +18,12 @@ Result<runtime::ReconcileResult> ConfigMapLabeler::Reconcile(const runtime::Requ
                                                              std::stop_token stop) {
   auto cached = lister_.ByNamespace(request.namespace_).Get(request.name);
   if (!cached.ok()) {
-    if (errors::IsNotFound(cached.error())) return runtime::ReconcileResult{};  // Deleted.
+    if (errors::IsNotFound(cached.error())) return runtime::Done();  // Deleted.
     return cached.error();
   }
   const auto& labels = (*cached)->Meta().labels;
   auto it = labels.find(options_.label_key);
-  if (it != labels.end() && it->second == options_.label_value) return runtime::ReconcileResult{};
+  if (it != labels.end() && it->second == options_.label_value) return runtime::Done();
 
   // A merge patch touches only our label; resourceVersion makes it fail (409) if the cache was
   // stale, and the error requeues the request.
@@ -35,14 +35,14 @@ Result<runtime::ReconcileResult> ConfigMapLabeler::Reconcile(const runtime::Requ
   auto r = configmaps_->Patch(request.namespace_, request.name, client::PatchType::kMergePatch,
                               json::Serialize(patch), {}, "", stop);
   if (!r.ok() && !errors::IsNotFound(r.error())) return r.error();
-  return runtime::ReconcileResult{};
+  return runtime::Done();
 }
 
 informers::ResourceType ConfigMapsResource() {
   return informers::GenericResource({"", "v1", "configmaps"}, /*namespaced=*/true);
 }
 
-std::unique_ptr<runtime::Controller> NewConfigMapLabeler(
+Result<std::unique_ptr<runtime::Controller>> NewConfigMapLabeler(
     ConfigMapLabelerOptions options, informers::SharedInformerFactory& factory,
     std::shared_ptr<client::RestClient> client) {
   auto informer = factory.InformerFor(ConfigMapsResource());
@@ -53,11 +53,10 @@ std::unique_ptr<runtime::Controller> NewConfigMapLabeler(
   co.max_concurrent_reconciles = options.workers;
   auto reconciler = std::make_shared<ConfigMapLabeler>(
       options, cache::GenericLister(informer->GetIndexer()), configmaps);
-  auto controller = std::make_unique<runtime::Controller>(co, reconciler);
   // Creates pass; updates only when labels changed (status-free objects: this skips resyncs).
-  (void)controller->Watch(std::make_shared<runtime::InformerSource>(informer),
-                          runtime::EnqueueRequestForObject(), {runtime::LabelChangedPredicate()});
-  return controller;
+  return runtime::NewControllerManagedBy(co)
+      .For(informer, {runtime::LabelChangedPredicate()})
+      .Complete(reconciler);
 }
 
 }  // namespace kcm::examples

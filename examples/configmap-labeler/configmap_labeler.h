@@ -10,6 +10,7 @@
 #include "pkg/client/resource_client.h"
 #include "pkg/informers/shared_informer_factory.h"
 #include "pkg/runtime/controller.h"
+#include "pkg/runtime/reconciler.h"
 
 namespace kcm::examples {
 
@@ -37,10 +38,11 @@ class ConfigMapLabeler final : public runtime::Reconciler {
 // The ConfigMap resource as a schema-less (generic) informer resource.
 informers::ResourceType ConfigMapsResource();
 
-// Builds the controller: a generic ConfigMap informer from the factory, a watch that enqueues
-// each ConfigMap whose labels changed (or that was created), and the reconciler. Start the
+// Builds the controller (runtime::NewControllerManagedBy): a generic ConfigMap informer from the
+// factory, For that informer with a predicate that passes ConfigMaps whose labels changed (or
+// that were created), and the reconciler. Start the
 // factory and then controller->Start(stop).
-std::unique_ptr<runtime::Controller> NewConfigMapLabeler(
+Result<std::unique_ptr<runtime::Controller>> NewConfigMapLabeler(
     ConfigMapLabelerOptions options, informers::SharedInformerFactory& factory,
     std::shared_ptr<client::RestClient> client);
 

@@ -53,8 +53,12 @@ int main(int argc, char** argv) {
   options.label_key = FLAGS_label.substr(0, eq);
   options.label_value = FLAGS_label.substr(eq + 1);
   auto controller = kcm::examples::NewConfigMapLabeler(options, factory, *client);
+  if (!controller.ok()) {
+    std::cerr << "error: " << controller.error().ToString() << "\n";
+    return 1;
+  }
   factory.Start(stop.get_token());
-  kcm::Status s = controller->Start(stop.get_token());
+  kcm::Status s = (*controller)->Start(stop.get_token());
   factory.Shutdown();
   if (!s.ok()) {
     LOG(ERROR) << s.error().ToString();

@@ -8,7 +8,7 @@
 #include "pkg/api/time.h"
 #include "pkg/client/api_errors.h"
 #include "pkg/controller/pod_control.h"
-#include "pkg/controller/replicaset_client.h"
+#include "pkg/controller/typed_client.h"
 
 namespace kcm::controller {
 namespace {

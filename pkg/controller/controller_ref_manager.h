@@ -12,12 +12,12 @@
 #include "pkg/api/labels.h"
 #include "pkg/api/object.h"
 #include "pkg/api/object_meta.h"
+#include "pkg/controller/typed_client.h"
 #include "pkg/util/result.h"
 
 namespace kcm::controller {
 
 class PodControlInterface;
-class ReplicaSetClient;
 
 // The uncached check that the controller still exists and is not being deleted, run once before
 // the first adoption (adopting for a controller that is going away would orphan the object again).

@@ -6,9 +6,10 @@
 #include <condition_variable>
 #include <exception>
 #include <thread>
+#include <variant>
 
-#include "pkg/metrics/first_write.h"
 #include "pkg/metrics/metrics.h"
+#include "pkg/runtime/reaction_tracker.h"
 #include "pkg/util/klog.h"
 #include "pkg/workqueue/default_rate_limiters.h"
 
@@ -35,32 +36,6 @@ struct Controller::Metrics {
         {0.005, 0.01, 0.025, 0.05, 0.1,  0.15, 0.2,  0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6,
          0.7,   0.8,  0.9,   1.0,  1.25, 1.5,  1.75, 2.0,  2.5, 3.0,  3.5, 4.0,  4.5, 5,
          6,     7,    8,     9,    10,   15,   20,   25,   30,  40,   50,  60});
-    // Ours (upstream has none): a reaction, from the event handler's enqueue of a key to the
-    // first write request of the reconcile it caused; its SLI part, which leaves out the waits
-    // that are not the controller's own time (as kubelet_pod_start_sli_duration_seconds leaves
-    // out image pulls); and those waits by reason. Per reaction, duration = sli + the waits.
-    static const std::vector<double> buckets = {
-        0.0001, 0.00025, 0.0005, 0.001, 0.002, 0.003, 0.004, 0.005, 0.0075, 0.01, 0.015,
-        0.02,   0.03,    0.05,   0.075, 0.1,   0.25,  0.5,   1,     2.5,    5,    10};
-    static const metrics::HistogramVec reaction(
-        "controller_reaction_duration_seconds",
-        "Seconds from the event that queued a request to the first write request its "
-        "reconciliation sent, per controller, waits included",
-        {"controller"}, buckets);
-    static const metrics::HistogramVec sli(
-        "controller_reaction_sli_duration_seconds",
-        "controller_reaction_duration_seconds less the waits in "
-        "controller_reaction_wait_duration_seconds: the controller's own part of a reaction "
-        "(queue wait for a free worker, reconciliation up to its first write, client rate "
-        "limiter), per controller",
-        {"controller"}, buckets);
-    static const metrics::HistogramVec waits(
-        "controller_reaction_wait_duration_seconds",
-        "Seconds a reaction waited outside the controller's own work, per controller and "
-        "reason: key_in_flight (behind a reconciliation of the same key already running), "
-        "stale_cache (for the informers to apply the controller's own writes), retry_backoff "
-        "(a rate-limited requeue); observed for reactions that waited so",
-        {"controller", "reason"}, buckets);
     static const metrics::GaugeVec workers("controller_runtime_max_concurrent_reconciles",
                                            "Maximum number of concurrent reconciles per controller",
                                            {"controller"});
@@ -75,18 +50,12 @@ struct Controller::Metrics {
     terminal_errors = terminal.With({name});
     reconcile_panics = panics.With({name});
     reconcile_time = time.With({name});
-    reaction_time = reaction.With({name});
-    reaction_sli = sli.With({name});
-    wait_key_in_flight = waits.With({name, "key_in_flight"});
-    wait_stale_cache = waits.With({name, "stale_cache"});
-    wait_retry_backoff = waits.With({name, "retry_backoff"});
     max_concurrent = workers.With({name});
     active_workers = active.With({name});
   }
   metrics::Counter success, error, requeue, requeue_after, reconcile_errors, terminal_errors,
       reconcile_panics;
-  metrics::Histogram reconcile_time, reaction_time, reaction_sli, wait_key_in_flight,
-      wait_stale_cache, wait_retry_backoff;
+  metrics::Histogram reconcile_time;
   metrics::Gauge max_concurrent, active_workers;
 };
 
@@ -94,7 +63,8 @@ Controller::Controller(ControllerOptions options, std::shared_ptr<Reconciler> re
     : options_(std::move(options)),
       clock_(options_.clock ? *options_.clock : RealClock::Get()),
       reconciler_(std::move(reconciler)),
-      metrics_(std::make_unique<Metrics>(options_.name)) {
+      metrics_(std::make_unique<Metrics>(options_.name)),
+      reactions_(std::make_unique<ReactionTracker>(options_.name, clock_)) {
   if (options_.max_concurrent_reconciles < 1) options_.max_concurrent_reconciles = 1;
 }
 
@@ -212,70 +182,14 @@ void Controller::Worker(std::stop_token stop) {
   }
 }
 
-namespace {
-double Seconds(Clock::duration d) {
-  return std::chrono::duration<double>(d).count();
-}
-}  // namespace
-
 void Controller::ReconcileHandler(const Queue::Item& item, std::stop_token stop) {
   const std::string& key = item.key;
   Request req = Request::FromKey(key);
   metrics_->active_workers.Inc();
   auto start = clock_.Now();
-  // A reconcile an event caused records its reaction at its first write. A reaction that a
-  // rate-limited retry or a wake continues (the previous reconcile wrote nothing and asked to
-  // come back, e.g. a stale cache) still runs from its event, and the time it was parked counts
-  // as a wait; a requeue-after alone (a timer) starts none, and a reconcile that writes nothing
-  // and is done records nothing.
-  std::optional<Reaction> reaction;
-  {
-    std::lock_guard lock(reactions_mu_);
-    if (auto it = pending_reactions_.find(key); it != pending_reactions_.end()) {
-      reaction = it->second;
-      pending_reactions_.erase(it);
-    }
-  }
-  if (reaction) {
-    // Parked from the end of the last reconcile until the key was ready again (the wake's or
-    // the retry timer's add, or an event's); from then on it waited for a worker, its own time.
-    const Clock::duration parked =
-        std::max(Clock::duration::zero(), item.ready_at - reaction->parked_at);
-    (reaction->parked_for_wake ? reaction->stale_cache : reaction->retry_backoff) += parked;
-  } else if (item.added_at) {
-    reaction.emplace();
-    reaction->start = *item.added_at;
-    // Added while a worker held the key: ready only once that reconcile was done.
-    reaction->key_in_flight = std::max(Clock::duration::zero(), item.ready_at - *item.added_at);
-  }
-  std::optional<metrics::FirstWriteProbe> probe;
-  if (reaction) {
-    probe.emplace([this, r = *reaction] {
-      const Clock::duration total = clock_.Now() - r.start;
-      const Clock::duration waited = r.key_in_flight + r.stale_cache + r.retry_backoff;
-      metrics_->reaction_time.Observe(Seconds(total));
-      metrics_->reaction_sli.Observe(Seconds(std::max(Clock::duration::zero(), total - waited)));
-      if (r.key_in_flight > Clock::duration::zero()) {
-        metrics_->wait_key_in_flight.Observe(Seconds(r.key_in_flight));
-      }
-      if (r.stale_cache > Clock::duration::zero()) {
-        metrics_->wait_stale_cache.Observe(Seconds(r.stale_cache));
-      }
-      if (r.retry_backoff > Clock::duration::zero()) {
-        metrics_->wait_retry_backoff.Observe(Seconds(r.retry_backoff));
-      }
-    });
-  }
-  metrics::ScopedFirstWriteProbe probe_scope(probe ? &*probe : nullptr);
-  // When the reconcile asks to come back: a reaction that has not written yet goes on in the
-  // next reconcile, parked from now.
-  auto carry_reaction = [&](bool for_wake) {
-    if (!probe || probe->fired()) return;
-    reaction->parked_at = clock_.Now();
-    reaction->parked_for_wake = for_wake;
-    std::lock_guard lock(reactions_mu_);
-    pending_reactions_[key] = *reaction;
-  };
+  // Its first write ends the reaction that queued the key (or one an earlier reconcile of the
+  // key carried over).
+  ReactionTracker::Reconcile reaction = reactions_->Begin(item);
   std::optional<Result<ReconcileResult>> outcome;
   try {
     outcome.emplace(reconciler_->Reconcile(req, stop));
@@ -319,30 +233,32 @@ void Controller::ReconcileHandler(const Queue::Item& item, std::stop_token stop)
     }
     KLOG_ERRORS(r.error().ToString(), "Reconciler error", "controller", options_.name,
                 options_.name, klog::KRef(req.namespace_, req.name));
-    carry_reaction(/*for_wake=*/false);
+    reaction.CarryOver(/*for_wake=*/false);
     queue_->AddRateLimited(key);
     return;
   }
-  if (r->requeue_after > std::chrono::nanoseconds(0)) {
-    // Forget first so the delay is exactly requeue_after, not rate-limited.
+  if (const auto* after = std::get_if<reconcile::RequeueAfter>(&*r);
+      after != nullptr && after->delay > std::chrono::nanoseconds::zero()) {
+    // Forget first so the delay is exactly the one asked for, not rate-limited.
     queue_->Forget(key);
-    queue_->AddAfter(key, std::chrono::duration_cast<Clock::duration>(r->requeue_after));
+    queue_->AddAfter(key, std::chrono::duration_cast<Clock::duration>(after->delay));
     metrics_->requeue_after.Inc();
     return;
   }
-  if (r->awaiting_wake) {
+  if (std::holds_alternative<reconcile::AwaitWake>(*r)) {
     // Neither Forget nor AddRateLimited: waiting for our own writes to reach the cache says
     // nothing about whether the request fails, and the wake puts it back without delay.
-    carry_reaction(/*for_wake=*/true);
+    reaction.CarryOver(/*for_wake=*/true);
     metrics_->requeue.Inc();
     return;
   }
-  if (r->requeue) {
-    carry_reaction(/*for_wake=*/false);
+  if (std::holds_alternative<reconcile::RequeueRateLimited>(*r)) {
+    reaction.CarryOver(/*for_wake=*/false);
     queue_->AddRateLimited(key);
     metrics_->requeue.Inc();
     return;
   }
+  // Done, or a RequeueAfter of no delay (as controller-runtime treats RequeueAfter 0).
   queue_->Forget(key);
   metrics_->success.Inc();
 }

@@ -1,7 +1,8 @@
 // Controller: a rate-limited work queue fed by sources through handlers and predicates, and N
 // workers that call a Reconciler with each queued Request (controller-runtime's Controller).
 // Watch may be called from any thread before or after Start; Start runs on one thread and blocks
-// until stop is requested, then lets in-flight reconciles finish.
+// until stop is requested, then lets in-flight reconciles finish. Build one with
+// NewControllerManagedBy (builder.h).
 #pragma once
 
 #include <chrono>
@@ -11,7 +12,6 @@
 #include <optional>
 #include <stop_token>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "pkg/runtime/reconciler.h"
@@ -20,6 +20,8 @@
 #include "pkg/workqueue/rate_limiter.h"
 
 namespace kcm::runtime {
+
+class ReactionTracker;
 
 struct ControllerOptions {
   // Names the controller in logs, the controller_runtime_* metrics and the queue's workqueue_*
@@ -64,7 +66,7 @@ class Controller {
   // Adds a key to the queue as an event handler would (the reaction starts now, unless one is
   // pending for the key). Thread-safe, and safe to keep: a no-op before Start and after the
   // controller is destroyed. For what wakes a request outside the informer handlers (a reconcile
-  // that returned awaiting_wake).
+  // that returned AwaitWake).
   std::function<void(const std::string& key)> Enqueuer();
   const std::string& name() const { return options_.name; }
 
@@ -99,22 +101,8 @@ class Controller {
   };
   const std::shared_ptr<QueueHandle> handle_ = std::make_shared<QueueHandle>();
 
-  // controller_reaction_*: a reaction from the event that queued a key to the first write its
-  // reconciles send, with the waits that are not the controller's own time (docs/operating.md).
-  struct Reaction {
-    Clock::time_point start;          // The event handler's Add.
-    Clock::duration key_in_flight{};  // Behind a reconcile of the same key already running.
-    Clock::duration stale_cache{};    // Parked until the informers applied our own writes.
-    Clock::duration retry_backoff{};  // Parked in a rate-limited requeue.
-    // While parked (between reconciles): since when, and whether for a wake (stale_cache) or
-    // for the rate limiter (retry_backoff).
-    Clock::time_point parked_at;
-    bool parked_for_wake = false;
-  };
-  // Reactions whose reconcile ended without a write and asked to come back (rate-limited, or
-  // awaiting a wake): the next reconcile of the key continues them.
-  std::mutex reactions_mu_;
-  std::unordered_map<std::string, Reaction> pending_reactions_;
+  // controller_reaction_*, continued across the reconciles of a key (docs/operating.md).
+  std::unique_ptr<ReactionTracker> reactions_;
 };
 
 }  // namespace kcm::runtime

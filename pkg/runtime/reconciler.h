@@ -6,6 +6,7 @@
 #include <functional>
 #include <stop_token>
 
+#include "pkg/runtime/reconcile_result.h"
 #include "pkg/runtime/request.h"
 #include "pkg/util/result.h"
 

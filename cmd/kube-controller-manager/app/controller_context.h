@@ -65,34 +65,31 @@ struct ControllerContext {
 // (record.NewBroadcaster, StartRecordingToSink with the controller's clientset): its events are
 // written through ctx.events_sink but spend the tokens of `controller_client`'s rate limiter, so
 // --kube-api-qps bounds a controller's API writes and its events together, as upstream. Keep the
-// broadcaster alive as long as the controller (ControllerRunnable's keep_alive); its destructor
+// broadcaster alive as long as the controller (RunnableController's keep_alive); its destructor
 // flushes what is queued.
 std::shared_ptr<record::EventBroadcaster> NewControllerEventBroadcaster(
     const ControllerContext& ctx, std::shared_ptr<client::RestClient> controller_client);
 
-// A started controller: Run blocks until stop, then returns OK once its in-flight work
-// finished. Returning before stop (with an error, e.g. its caches never synced within
-// --controller-cache-sync-timeout) means the controller failed.
-class RunnableController {
+// A built controller as the daemon runs it: Run blocks until stop, then returns OK once its
+// in-flight work finished. Returning before stop (with an error, e.g. its caches never synced
+// within --controller-cache-sync-timeout) means the controller failed. It owns the controller an
+// InitFunc built (the Deployment and ReplicaSet controllers alike: `Status Run(std::stop_token)`)
+// and what that controller's writers reference but do not own (an event recorder, the
+// broadcaster that writes its events), which it destroys after the controller.
+class RunnableController final {
  public:
-  virtual ~RunnableController() = default;
-  virtual Status Run(std::stop_token stop) = 0;
-};
-
-// The one RunnableController: a controller built by its InitFunc (the Deployment and ReplicaSet
-// controllers alike: constructed from the context's informers and clients, then `Status
-// Run(std::stop_token)`), plus what its writers reference but do not own (an event recorder).
-template <typename C>
-class ControllerRunnable final : public RunnableController {
- public:
-  explicit ControllerRunnable(std::unique_ptr<C> controller,
+  template <typename C>
+  explicit RunnableController(std::unique_ptr<C> controller,
                               std::vector<std::shared_ptr<const void>> keep_alive = {})
-      : keep_alive_(std::move(keep_alive)), controller_(std::move(controller)) {}
-  Status Run(std::stop_token stop) override { return controller_->Run(stop); }
+      : keep_alive_(std::move(keep_alive)),
+        run_([c = std::shared_ptr<C>(std::move(controller))](std::stop_token stop) {
+          return c->Run(stop);
+        }) {}
+  Status Run(std::stop_token stop) { return run_(std::move(stop)); }
 
  private:
   std::vector<std::shared_ptr<const void>> keep_alive_;  // destroyed after the controller
-  std::unique_ptr<C> controller_;
+  std::function<Status(std::stop_token)> run_;           // owns the controller
 };
 
 using NamedController = std::pair<std::string, std::unique_ptr<RunnableController>>;

@@ -1,8 +1,7 @@
 #include "cmd/kube-controller-manager/app/deployment.h"
 
 #include "controllers/deployment/deployment_controller.h"
-#include "pkg/controller/deployment_client.h"
-#include "pkg/controller/replicaset_client.h"
+#include "pkg/controller/fenced_client.h"
 
 namespace kcm::app {
 
@@ -22,12 +21,10 @@ Result<std::unique_ptr<RunnableController>> StartDeploymentController(Controller
   options.cache_sync_timeout = ctx.options.controller_cache_sync_timeout;
   auto controller = std::make_unique<deployment::DeploymentController>(
       ctx.informer_factory.Deployments(), ctx.informer_factory.ReplicaSets(),
-      ctx.informer_factory.Pods(), std::make_shared<controller::RealDeploymentClient>(*rest, fence),
-      std::make_shared<controller::RealReplicaSetClient>(*rest, fence), recorder,
-      std::move(options));
-  return std::unique_ptr<RunnableController>(
-      std::make_unique<ControllerRunnable<deployment::DeploymentController>>(
-          std::move(controller), std::vector<std::shared_ptr<const void>>{std::move(broadcaster)}));
+      ctx.informer_factory.Pods(), controller::NewFencedClient<api::Deployment>(*rest, fence),
+      controller::NewFencedClient<api::ReplicaSet>(*rest, fence), recorder, std::move(options));
+  return std::make_unique<RunnableController>(
+      std::move(controller), std::vector<std::shared_ptr<const void>>{std::move(broadcaster)});
 }
 
 }  // namespace kcm::app

@@ -2,8 +2,8 @@
 
 #include "controllers/replicaset/replica_set.h"
 #include "pkg/client/resource_client.h"
+#include "pkg/controller/fenced_client.h"
 #include "pkg/controller/pod_control.h"
-#include "pkg/controller/replicaset_client.h"
 
 namespace kcm::app {
 
@@ -29,18 +29,16 @@ Result<std::unique_ptr<RunnableController>> StartReplicaSetController(Controller
       ctx.options.feature_gates.Enabled(features::kStaleControllerConsistencyReplicaSet);
   auto controller = std::make_unique<replicaset::ReplicaSetController>(
       ctx.informer_factory.ReplicaSets(), ctx.informer_factory.Pods(),
-      std::make_shared<controller::RealReplicaSetClient>(*rest, fence), pod_control,
-      std::move(options));
+      controller::NewFencedClient<api::ReplicaSet>(*rest, fence), pod_control, std::move(options));
   // Pods the controller creates or adopts hold its next sync until the pod informer has them.
   pod_control->SetOnWrite(
       [c = controller.get()](std::string_view ns, const api::OwnerReference& owner,
                              const std::string& rv) { c->RecordPodWrite(ns, owner, rv); });
   // RealPodControl records events through a reference to the recorder: keep it alive, and the
   // broadcaster that writes them.
-  return std::unique_ptr<RunnableController>(
-      std::make_unique<ControllerRunnable<replicaset::ReplicaSetController>>(
-          std::move(controller),
-          std::vector<std::shared_ptr<const void>>{std::move(recorder), std::move(broadcaster)}));
+  return std::make_unique<RunnableController>(
+      std::move(controller),
+      std::vector<std::shared_ptr<const void>>{std::move(recorder), std::move(broadcaster)});
 }
 
 }  // namespace kcm::app

@@ -59,10 +59,11 @@ TEST(ConfigMapLabelerTest, LabelsEveryConfigMapAndRestoresRemovedLabels) {
   options.label_key = "example.kcm.io/team";
   options.label_value = "payments";
   auto controller = NewConfigMapLabeler(options, factory, client);
+  ASSERT_TRUE(controller.ok()) << controller.error().ToString();
   std::stop_source stop;
   factory.Start(stop.get_token());
   Status result;
-  std::thread runner([&] { result = controller->Start(stop.get_token()); });
+  std::thread runner([&] { result = (*controller)->Start(stop.get_token()); });
 
   // A ConfigMap that existed before the controller started, and one created after.
   EXPECT_TRUE(Eventually([&] { return LabelOf(ns, "before", options.label_key) == "payments"; }));

@@ -23,7 +23,7 @@
 #include "pkg/client/resource_client.h"
 #include "pkg/client/rest_client.h"
 #include "pkg/controller/pod_control.h"
-#include "pkg/controller/replicaset_client.h"
+#include "pkg/controller/typed_client.h"
 #include "pkg/informers/shared_informer_factory.h"
 #include "pkg/record/client_event_sink.h"
 #include "pkg/record/event_broadcaster.h"
@@ -214,7 +214,7 @@ class ReplicaSetIntegration : public ::testing::Test {
         std::make_shared<client::ResourceClient>(rest, kPods, true), *recorder_, "apps/v1");
     pod_control_ = std::make_shared<GatedPodControl>(real_control);
     rs_client_ = std::make_shared<CountingReplicaSetClient>(
-        std::make_shared<controller::RealReplicaSetClient>(rest));
+        std::make_shared<controller::RestTypedClient<api::ReplicaSet>>(rest));
     rs_informer_ = factory_->ReplicaSets();
     controller_ = std::make_unique<ReplicaSetController>(*rs_informer_, factory_->Pods(),
                                                          rs_client_, pod_control_,

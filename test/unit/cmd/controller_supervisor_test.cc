@@ -25,10 +25,10 @@ void BlockUntil(std::stop_token stop) {
 }
 
 // Runs until stopped, or returns `early` once `fail` is requested.
-class FakeController final : public RunnableController {
+class FakeController final {
  public:
   explicit FakeController(std::optional<Status> early = std::nullopt) : early_(std::move(early)) {}
-  Status Run(std::stop_token stop) override {
+  Status Run(std::stop_token stop) {
     runs_++;
     std::mutex m;
     std::condition_variable_any cv;
@@ -57,7 +57,7 @@ std::vector<NamedController> Make(std::vector<std::pair<std::string, FakeControl
   for (size_t i = 0; i < early.size(); ++i) {
     auto c = std::make_unique<FakeController>(early[i]);
     out.emplace_back(names[i], c.get());
-    v.emplace_back(names[i], std::move(c));
+    v.emplace_back(names[i], std::make_unique<RunnableController>(std::move(c)));
   }
   return v;
 }

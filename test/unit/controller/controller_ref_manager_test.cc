@@ -7,8 +7,8 @@
 
 #include "pkg/api/json.h"
 #include "pkg/api/object_builders.h"
-#include "pkg/controller/testing/fake_clients.h"
 #include "pkg/controller/testing/fake_pod_control.h"
+#include "pkg/controller/testing/fake_typed_client.h"
 #include "test/unit/controller/test_objects.h"
 
 namespace kcm::controller {

@@ -23,7 +23,7 @@
 #include "pkg/cache/indexer.h"
 #include "pkg/cache/keys.h"
 #include "pkg/client/api_errors.h"
-#include "pkg/controller/testing/fake_clients.h"
+#include "pkg/controller/testing/fake_typed_client.h"
 #include "pkg/record/fake_recorder.h"
 #include "pkg/util/clock.h"
 
@@ -45,12 +45,12 @@ inline Value Parse(const std::string& s) {
 }
 
 inline std::shared_ptr<const api::Deployment> DecodeD(const std::string& json) {
-  auto d = controller::DecodeDeploymentBody(json);
+  auto d = controller::DecodeBody<api::Deployment>(json);
   EXPECT_TRUE(d.ok()) << (d.ok() ? "" : d.error().ToString()) << json;
   return d.ok() ? *d : nullptr;
 }
 inline std::shared_ptr<const api::ReplicaSet> DecodeRS(const std::string& json) {
-  auto rs = controller::DecodeReplicaSetBody(json);
+  auto rs = controller::DecodeBody<api::ReplicaSet>(json);
   EXPECT_TRUE(rs.ok()) << (rs.ok() ? "" : rs.error().ToString()) << json;
   return rs.ok() ? *rs : nullptr;
 }
@@ -219,7 +219,9 @@ inline const api::Condition* Cond(const api::Deployment& d, std::string_view typ
 class DeploymentControllerTest : public ::testing::Test {
  protected:
   DeploymentControllerTest() : d_index_(NewIndex()), rs_index_(NewIndex()), pod_index_(NewIndex()) {
-    deployments_ = std::make_shared<controller::testing::FakeDeploymentClient>(actions_);
+    // Deployments come from JSON: status writes are answered as an API server stores them.
+    deployments_ = std::make_shared<controller::testing::FakeDeploymentClient>(
+        actions_, controller::testing::StatusAnswer::kDecodedBody);
     replicasets_ = std::make_shared<controller::testing::FakeReplicaSetClient>(actions_);
     recorder_ = std::make_shared<record::FakeRecorder>();
     DeploymentControllerOptions opts;

@@ -5,6 +5,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <variant>
+
 #include "test/unit/deployment/fixture.h"
 
 namespace kcm::deployment::testing {
@@ -41,8 +43,8 @@ TEST_F(DeploymentControllerTest, NoProgressRequeuesJustAfterTheDeadline) {
   ASSERT_TRUE(r.ok()) << r.error().ToString();
   EXPECT_THAT(actions_->Actions(), IsEmpty());  // nothing changed, nothing written
   // The progress check comes back in the result, not through the queue.
-  EXPECT_EQ(r->requeue_after, std::chrono::seconds(501));
-  EXPECT_FALSE(r->requeue);
+  EXPECT_EQ(*r, runtime::RequeueAfter(std::chrono::seconds(501)));
+  EXPECT_FALSE(std::holds_alternative<runtime::reconcile::RequeueRateLimited>(*r));
 }
 
 TEST_F(DeploymentControllerTest, LessThanASecondLeftRequeuesRateLimitedNow) {
@@ -52,8 +54,8 @@ TEST_F(DeploymentControllerTest, LessThanASecondLeftRequeuesRateLimitedNow) {
   Add(rs);
   Result<runtime::ReconcileResult> r = Reconcile();
   ASSERT_TRUE(r.ok()) << r.error().ToString();
-  EXPECT_TRUE(r->requeue);
-  EXPECT_EQ(r->requeue_after, std::chrono::nanoseconds::zero());
+  EXPECT_TRUE(std::holds_alternative<runtime::reconcile::RequeueRateLimited>(*r));
+  EXPECT_FALSE(std::holds_alternative<runtime::reconcile::RequeueAfter>(*r));
 }
 
 TEST_F(DeploymentControllerTest, DeadlineExceeded) {

@@ -5,6 +5,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <variant>
+
 #include "test/unit/deployment/fixture.h"
 
 namespace kcm::deployment::testing {
@@ -84,8 +86,8 @@ TEST_F(DeploymentControllerTest, RecreateCreatesTheNewRSOnlyOnTheStatusItLastWro
   Result<runtime::ReconcileResult> waited = controller_->SyncDeployment("default", "foo");
   ASSERT_TRUE(waited.ok()) << waited.error().ToString();
   // No requeue: the event of the write the store has not applied yet enqueues it.
-  EXPECT_FALSE(waited->requeue);
-  EXPECT_EQ(waited->requeue_after, std::chrono::nanoseconds(0));
+  EXPECT_FALSE(std::holds_alternative<runtime::reconcile::RequeueRateLimited>(*waited));
+  EXPECT_FALSE(std::holds_alternative<runtime::reconcile::RequeueAfter>(*waited));
   EXPECT_THAT(actions_->Actions(), IsEmpty());
 
   // 3. The informer applied the write (the fake server answered resourceVersion 1001): the new RS

@@ -5,6 +5,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <variant>
+
 #include "test/unit/deployment/fixture.h"
 
 namespace kcm::deployment::testing {
@@ -83,19 +85,19 @@ TEST_F(DeploymentControllerTest, CreateInTerminatingNamespaceIsForgotten) {
   EXPECT_TRUE(recorder_->Events().empty());
   Result<runtime::ReconcileResult> handled = DeploymentController::HandleErr(s.error());
   ASSERT_TRUE(handled.ok());
-  EXPECT_FALSE(handled->requeue);
-  EXPECT_EQ(handled->requeue_after, std::chrono::nanoseconds::zero());
+  EXPECT_FALSE(std::holds_alternative<runtime::reconcile::RequeueRateLimited>(*handled));
+  EXPECT_FALSE(std::holds_alternative<runtime::reconcile::RequeueAfter>(*handled));
   // Reconcile applies it: the runtime forgets the key.
   Result<runtime::ReconcileResult> reconciled = Reconcile();
   ASSERT_TRUE(reconciled.ok());
-  EXPECT_FALSE(reconciled->requeue);
+  EXPECT_FALSE(std::holds_alternative<runtime::reconcile::RequeueRateLimited>(*reconciled));
   // Any other error is still retried.
   EXPECT_FALSE(DeploymentController::HandleErr(Error{403, "Forbidden", "quota", {}}).ok());
   // A successful sync's result passes through unchanged.
-  Result<runtime::ReconcileResult> passed = DeploymentController::HandleErr(
-      runtime::ReconcileResult{.requeue_after = std::chrono::seconds(7)});
+  Result<runtime::ReconcileResult> passed =
+      DeploymentController::HandleErr(runtime::RequeueAfter(std::chrono::seconds(7)));
   ASSERT_TRUE(passed.ok());
-  EXPECT_EQ(passed->requeue_after, std::chrono::seconds(7));
+  EXPECT_EQ(*passed, runtime::RequeueAfter(std::chrono::seconds(7)));
 }
 
 // --- scale: proportional scaling -----------------------------------------------------------------
@@ -267,8 +269,8 @@ TEST_F(DeploymentControllerTest, SyncWaitsUntilTheInformersAppliedItsOwnWrites) 
   Result<runtime::ReconcileResult> r = controller_->SyncDeployment("default", "foo");
   ASSERT_TRUE(r.ok());
   EXPECT_THAT(actions_->Actions(), IsEmpty());
-  EXPECT_FALSE(r->requeue);
-  EXPECT_EQ(r->requeue_after, std::chrono::nanoseconds(0));
+  EXPECT_FALSE(std::holds_alternative<runtime::reconcile::RequeueRateLimited>(*r));
+  EXPECT_FALSE(std::holds_alternative<runtime::reconcile::RequeueAfter>(*r));
 
   // Applied (newer events count too): the sync runs; a scale-up writes the RS (1002).
   d_store_rv_ = "1500";
@@ -322,7 +324,7 @@ TEST_F(DeploymentControllerTest, WaitingDeploymentIsWokenWhenTheInformersCatchUp
   d_store_rv_ = "1000";
   Result<runtime::ReconcileResult> r = controller_->SyncDeployment("default", "foo");
   ASSERT_TRUE(r.ok());
-  EXPECT_TRUE(r->awaiting_wake);
+  EXPECT_TRUE(std::holds_alternative<runtime::reconcile::AwaitWake>(*r));
   store->StoresAdvanced();
   EXPECT_THAT(woken, IsEmpty());
   d_store_rv_ = "1001";  // the first of its two status writes: not yet

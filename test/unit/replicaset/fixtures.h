@@ -17,8 +17,8 @@
 #include "pkg/cache/indexer.h"
 #include "pkg/cache/keys.h"
 #include "pkg/client/api_errors.h"
-#include "pkg/controller/testing/fake_clients.h"
 #include "pkg/controller/testing/fake_pod_control.h"
+#include "pkg/controller/testing/fake_typed_client.h"
 #include "pkg/util/clock.h"
 
 namespace kcm::replicaset::testing {

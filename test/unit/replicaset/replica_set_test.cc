@@ -8,6 +8,7 @@
 #include <atomic>
 #include <map>
 #include <string>
+#include <variant>
 
 #include "controllers/replicaset/replica_set_utils.h"
 #include "pkg/client/resource_client.h"
@@ -622,14 +623,15 @@ TEST_F(ControllerTest, RequeueAtNextAvailability) {
   AddPod("b", {.owner = "rs", .app = "rs", .ready_since = Now() - 25s});
   auto r = Sync("rs");
   ASSERT_TRUE(r.ok());
-  EXPECT_GT(r->requeue_after, 5s);
-  EXPECT_LE(r->requeue_after, 5s + 10ms);
+  ASSERT_TRUE(std::holds_alternative<runtime::reconcile::RequeueAfter>(*r));
+  EXPECT_GT(std::get<runtime::reconcile::RequeueAfter>(*r).delay, 5s);
+  EXPECT_LE(std::get<runtime::reconcile::RequeueAfter>(*r).delay, 5s + 10ms);
 
   // All available: no requeue.
   clock_.Step(31s);
   r = Sync("rs");
   ASSERT_TRUE(r.ok());
-  EXPECT_EQ(r->requeue_after, 0s);
+  EXPECT_FALSE(std::holds_alternative<runtime::reconcile::RequeueAfter>(*r));
 }
 
 // upstream updatePod: a pod turning Ready enqueues its RS after minReadySeconds (+1 s, as
@@ -694,14 +696,14 @@ TEST_F(ControllerTest, StaleControllerConsistencyWaitsForOwnWrites) {
   // First sync: nothing recorded yet; writes status (replicas 0 -> 3) at RV 100.
   auto first = Sync("rs");
   ASSERT_TRUE(first.ok());
-  EXPECT_FALSE(first->requeue);
+  EXPECT_FALSE(std::holds_alternative<runtime::reconcile::RequeueRateLimited>(*first));
   ASSERT_EQ(rs_client_->StatusWrites().size(), 1u);
 
   // The cache still shows the ReplicaSet before that write: wait, touching nothing.
   ASSERT_TRUE(rs_index_->Delete(rs).ok());  // even a vanished RS is not acted on yet
   auto stale = Sync("rs");
   ASSERT_TRUE(stale.ok());
-  EXPECT_TRUE(stale->requeue);
+  EXPECT_TRUE(std::holds_alternative<runtime::reconcile::RequeueRateLimited>(*stale));
   EXPECT_EQ(rs_client_->StatusWrites().size(), 1u);
   EXPECT_EQ(pod_control_->CreateCallCount(), 0);
 
@@ -712,17 +714,17 @@ TEST_F(ControllerTest, StaleControllerConsistencyWaitsForOwnWrites) {
   ASSERT_TRUE(rs_index_->Add(*stored).ok());
   auto caught_up = Sync("rs");
   ASSERT_TRUE(caught_up.ok());
-  EXPECT_FALSE(caught_up->requeue);
+  EXPECT_FALSE(std::holds_alternative<runtime::reconcile::RequeueRateLimited>(*caught_up));
   EXPECT_EQ(rs_client_->StatusWrites().size(), 1u);
 
   // A pod written for the ReplicaSet (create or adoption) holds it the same way; a pod whose
   // controller is not a ReplicaSet is not ours to track.
   controller_->RecordPodWrite("ns", {"apps/v1", "Deployment", "rs", "uid-rs", true, true}, "150");
-  EXPECT_FALSE(Sync("rs")->requeue);
+  EXPECT_FALSE(std::holds_alternative<runtime::reconcile::RequeueRateLimited>(*Sync("rs")));
   controller_->RecordPodWrite("ns", {"apps/v1", "ReplicaSet", "rs", "uid-rs", true, true}, "150");
-  EXPECT_TRUE(Sync("rs")->requeue);
+  EXPECT_TRUE(std::holds_alternative<runtime::reconcile::RequeueRateLimited>(*Sync("rs")));
   pod_rv = "151";
-  EXPECT_FALSE(Sync("rs")->requeue);
+  EXPECT_FALSE(std::holds_alternative<runtime::reconcile::RequeueRateLimited>(*Sync("rs")));
 }
 
 // With a ready sink (Run sets the controller's queue), a stale sync is not requeued through the
@@ -747,8 +749,8 @@ TEST_F(ControllerTest, StaleSyncIsWokenWhenTheInformersCatchUp) {
 
   auto stale = Sync("rs");
   ASSERT_TRUE(stale.ok());
-  EXPECT_TRUE(stale->awaiting_wake);
-  EXPECT_FALSE(stale->requeue);
+  EXPECT_TRUE(std::holds_alternative<runtime::reconcile::AwaitWake>(*stale));
+  EXPECT_FALSE(std::holds_alternative<runtime::reconcile::RequeueRateLimited>(*stale));
   EXPECT_EQ(rs_client_->StatusWrites().size(), 1u);
   EXPECT_EQ(store->Waiting(), 1u);
 
@@ -767,8 +769,8 @@ TEST_F(ControllerTest, StaleSyncIsWokenWhenTheInformersCatchUp) {
   EXPECT_EQ(store->Waiting(), 0u);
   auto after = Sync("rs");
   ASSERT_TRUE(after.ok());
-  EXPECT_FALSE(after->awaiting_wake);
-  EXPECT_FALSE(after->requeue);
+  EXPECT_FALSE(std::holds_alternative<runtime::reconcile::AwaitWake>(*after));
+  EXPECT_FALSE(std::holds_alternative<runtime::reconcile::RequeueRateLimited>(*after));
 }
 
 TEST_F(ControllerTest, StaleControllerConsistencyOffByGate) {
@@ -780,8 +782,8 @@ TEST_F(ControllerTest, StaleControllerConsistencyOffByGate) {
   rs_client_->NumberWritesFrom(100);
   AddRS(NewReplicaSet("rs", 1));
   AddOwnedPods("rs", 1);
-  EXPECT_FALSE(Sync("rs")->requeue);
-  EXPECT_FALSE(Sync("rs")->requeue);
+  EXPECT_FALSE(std::holds_alternative<runtime::reconcile::RequeueRateLimited>(*Sync("rs")));
+  EXPECT_FALSE(std::holds_alternative<runtime::reconcile::RequeueRateLimited>(*Sync("rs")));
 }
 
 }  // namespace

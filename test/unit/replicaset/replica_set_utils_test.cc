@@ -1,12 +1,13 @@
 // Unit tests of replica_set_utils (conditions, calculateStatus edge cases, next availability) and
-// of RealReplicaSetClient's status write against a scripted HTTP server (R14: a lossless PUT).
+// of RestTypedClient<ReplicaSet>'s status write against a scripted HTTP server (R14: a lossless
+// PUT).
 #include "controllers/replicaset/replica_set_utils.h"
 
 #include <gtest/gtest.h>
 
 #include "pkg/api/json.h"
 #include "pkg/client/resource_client.h"
-#include "pkg/controller/replicaset_client.h"
+#include "pkg/controller/typed_client.h"
 #include "test/unit/client/test_server.h"
 #include "test/unit/replicaset/fixtures.h"
 
@@ -67,7 +68,7 @@ TEST(NextAvailabilityCheckTest, NoneWithoutMinReadyOrWhenAllAvailable) {
 
 // R14, decision 1: the status PUT goes to .../status, starts from the object's raw JSON (unknown
 // fields and resourceVersion kept) and replaces the modelled status fields.
-TEST(RealReplicaSetClientTest, StatusPutKeepsUnknownFields) {
+TEST(RestTypedClientTest, StatusPutKeepsUnknownFields) {
   const std::string raw =
       R"({"apiVersion":"apps/v1","kind":"ReplicaSet","metadata":{"name":"rs","namespace":"ns","uid":"u","resourceVersion":"42","generation":3,"futureMeta":1},)"
       R"("spec":{"replicas":2,"selector":{"matchLabels":{"app":"rs"}},"futureSpec":"x","template":{"metadata":{"labels":{"app":"rs"}},"spec":{"containers":[]}}},)"
@@ -76,7 +77,7 @@ TEST(RealReplicaSetClientTest, StatusPutKeepsUnknownFields) {
                                       kcm::testing::Conn& c) { c.Respond(200, req.body); });
   auto rest = client::RestClient::Create({.host = server.url(), .qps = -1});
   ASSERT_TRUE(rest.ok());
-  controller::RealReplicaSetClient rc(*rest);
+  controller::RestTypedClient<api::ReplicaSet> rc(*rest);
   api::Decoder decoder;
   auto rs = api::DecodeReplicaSet(decoder, api::JsonInput(raw));
   ASSERT_TRUE(rs.ok()) << rs.error().ToString();

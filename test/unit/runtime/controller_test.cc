@@ -49,7 +49,7 @@ class ScriptedReconciler final : public Reconciler {
       std::lock_guard lock(mu);
       seen.push_back(r.Key());
     }
-    return script ? script(r, n) : ReconcileResult{};
+    return script ? script(r, n) : Result<ReconcileResult>(Done());
   }
   // `calls` is counted before the key is recorded, so readers copy `seen` under the lock.
   std::vector<std::string> Seen() {
@@ -104,7 +104,7 @@ TEST(ControllerTest, ErrorRequeuesRateLimited) {
   auto rec = std::make_shared<ScriptedReconciler>();
   rec->script = [](const Request&, int call) -> Result<ReconcileResult> {
     if (call == 1) return Error::Local("Boom", "first try fails");
-    return ReconcileResult{};
+    return Done();
   };
   auto src = std::make_shared<ChannelSource>();
   Harness h(Options("ctl-error", &clock), rec);
@@ -122,13 +122,13 @@ TEST(ControllerTest, ErrorRequeuesRateLimited) {
   ASSERT_TRUE(Eventually([&] { return h.ctrl.queue()->NumRequeues("ns/a") == 0; }));
 }
 
-// requeueAfter > 0 -> Forget, then AddAfter exactly that delay.
+// RequeueAfter > 0 -> Forget, then AddAfter exactly that delay.
 TEST(ControllerTest, RequeueAfterForgetsThenAddsAfter) {
   FakeClock clock;
   auto rec = std::make_shared<ScriptedReconciler>();
   rec->script = [](const Request&, int call) -> Result<ReconcileResult> {
-    if (call == 1) return ReconcileResult{false, 30s};
-    return ReconcileResult{};
+    if (call == 1) return RequeueAfter(30s);
+    return Done();
   };
   auto src = std::make_shared<ChannelSource>();
   Harness h(Options("ctl-after", &clock), rec);
@@ -149,12 +149,13 @@ TEST(ControllerTest, RequeueAfterForgetsThenAddsAfter) {
             1);
 }
 
-// requeue=true -> AddRateLimited without an error.
+// RequeueRateLimited -> AddRateLimited without an error.
 TEST(ControllerTest, RequeueGoesThroughRateLimiter) {
   FakeClock clock;
   auto rec = std::make_shared<ScriptedReconciler>();
   rec->script = [](const Request&, int call) -> Result<ReconcileResult> {
-    return ReconcileResult{call == 1, 0s};
+    if (call == 1) return RequeueRateLimited();
+    return Done();
   };
   auto src = std::make_shared<ChannelSource>();
   Harness h(Options("ctl-requeue", &clock), rec);
@@ -230,7 +231,7 @@ TEST(ControllerTest, ExceptionIsRecoveredAndRequeued) {
   auto rec = std::make_shared<ScriptedReconciler>();
   rec->script = [](const Request&, int call) -> Result<ReconcileResult> {
     if (call == 1) throw std::runtime_error("nil pointer");
-    return ReconcileResult{};
+    return Done();
   };
   auto src = std::make_shared<ChannelSource>();
   Harness h(Options("ctl-panic", &clock), rec);
@@ -264,7 +265,7 @@ TEST(ControllerTest, KeyNeverReconciledConcurrentlyAndDeduplicated) {
       --in_flight[r.Key()];
     }
     ++calls;
-    return Result<ReconcileResult>(ReconcileResult{});
+    return Result<ReconcileResult>(Done());
   });
   Harness h(Options("ctl-exclusive", &clock, 4), rec);
   h.Run();
@@ -320,7 +321,7 @@ TEST(ControllerTest, ShutdownWaitsForInFlightReconcile) {
     entered = true;
     while (!release) std::this_thread::sleep_for(1ms);
     finished = true;
-    return Result<ReconcileResult>(ReconcileResult{});
+    return Result<ReconcileResult>(Done());
   });
   auto h = std::make_unique<Harness>(Options("ctl-shutdown", &clock), rec);
   h->Run();
@@ -433,17 +434,17 @@ TEST(ControllerTest, ReactionTimeRunsFromEnqueueToFirstWrite) {
     if (r.name == "first") {  // Holds the only worker 4 ms once "second" waits; writes nothing.
       EXPECT_TRUE(Eventually([&] { return queue->Len() == 1; }));
       clock.Step(4ms);
-      return ReconcileResult{};
+      return Done();
     }
     if (call == 2) {  // "second", 4 ms after its enqueue.
       clock.Step(7ms);
       metrics::NoteWriteSent();
       clock.Step(5ms);
       metrics::NoteWriteSent();
-      return ReconcileResult{false, 30s};
+      return RequeueAfter(30s);
     }
     metrics::NoteWriteSent();  // "second" again, queued by the requeue-after: no event caused it.
-    return ReconcileResult{};
+    return Done();
   };
   auto src = std::make_shared<ChannelSource>();
   Harness h(Options("ctl-reaction", &clock), rec);
@@ -482,11 +483,11 @@ TEST(ControllerTest, ReactionTimeSpansRetriesThatWroteNothing) {
   rec->script = [&](const Request&, int call) -> Result<ReconcileResult> {
     if (call == 1) {
       clock.Step(3ms);
-      return ReconcileResult{.requeue = true};
+      return RequeueRateLimited();
     }
     clock.Step(2ms);
     metrics::NoteWriteSent();
-    return ReconcileResult{};
+    return Done();
   };
   auto src = std::make_shared<ChannelSource>();
   Harness h(Options("ctl-reaction-retry", &clock), rec);
@@ -506,7 +507,7 @@ TEST(ControllerTest, ReactionTimeSpansRetriesThatWroteNothing) {
   EXPECT_NEAR(reaction.Sum() - sum0, 0.015, 1e-9);
 }
 
-// awaiting_wake (a stale cache, with the ConsistencyStore to wake the key): nothing of the
+// AwaitWake (a stale cache, with the ConsistencyStore to wake the key): nothing of the
 // rate limiter's — no delayed requeue, no failure counted — and the reconcile that the
 // Enqueuer's add starts continues the reaction from the original event. This is where ours
 // departs from upstream on purpose: its syncReplicaSet returns the stale-cache error, which
@@ -517,11 +518,11 @@ TEST(ControllerTest, AwaitingWakeComesBackThroughTheEnqueuerOnly) {
   rec->script = [&](const Request&, int call) -> Result<ReconcileResult> {
     if (call == 1) {
       clock.Step(3ms);
-      return ReconcileResult{.awaiting_wake = true};
+      return AwaitWake();
     }
     clock.Step(2ms);
     metrics::NoteWriteSent();
-    return ReconcileResult{};
+    return Done();
   };
   auto src = std::make_shared<ChannelSource>();
   Harness h(Options("ctl-wake", &clock), rec);
@@ -571,7 +572,7 @@ std::map<double, uint64_t> NewPerBucket(const metrics::Histogram& h,
 // controller_reaction_sli_duration_seconds is the reaction less the waits that are not the
 // controller's own time, and controller_reaction_wait_duration_seconds{reason} shows those waits:
 // behind a reconcile of the same key already running (key_in_flight), parked until the informers
-// apply our own writes (stale_cache, an awaiting_wake reconcile and its wake), parked in a
+// apply our own writes (stale_cache, an AwaitWake reconcile and its wake), parked in a
 // rate-limited requeue (retry_backoff). Waiting for a free worker behind other keys is ours.
 // Every time below is set by the fake clock, mid-bucket, so the asserted buckets are exact.
 TEST(ControllerTest, ReactionSliLeavesOutTheWaits) {
@@ -587,14 +588,14 @@ TEST(ControllerTest, ReactionSliLeavesOutTheWaits) {
           metrics::NoteWriteSent();  // E1: 1.5 ms, all ours
           queue->Add("ns/a");        // event E2 at t=1.5 ms, while this reconcile runs
           clock.Step(6500us);        // done at t=8 ms: E2 waited 6.5 ms behind it
-          return ReconcileResult{};
+          return Done();
         case 2:  // E2's reconcile, t=8 ms: a stale cache, parked at t=9 ms
           clock.Step(1ms);
-          return ReconcileResult{.awaiting_wake = true};
+          return AwaitWake();
         default:  // woken at t=26 ms
           clock.Step(1500us);
           metrics::NoteWriteSent();  // E2: 26 ms = 6.5 in flight + 17 stale + 2.5 ours
-          return ReconcileResult{};
+          return Done();
       }
     }
     if (r.name == "b") {
@@ -604,17 +605,17 @@ TEST(ControllerTest, ReactionSliLeavesOutTheWaits) {
       }
       clock.Step(700us);         // the retry, at t=43 ms
       metrics::NoteWriteSent();  // 16.2 ms = 12 backoff + 4.2 ours
-      return ReconcileResult{};
+      return Done();
     }
     if (r.name == "c") {  // c and d queued together at t=43.7 ms; one worker
       EXPECT_TRUE(Eventually([&] { return queue->Len() == 1; }));  // d is queued
       clock.Step(3200us);
       metrics::NoteWriteSent();  // 3.2 ms
-      return ReconcileResult{};
+      return Done();
     }
     clock.Step(600us);
     metrics::NoteWriteSent();  // d: 3.8 ms, 3.2 of them waiting for the worker: ours
-    return ReconcileResult{};
+    return Done();
   };
   const std::string name = "ctl-reaction-sli";
   Harness h(Options(name, &clock), rec);

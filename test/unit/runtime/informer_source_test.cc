@@ -33,7 +33,7 @@ TEST(InformerSourceTest, InitialListAndWatchEventsReachTheReconciler) {
   auto rec = std::make_shared<ReconcilerFunc>([&](const Request& r, std::stop_token) {
     std::lock_guard lock(mu);
     seen.insert(r.Key());
-    return Result<ReconcileResult>(ReconcileResult{});
+    return Result<ReconcileResult>(Done());
   });
   ControllerOptions o;
   o.name = "informer-source-test";
@@ -99,7 +99,7 @@ TEST(InformerSourceTest, EnqueueOnlyHandlersRunOnTheInformerThreadOthersOnTheirO
   EXPECT_FALSE(custom->NonBlocking());
 
   auto rec = std::make_shared<ReconcilerFunc>(
-      [](const Request&, std::stop_token) { return Result<ReconcileResult>(ReconcileResult{}); });
+      [](const Request&, std::stop_token) { return Result<ReconcileResult>(Done()); });
   Controller ctrl(ControllerOptions{.name = "informer-source-threads"}, rec);
   ASSERT_TRUE(ctrl.Watch(std::make_shared<InformerSource>(informer), map).ok());
   ASSERT_TRUE(ctrl.Watch(std::make_shared<InformerSource>(informer), custom).ok());
