@@ -1,6 +1,6 @@
 // A minimal HTTP/1.1 keep-alive client over OpenSSL with blocking sockets: the floor of what a
 // transport of our own would cost per request, for bench/client/request_cpu's comparison with
-// libcurl (docs/benchmarks.md, "libcurl against a lean HTTP/1.1 transport"). One connection per
+// libcurl (docs/benchmarks/client.md). One connection per
 // Connection object (one per thread), TLS verified against the RestConfig's CA with the host name
 // or IP checked, client certificate from the config, Content-Length and chunked answers. No
 // proxies, gzip, timeouts or resend: a measuring prototype, not a transport.
