@@ -16,6 +16,28 @@ those forms (they are being edited elsewhere); an undefined ID is an error every
   hack/check-behaviour-refs.py              check the tree (exit 1, one line per bad citation)
   hack/check-behaviour-refs.py --where ID   list the files (tests first) that cite ID
   hack/check-behaviour-refs.py --self-test  prove the check catches bogus citations
+  hack/check-behaviour-refs.py --self-test-names  prove the name check below catches a missing name
+
+Names cited in docs/architecture.md and docs/design/*.md must exist in the tree. Every span in
+backticks there is read as one of:
+  - a path: it contains "/" or ends in a file extension (.cc .h .md .py .sh .yaml .cmake .txt
+    .json ...); it must name a file or directory from the repository's root ("pkg/cache",
+    "hack/check-layers.py") or the end of one ("app/run.cc", "internal/raw_json.h"), braces
+    expand ("test/unit/{record,leaderelection}"), and a bare file name ("hash.h") must be the name
+    of some file in the tree. Spans that start with "/", "~",
+    "$" or "." or hold "<", "*" or ":" (placeholders, absolute or run-time paths, URLs) are not
+    read as paths;
+  - a flag: "--name" or "--name=value"; "name" must occur in the sources (flags.cc spells it);
+  - a C++ or upstream name: letters, digits, "_" and "::", optionally followed by "()"
+    ("SharedIndexInformer", "cache::ListAllPages", "Run()"); each "::"-separated part must occur
+    as a word in the sources (pkg, controllers, cmd, test, bench, fuzz, examples, hack, cmake,
+    config, deploy, CMakeLists.txt; this script excluded) or be the name of a file in the tree;
+  - anything else (spans with spaces, "=", quotes, numbers) is prose and not checked.
+A name that exists only upstream (Go's "syncDeployment", client-go's "tools/cache") is written
+with the word "upstream", "client-go" or "controller-runtime" (each also with "'s") right before
+its backticks: upstream `syncDeployment`, client-go `tools/cache`. Such a span is not checked.
+Anything else that is neither ours nor upstream's (a run-time path, a MIME type, an environment
+variable of another program) is written without backticks.
 """
 import os
 import re
@@ -227,6 +249,155 @@ def self_test():
           f"docs/behaviour defines {len(real_ids)} items")
 
 
+# --- Names cited in docs/architecture.md and docs/design/*.md (see the header) ---------------
+
+NAME_DOCS_DIR = os.path.join("docs", "design")
+INDEXED_DIRS = ("pkg", "controllers", "cmd", "test", "bench", "fuzz", "examples", "hack", "cmake",
+                "config", "deploy")
+INDEXED_TOP = ("CMakeLists.txt", "Dockerfile", ".clang-format")
+SKIPPED_DIRS = ("corpus", "testdata")
+PATH_EXT = (".cc", ".h", ".cpp", ".md", ".py", ".sh", ".yaml", ".yml", ".cmake", ".txt", ".json",
+            ".supp", ".dict", ".proto")
+BACKTICK_RE = re.compile(r"`([^`\n]+)`")
+IDENT_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:::[A-Za-z_][A-Za-z0-9_]*)*(?:\(\))?$")
+FLAG_RE = re.compile(r"^(--[a-z0-9][a-z0-9-]*)(?:=\S*)?$")
+PATH_RE = re.compile(r"^[A-Za-z0-9_.{}-]+(?:/[A-Za-z0-9_.{},-]*)*$")
+UPSTREAM_BEFORE_RE = re.compile(r"\b(?:[Uu]pstream|client-go|controller-runtime)(?:'s)?\s*$")
+
+
+def expand_braces(path):
+    m = re.search(r"\{([^{}]*)\}", path)
+    if not m:
+        return [path]
+    out = []
+    for alt in m.group(1).split(","):
+        out += expand_braces(path[:m.start()] + alt + path[m.end():])
+    return out
+
+
+def code_text(path, text):
+    """The text of a source file without its comments for C++ (a name cited only in a comment,
+    such as upstream's, does not make it ours); other files whole."""
+    if not path.endswith(CODE_EXT):
+        return text
+    return re.sub(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"',
+                  lambda m: m.group(0) if m.group(0).startswith('"') else " ", text, flags=re.S)
+
+
+def name_index(root):
+    """(words, file names, paths): every word of the sources (C++ comments left out), every
+    file's and directory's name, and every file and directory path relative to root with every
+    end of one ("app/run.cc" for "cmd/kube-controller-manager/app/run.cc")."""
+    words, names, paths = set(), set(), set()
+    me = os.path.abspath(__file__)
+    tops = [os.path.join(root, t) for t in INDEXED_TOP] + \
+        [os.path.join(root, d) for d in INDEXED_DIRS]
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d != ".git" and not d.startswith("build")]
+        rel_dir = os.path.relpath(dirpath, root)
+        for n in dirnames + filenames:
+            paths.add(os.path.normpath(os.path.join(rel_dir, n)))
+            names.add(n)
+        if any(part in SKIPPED_DIRS for part in rel_dir.split(os.sep)):
+            continue
+        for n in filenames:
+            full = os.path.join(dirpath, n)
+            if os.path.abspath(full) == me or not any(
+                    full == t or full.startswith(t + os.sep) for t in tops):
+                continue
+            with open(full, encoding="utf-8", errors="replace") as f:
+                text = code_text(full, f.read())
+                words.update(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text))
+                words.update(re.findall(r"[a-z0-9]+(?:-[a-z0-9]+)+", text))  # flag names
+    suffixes = {p.split(os.sep, i)[-1] for p in paths for i in range(p.count(os.sep) + 1)}
+    return words, names, suffixes
+
+
+def classify(span):
+    """'path', 'flag', 'name' or None (prose) for one backticked span."""
+    if FLAG_RE.match(span):
+        return "flag"
+    if IDENT_RE.match(span):
+        return "name"
+    if span[0] in "/~$." or any(c in span for c in "<*: "):
+        return None
+    if PATH_RE.match(span) and ("/" in span or span.endswith(PATH_EXT)):
+        return "path"
+    return None
+
+
+def missing_names(files, index):
+    """files: iterable of (path, text) of docs; index: name_index(). Yields one message per
+    backticked name that does not exist in the tree."""
+    words, names, paths = index
+    for path, text in files:
+        in_fence = False
+        prev = ""
+        for lineno, line in enumerate(text.split("\n"), 1):
+            before_line, prev = prev, line
+            if line.lstrip().startswith("```"):
+                in_fence = not in_fence
+                continue
+            if in_fence:
+                continue
+            for m in BACKTICK_RE.finditer(line):
+                span = m.group(1).strip()
+                before = line[:m.start()] if line[:m.start()].strip() else before_line + " "
+                if not span or UPSTREAM_BEFORE_RE.search(before):
+                    continue
+                kind = classify(span)
+                if kind == "path":
+                    for p in expand_braces(span.rstrip("/")):
+                        if "/" in p and os.path.normpath(p) not in paths:  # paths and their ends
+                            yield f"{path}:{lineno}: cites `{span}`: {p} does not exist"
+                        elif "/" not in p and p not in names and p not in paths:
+                            yield f"{path}:{lineno}: cites `{span}`: no file is named {p}"
+                elif kind == "flag":
+                    flag = FLAG_RE.match(span).group(1)
+                    if flag[2:] not in words:
+                        yield f"{path}:{lineno}: cites `{span}`: no source mentions {flag}"
+                elif kind == "name":
+                    for part in span.removesuffix("()").split("::"):
+                        if part not in words and part not in names:
+                            yield (f"{path}:{lineno}: cites `{span}`: {part} occurs in no source "
+                                   "(write upstream `...` for a name of upstream's)")
+
+
+def name_docs(root):
+    docs = [os.path.join("docs", "architecture.md")]
+    ddir = os.path.join(root, NAME_DOCS_DIR)
+    if os.path.isdir(ddir):
+        docs += [os.path.join(NAME_DOCS_DIR, n) for n in sorted(os.listdir(ddir))
+                 if n.endswith(".md")]
+    for rel in docs:
+        with open(os.path.join(root, rel), encoding="utf-8") as f:
+            yield rel, f.read()
+
+
+def self_test_names():
+    index = name_index(ROOT)
+    bad = [("docs/design/a.md", "The store is `pkg/cache/no_such_store.h`.\n"),
+           ("docs/design/b.md", "Each informer runs `NoSuchInformerAnywhere`.\n"),
+           ("docs/design/c.md", "Queues come from `workqueue::NoSuchQueueFactory()`.\n"),
+           ("docs/design/d.md", "Doubles in `test/unit/{record,no_such_dir}`.\n"),
+           ("docs/design/e.md", "The flag `--no-such-flag-anywhere=3` is read.\n"),
+           ("docs/design/f.md", "Go's `syncDeployment` is ours too.\n"),
+           ("docs/design/g.md", "```\n`fenced`\n```\nSee `no_such_file.cc`.\n")]
+    good = [("docs/architecture.md",
+             "`pkg/cache/reflector.h`, `pkg/controller/testing/`, `SharedIndexInformer`,\n"
+             "`cache::ListAllPages`, `Reflector::ListAndWatch()`, `test/unit/{record,"
+             "leaderelection}`,\n`hash.h`, `Dockerfile`, `--kube-api-qps=50`, upstream "
+             "`syncDeployment`,\nupstream's `getPodsToDelete`, `rest_client_*`, `logs/<c>.log`,"
+             " `a b`, `/var/run`\n```\n`NotChecked`\n```\n")]
+    found = list(missing_names(bad, index))
+    flagged = {f.split(":", 1)[0] for f in found}
+    assert flagged == {p for p, _ in bad}, "\n".join(found)
+    assert len(found) == len(bad), "\n".join(found)
+    found_good = list(missing_names(good, index))
+    assert not found_good, found_good
+    print(f"check-behaviour-refs name self-test: {len(found)} missing names caught, 0 false alarms")
+
+
 def where(root, wanted):
     ids, _, _ = load(root)
     if wanted not in ids:
@@ -245,6 +416,9 @@ def main():
     if args == ["--self-test"]:
         self_test()
         return 0
+    if args == ["--self-test-names"]:
+        self_test_names()
+        return 0
     if len(args) == 2 and args[0] == "--where":
         where(ROOT, args[1])
         return 0
@@ -253,14 +427,16 @@ def main():
         return 2
     ids, decisions, allowlist = load(ROOT)
     found = list(check(tree_files(ROOT), ids, decisions, allowlist))
+    found += list(missing_names(name_docs(ROOT), name_index(ROOT)))
     for v in found:
         print(v)
     if found:
-        print(f"check-behaviour-refs: {len(found)} citation(s) do not resolve in the repository "
-              "(docs/behaviour/README.md)")
+        print(f"check-behaviour-refs: {len(found)} citation(s) or name(s) do not resolve in the "
+              "repository (docs/behaviour/README.md; names: this script's header)")
         return 1
     print(f"check-behaviour-refs: every citation resolves ({len(ids)} behaviour items, "
-          f"{len(decisions)} decisions, {len(allowlist)} allowlisted file(s))")
+          f"{len(decisions)} decisions, {len(allowlist)} allowlisted file(s)) and every name "
+          "docs/architecture.md and docs/design/ cite exists")
     return 0
 
 

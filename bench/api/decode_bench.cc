@@ -111,7 +111,7 @@ void BM_ReplicaSetWatchEvent(benchmark::State& state) {
 BENCHMARK(BM_ReplicaSetWatchEvent);
 
 // A ReplicaSet (Arg 0) or Deployment (Arg 1) watch frame as the informers decode it: plain (packing
-// waits until the object stays unchanged, docs/architecture.md) and with the managedFields of a
+// waits till the object stays unchanged: docs/design/compact-raw-json.md), with managedFields of a
 // real object (test/testdata/api/*-server.json: the API server's bytes of a ReplicaSet and its
 // Deployment from bench/deployment/scale_bench.sh, about half of each object managedFields).
 void BM_AppsWatchEventPlain(benchmark::State& state) {

@@ -1,6 +1,6 @@
 // index_memory: what a namespace index costs over N pods of one namespace, in heap bytes per
 // object (malloc's in-use bytes, mallinfo2) and in time per single Delete + Add once the store
-// holds them — the trade of the index key set's layout (docs/architecture.md, "Cache memory").
+// holds them — the trade of the index key set's layout (docs/design/cache-memory.md).
 // Prints the store without and with the index, twice (the first pass also pays for one-time
 // allocations); the difference is the index.
 //

@@ -1,5 +1,5 @@
 // watch_cpu: the CPU our daemon's watch side costs on its own — what is left of a controller
-// manager when its controllers do nothing (docs/benchmarks.md, "The watch side alone"). Starts the
+// manager when its controllers do nothing (docs/benchmarks/deployment-cpu.md). Starts the
 // daemon's three informers (pods, ReplicaSets, Deployments) from one SharedInformerFactory on the
 // kubeconfig's client (unthrottled: the informers make a handful of requests, so the daemon's
 // --kube-api-qps would not matter) with a non-blocking handler per

@@ -16,8 +16,8 @@ namespace kcm::api {
 // Not modelled: generateName and finalizers (no controller reads them; the pods we create get
 // theirs from the template, and writes of ReplicaSets and Deployments start from their raw JSON,
 // which keeps them), deletionGracePeriodSeconds, managedFields. Every cached object carries one
-// ObjectMeta, so each field costs its size 60,000 times at 50,000 pods (docs/benchmarks.md, "Daemon
-// at scale"). The namespace is interned by the decoders (one string per namespace, not one per
+// ObjectMeta, so each field costs its size 60,000 times at 50,000 pods (docs/benchmarks/daemon-at-
+// scale.md). The namespace is interned by the decoders (one string per namespace, not one per
 // object) and the resourceVersion held as a number (resource_version.h): 48 bytes less per object
 // than two std::strings.
 struct ObjectMeta {

@@ -2,7 +2,7 @@
 // deletionTimestamp, a condition's lastTransitionTime) in 8 bytes instead of std::optional<Time>'s
 // 16: "absent" is the sentinel Time::min(), an instant no decoded time takes, because the
 // decoders saturate times below Time's range to kMinTime, one nanosecond later (pkg/api/time.h).
-// Every cached pod holds three of these (docs/architecture.md, "Compact pod records"). The API is
+// Every cached pod holds three of these (docs/design/compact-pod-record.md). The API is
 // std::optional<Time>'s (has_value / bool / * / value / value_or / reset / = nullopt, ordering
 // with nullopt first), and it converts from and to std::optional<Time>. Thread-compatible.
 #pragma once

@@ -27,7 +27,7 @@ struct Pod final : Object {
   // interned 8-byte pointers (shared_meta.h), the resourceVersion a number (resource_version.h);
   // timestamps are 8-byte OptionalTimes; the last four fields share 8 bytes. sizeof(Pod) is 152:
   // with make_shared's control block one 168-byte request, a 176-byte malloc chunk
-  // (bench/api/pod_memory.cc, docs/architecture.md "Compact pod records"); one byte more would
+  // (bench/api/pod_memory.cc, docs/design/compact-pod-record.md); one byte more would
   // cost a 16-byte chunk step on every cached pod.
   // The restart counts' sum is not kept: no controller reads it (upstream ActivePodsWithRanks
   // ranks by the maximum, compareMaxContainerRestarts).

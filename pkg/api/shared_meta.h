@@ -2,7 +2,7 @@
 // metadata parts of ObjectMeta (and the pod's node name). A value is a pointer to one immutable
 // set (null when empty), so copies are cheap and pods of one ReplicaSet, decoded through one
 // InternTable (pkg/api/intern_table.h), point at the same set instead of each owning a std::map
-// (docs/architecture.md "Compact pod records"). Values are thread-compatible; the sets they point
+// (docs/design/compact-pod-record.md). Values are thread-compatible; the sets they point
 // at are never modified once shared, so reading them from any number of threads is safe.
 #pragma once
 
@@ -135,8 +135,8 @@ class Labels {
   // its value text[ends[2i], ends[2i+1]), with ends[-1] read as 0), then every key and value back
   // to back. 8 bytes a label beside the text, where (key, value) views took 32 and a second block
   // and a counted header another 48: the daemon holds one set per ReplicaSet (its pods', labels
-  // and template labels), per selector and per Deployment template (docs/architecture.md,
-  // "Compact pod records"). A value is an 8-byte pointer to it, null when empty.
+  // and template labels), per selector and per Deployment template (docs/design/
+  // compact-pod-record.md). A value is an 8-byte pointer to it, null when empty.
   struct Rep {
     mutable std::atomic<uint32_t> refs;
     uint32_t count;

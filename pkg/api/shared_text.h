@@ -3,7 +3,7 @@
 // Deployment is one; its `spec.template` text is a `Sub` of it, so the template is not a second
 // copy of those bytes; and the decoder packs the object's text against a dictionary taken from an
 // earlier object of the same kind, so that ~1.3 kB of JSON is held in ~130 B
-// (docs/architecture.md, "Compact ReplicaSet and Deployment records").
+// (docs/design/compact-raw-json.md).
 //
 // The text is read with `str()` (or `AppendTo`), which inflates a packed value: a write or a
 // template comparison pays ~2 µs for it, the cache holds a tenth of the bytes. Assigning text

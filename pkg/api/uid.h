@@ -2,7 +2,7 @@
 // the API server generates (8-4-4-4-12 hex digits), else as the text itself, so any uid — a
 // hand-written object's, an upper-case one — reads back exactly as it came. Every cached object
 // has one: 24 bytes instead of a std::string and the 37-byte heap block behind it (docs/
-// architecture.md, "Compact pod records"). Compares and orders as its text does. Thread-compatible.
+// design/compact-pod-record.md). Compares and orders as its text does. Thread-compatible.
 #pragma once
 
 #include <array>

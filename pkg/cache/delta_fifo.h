@@ -88,8 +88,8 @@ class DeltaFIFO final : public ReflectorStore {
   // resourceVersion counts (LastStoreSyncResourceVersion) only then. After AbortList the items
   // already queued or applied stay (a prefix of one snapshot, seen as the initial list is seen
   // before HasSynced anyway) and HasSynced stays false; the next list is not taken this way but by
-  // Replace, which tombstones whatever of them it does not list (docs/architecture.md,
-  // "Initial list as it arrives").
+  // Replace, which tombstones whatever of them it does not list (docs/design/
+  // list-streaming.md, "Initial list as it arrives").
   bool BeginList() override;
   Status AddListItems(std::vector<api::ObjectPtr>& items) override;
   Status EndList(std::vector<api::ObjectPtr>& items, const std::string& resource_version) override;
@@ -179,7 +179,7 @@ class DeltaFIFO final : public ReflectorStore {
   // key text and one delta buffer per item while it is queued — it was six allocations and two
   // more copies of the key (≈ 560 B per item), and since the indexer's nodes are allocated while
   // the queue drains, into the chunks it frees, most of that stayed resident as holes between them
-  // (docs/architecture.md, "Cache memory"). A relist queues every cached key at once on top of the
+  // (docs/design/cache-memory.md). A relist queues every cached key at once on top of the
   // cache, so the node is kept to 80 bytes: the key is a view of its text in the pool (a
   // std::pmr::string would add its allocator and capacity) and the pushes are one inline number.
   struct Entry {

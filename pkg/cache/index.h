@@ -69,8 +69,8 @@ struct KeyPtrLess {
 // The keys under one indexed value, in key order: a sorted vector of pointers at the store's items
 // (ThreadSafeStore's item set, node-based, so an item's address is stable), so a key is held once
 // however many index values list it, and each listing costs one pointer — not a tree node (48 B),
-// which at 50,000 cached pods with two indices was 4.6 MiB (docs/benchmarks.md, "Daemon at
-// scale"). Inserting or erasing moves the pointers after the position: O(n) in the set's size, a
+// which at 50,000 cached pods with two indices was 4.6 MiB (docs/design/cache-memory.md,
+// index key sets). Inserting or erasing moves the pointers after the position: O(n) in its size, a
 // memmove of 8 B per key (at 50,000 keys in one namespace ≈ 200 kB, tens of microseconds), where a
 // tree is O(log n).
 class IndexKeySet {

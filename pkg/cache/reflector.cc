@@ -221,7 +221,7 @@ Status Reflector::List(std::stop_token stop) {
   }
   if (!list.ok()) {
     // What the store took of this list stays; client-go applies nothing of a failed list
-    // (docs/architecture.md, "Initial list as it arrives", says why that is not visible).
+    // (docs/design/list-streaming.md, "Initial list as it arrives", says why that is not visible).
     intake.Abort();
     return list.error();
   }

@@ -30,7 +30,7 @@ struct ReflectorOptions {
   // Asked before each periodic resync; unset = always.
   std::function<bool()> should_resync;
   // Streaming list (behaviour 2.7). Off by default: with the LIST decoded as it arrives, the
-  // streaming list measured no faster at 50,000 pods and left more resident (docs/benchmarks.md).
+  // streaming list was no faster at 50,000 pods, kept more resident (docs/benchmarks/informers.md).
   bool use_watch_list = false;
   // How long a streaming list may take to deliver its initial-events-end bookmark before the
   // reflector gives up on it and falls back to LIST.

@@ -168,7 +168,7 @@ void SharedIndexInformer::Run(std::stop_token stop) {
       } else {
         // Once a second while compactions are pending, not at each one's due time: every update
         // of a packed kind sets a due time of its own, and waking for each cost a context switch
-        // per update (docs/benchmarks.md, "The watch side alone"); a compaction a second late
+        // per update (docs/benchmarks/deployment-cpu.md); a compaction a second late
         // changes nothing. A timed wait, not one until the due time: the Clock may be a test's
         // fake one, which a condition variable cannot wait on. Pops run CompactDue too.
         const Clock::duration wait = compactions_.front().due <= clock_.Now()

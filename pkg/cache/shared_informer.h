@@ -47,7 +47,7 @@ struct SharedIndexInformerOptions {
   // resourceVersion, same fields), or null to keep the object. The factory sets it for the kinds
   // whose kept raw JSON is packed (api::Codec::pack_kept_text) and has their watch decoder keep
   // the text plain, so that objects changing during a rollout are not deflated and inflated on
-  // every update (docs/architecture.md, "Compact ReplicaSet and Deployment records").
+  // every update (docs/design/compact-raw-json.md).
   std::function<api::ObjectPtr(const api::Object&)> compact;
   // Whether `compact` may have a copy for this object (a cheap test: the factory's says whether
   // its text is still plain); an object for which it is false is not kept for compaction at all,

@@ -77,7 +77,7 @@ class ThreadSafeStore {
   // which is what the indices' pointers rely on. No key string: an item's key is its object's
   // namespace/name (StoreItem), ≈ 48 B of key and 32 B of node less per object than a map from
   // key strings. The nodes come from a pool of their own: a 32-byte node is a 48-byte malloc
-  // chunk (header and rounding), a 32-byte pool block (docs/architecture.md, "Cache memory").
+  // chunk (header and rounding), a 32-byte pool block (docs/design/cache-memory.md).
   // Erased nodes stay in the pool for the next inserts; Replace starts a new pool.
   struct ItemSet {
     // Chunks of at most 1,024 nodes (32 KiB): the pool's default doubling would leave up to half

@@ -2,7 +2,7 @@
 // (daemon.md S1, S2). Health checks and the authorizer are set before Start; Start/Stop are called
 // from one thread; checks run on the server's I/O thread and must be thread-safe and quick.
 //
-// Serving is asynchronous (one I/O thread, see docs/architecture.md "pkg/server"): each connection
+// Serving is asynchronous (one I/O thread, docs/design/daemon.md, "pkg/server"): each connection
 // has a deadline for its TLS handshake plus request, an idle keep-alive timeout, and the number
 // of connections is bounded; health endpoints are answered on the I/O thread and never wait
 // behind authentication, authorization or /metrics, which run on a small worker pool.

@@ -1,5 +1,5 @@
-// The compact metadata types of the cached pod record (docs/architecture.md "Compact pod
-// records"): OptionalTime (8 bytes, Time::min() as "absent"), Annotations (an 8-byte shared
+// The compact metadata types of the cached pod record (docs/design/compact-pod-
+// record.md): OptionalTime (8 bytes, Time::min() as "absent"), Annotations (an 8-byte shared
 // immutable value, null when empty) and SharedString (the interned node name).
 #include <gtest/gtest.h>
 

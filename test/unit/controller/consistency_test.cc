@@ -105,7 +105,7 @@ TEST(ConsistencyStoreTest, WriteTheStoreHasAppliedLeavesNoRecord) {
 // With a ready sink, a stale owner waits in the store and is handed to the sink when
 // StoresAdvanced finds every store caught up: not before, and once. (Upstream's syncReplicaSet
 // returns the consistency error instead, and processNextWorkItem's AddRateLimited brings the key
-// back after a backoff that grows with each skip; docs/architecture.md, controllers/replicaset.)
+// back after a backoff that grows with each skip; docs/design/controllers.md.)
 TEST(ConsistencyStoreTest, WaitingOwnerGoesToTheSinkWhenTheStoresCatchUp) {
   Stores s;
   s.rs_rv = "5";

@@ -1,8 +1,8 @@
 // The informer's first list is queued and applied while its body arrives (DeltaFIFO::BeginList),
 // against a scripted server: items reach the cache and the handlers before the body has ended,
 // HasSynced stays false until it has, and a list cut midway leaves what was applied of it until
-// the next list, which reconciles it by Replace's rules (docs/architecture.md, "Initial list as
-// it arrives").
+// the next list, which reconciles it by Replace's rules (docs/design/list-streaming.md,
+// "Initial list as it arrives").
 #include <gtest/gtest.h>
 
 #include <atomic>

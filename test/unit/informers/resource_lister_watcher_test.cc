@@ -149,7 +149,7 @@ TEST(ResourceListerWatcherTest, WatchDecodesEventsAndPassesErrorFrames) {
 }
 
 // LIST (its own decoder per call) and WATCH (the long-lived one) intern through one table: the
-// pods they decode share one label set (docs/architecture.md, "Compact pod records").
+// pods they decode share one label set (docs/design/compact-pod-record.md).
 TEST(ResourceListerWatcherTest, ListAndWatchShareInternedLabels) {
   TestServer server([](const RecordedRequest& r, Conn& c) {
     if (!IsWatch(r)) {
