@@ -152,7 +152,7 @@ Status DeploymentController::Run(std::stop_token stop) {
   }
   runtime::ControllerOptions opts;
   opts.name = kControllerName;
-  opts.max_concurrent_reconciles = options_.workers;
+  opts.max_concurrent_reconciles = options_.concurrent_deployment_syncs;
   opts.clock = &clock_;
   opts.max_retries = kMaxRetries;
   opts.cache_sync_timeout = options_.cache_sync_timeout;
@@ -189,7 +189,8 @@ Status DeploymentController::Run(std::stop_token stop) {
       !s.ok()) {
     return s;
   }
-  KLOG_INFOS("Starting controller", "controller", "deployment", "workers", options_.workers);
+  KLOG_INFOS("Starting controller", "controller", "deployment", "workers",
+             options_.concurrent_deployment_syncs);
   // A sync skipped for a stale cache waits in the ConsistencyStore and comes back through this
   // controller's queue once the informers caught up (see SyncDeployment).
   if (consistency_) consistency_->SetReadySink(controller.Enqueuer());

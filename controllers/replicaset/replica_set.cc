@@ -101,7 +101,7 @@ ReplicaSetController::ReplicaSetController(
       clock_(options_.clock ? *options_.clock : RealClock::Get()),
       expectations_(clock_),
       track_terminating_(options_.track_terminating_replicas),
-      write_pool_(std::max(options_.workers, 1) * (kMaxConcurrentWrites - 1)) {
+      write_pool_(std::max(options_.concurrent_replicaset_syncs, 1) * (kMaxConcurrentWrites - 1)) {
   if (options_.stale_controller_consistency) {
     std::map<std::string, controller::ConsistencyStore::LastSyncRVGetter> getters =
         options_.consistency_rv_getters;
@@ -166,7 +166,7 @@ Status ReplicaSetController::Run(std::stop_token stop) {
   }
   runtime::ControllerOptions co;
   co.name = kControllerName;
-  co.max_concurrent_reconciles = options_.workers;
+  co.max_concurrent_reconciles = options_.concurrent_replicaset_syncs;
   co.clock = &clock_;
   co.rate_limiter = options_.rate_limiter;
   co.max_retries = std::nullopt;  // upstream handleErr: no retry cap
@@ -196,7 +196,8 @@ Status ReplicaSetController::Run(std::stop_token stop) {
       !s.ok()) {
     return s;
   }
-  KLOG_INFOS("Starting controller", "controller", "replicaset", "workers", options_.workers);
+  KLOG_INFOS("Starting controller", "controller", "replicaset", "workers",
+             options_.concurrent_replicaset_syncs);
   // A sync skipped for a stale cache waits in the ConsistencyStore and comes back through this
   // controller's queue once the informers caught up (see Reconcile).
   if (consistency_) consistency_->SetReadySink(controller.Enqueuer());

@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "controllers/replicaset/config.h"
 #include "pkg/api/pod.h"
 #include "pkg/api/replicaset.h"
 #include "pkg/cache/shared_informer.h"
@@ -45,7 +46,7 @@ inline constexpr int kBurstReplicas = 500;
 inline constexpr const char* kControllerName = "replicaset";
 
 struct ReplicaSetControllerOptions {
-  int workers = 5;  // --concurrent-replicaset-syncs
+  int concurrent_replicaset_syncs = kDefaultConcurrentReplicaSetSyncs;  // workers
   int burst_replicas = kBurstReplicas;
   Clock* clock = nullptr;  // null = RealClock
   // Makes the queue's rate limiter; null = DefaultControllerRateLimiter.

@@ -6,6 +6,9 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string_view>
+
+#include "cmd/kube-controller-manager/app/upstream_flags.h"
 
 namespace kcm::app {
 namespace {
@@ -183,6 +186,28 @@ TEST(FlagsTest, HelpHasUpstreamLayout) {
     EXPECT_EQ(usage.find(absent), std::string::npos) << absent;
   }
   EXPECT_LT(usage.find("Generic flags:"), usage.find("Logs flags:"));
+}
+
+// The defaults --help shows come from Options' own defaults and must be upstream's: every flag of
+// the upstream table with a default shows it (for the flags we act on, through Options).
+TEST(FlagsTest, HelpShowsUpstreamDefaults) {
+  CommandLine cmd;
+  std::ostringstream out;
+  cmd.PrintUsage(out);
+  const std::string usage = out.str();
+  int checked = 0;
+  for (const UpstreamFlag& u : UpstreamFlags()) {
+    if (std::string_view(u.default_text).empty() || *u.shorthand != '\0') continue;
+    const std::string head = std::string("      --") + u.name + " ";
+    const std::size_t at = usage.find(head);
+    ASSERT_NE(at, std::string::npos) << u.name;
+    const std::size_t end = usage.find("\n      --", at + head.size());
+    const std::string entry = usage.substr(at, end == std::string::npos ? end : end - at);
+    EXPECT_NE(entry.find(std::string("(default ") + u.default_text + ")"), std::string::npos)
+        << entry;
+    ++checked;
+  }
+  EXPECT_GT(checked, 100);
 }
 
 TEST(FlagsTest, VersionFlag) {
