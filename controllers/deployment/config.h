@@ -1,6 +1,7 @@
 // The Deployment controller's settings the daemon exposes as flags, with their one default
-// (upstream's DeploymentControllerConfiguration and RecommendedDefaultDeploymentControllerConfiguration).
-// The flag table, the daemon's Options and DeploymentControllerOptions all take it from here.
+// (upstream's DeploymentControllerConfiguration and
+// RecommendedDefaultDeploymentControllerConfiguration). The flag table, the daemon's Options and
+// DeploymentControllerOptions all take it from here.
 #pragma once
 
 namespace kcm::deployment {

@@ -1,6 +1,7 @@
 // The ReplicaSet controller's settings the daemon exposes as flags, with their one default
-// (upstream's ReplicaSetControllerConfiguration and RecommendedDefaultReplicaSetControllerConfiguration).
-// The flag table, the daemon's Options and ReplicaSetControllerOptions all take it from here.
+// (upstream's ReplicaSetControllerConfiguration and
+// RecommendedDefaultReplicaSetControllerConfiguration). The flag table, the daemon's Options and
+// ReplicaSetControllerOptions all take it from here.
 #pragma once
 
 namespace kcm::replicaset {
