@@ -10,8 +10,9 @@
 #include <thread>
 
 #include "pkg/cache/lister.h"
+#include "pkg/cache/testing/fake_lister_watcher.h"
 #include "pkg/cache/wait.h"
-#include "test/mocks/fake_lister_watcher.h"
+#include "pkg/util/testing/fake_clock.h"
 
 namespace kcm::cache {
 namespace {

@@ -24,8 +24,9 @@
 #include "pkg/cache/keys.h"
 #include "pkg/client/api_errors.h"
 #include "pkg/controller/testing/fake_clients.h"
-#include "pkg/record/fake_recorder.h"
+#include "pkg/record/testing/fake_recorder.h"
 #include "pkg/util/clock.h"
+#include "pkg/util/testing/fake_clock.h"
 
 namespace kcm::deployment::testing {
 

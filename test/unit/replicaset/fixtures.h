@@ -20,6 +20,7 @@
 #include "pkg/controller/testing/fake_clients.h"
 #include "pkg/controller/testing/fake_pod_control.h"
 #include "pkg/util/clock.h"
+#include "pkg/util/testing/fake_clock.h"
 
 namespace kcm::replicaset::testing {
 

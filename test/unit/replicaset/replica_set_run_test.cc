@@ -5,8 +5,8 @@
 
 #include <thread>
 
+#include "pkg/cache/testing/fake_lister_watcher.h"
 #include "pkg/metrics/metrics.h"
-#include "test/mocks/fake_lister_watcher.h"
 #include "test/unit/replicaset/fixtures.h"
 
 namespace kcm::replicaset::testing {

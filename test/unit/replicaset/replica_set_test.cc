@@ -12,7 +12,8 @@
 #include "controllers/replicaset/replica_set_utils.h"
 #include "pkg/client/resource_client.h"
 #include "pkg/controller/pod_control.h"
-#include "pkg/record/fake_recorder.h"
+#include "pkg/record/testing/fake_recorder.h"
+#include "pkg/util/testing/fake_clock.h"
 #include "test/unit/client/test_server.h"
 #include "test/unit/replicaset/fixtures.h"
 
