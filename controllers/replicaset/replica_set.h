@@ -42,6 +42,12 @@ using controller::ReplicaSetPtr;
 
 // At most this many pods are created or deleted by one sync (upstream BurstReplicas).
 inline constexpr int kBurstReplicas = 500;
+// The owner a ReplicaSet's pods name.
+inline constexpr const char* kControllerApiVersion = "apps/v1";
+inline constexpr const char* kControllerKind = "ReplicaSet";
+// Pods in one slow-start batch and deletions run at most this many at once (the client's rate
+// limiter is the real bound).
+inline constexpr int kMaxConcurrentWrites = 64;
 // The queue and controller name (upstream's workqueue name).
 inline constexpr const char* kControllerName = "replicaset";
 
