@@ -4,28 +4,14 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <atomic>
-#include <latch>
-#include <set>
-#include <stdexcept>
-#include <thread>
-
-#include "pkg/cache/shared_informer.h"
+#include "pkg/cache/indexer.h"
 #include "pkg/cache/testing/fake_lister_watcher.h"
-#include "pkg/cache/wait.h"
-#include "pkg/util/testing/fake_clock.h"
-#include "test/unit/cache/shared_informer_fixture.h"
 
 namespace kcm::cache {
 namespace {
 
 using namespace std::chrono_literals;
-using ::kcm::mocks::FakeListerWatcher;
 using ::kcm::mocks::MakeObj;
-using ::kcm::mocks::Payload;
-using ::kcm::mocks::WaitUntil;
-using ::testing::ElementsAre;
-using ::testing::UnorderedElementsAre;
 
 // 5.4 (lister over the namespace index)
 TEST(GenericListerTest, ListByNamespaceAndGet) {

@@ -20,7 +20,6 @@ namespace kcm::cache {
 namespace {
 
 using namespace std::chrono_literals;
-using ::kcm::mocks::FakeListerWatcher;
 using ::kcm::mocks::MakeObj;
 using ::kcm::mocks::Payload;
 using ::kcm::mocks::WaitUntil;

@@ -19,7 +19,6 @@ namespace kcm::cache {
 namespace {
 
 using namespace std::chrono_literals;
-using ::kcm::mocks::FakeListerWatcher;
 using ::kcm::mocks::MakeObj;
 using ::kcm::mocks::Payload;
 using ::kcm::mocks::WaitUntil;

@@ -21,12 +21,8 @@ namespace kcm::cache {
 namespace {
 
 using namespace std::chrono_literals;
-using ::kcm::mocks::FakeListerWatcher;
 using ::kcm::mocks::MakeObj;
-using ::kcm::mocks::Payload;
 using ::kcm::mocks::WaitUntil;
-using ::testing::ElementsAre;
-using ::testing::UnorderedElementsAre;
 
 TEST(WaitForCacheSyncTest, PollsEvery100msUntilSyncedOrStopped) {
   FakeClock clock;

@@ -21,7 +21,6 @@ namespace kcm::replicaset::testing {
 namespace {
 
 using ::testing::ElementsAre;
-using ::testing::UnorderedElementsAre;
 
 // Replicas, fullyLabeledReplicas, readyReplicas, availableReplicas (minReadySeconds),
 // observedGeneration written in one PUT based on the cached object.
