@@ -9,7 +9,7 @@ namespace {
 
 // `ReplicaSet "<new RS>" <what>`, or `Deployment "<name>" <what>` when there is no new RS yet
 // (upstream syncRolloutStatus's messages).
-std::string ProgressMessage(const Deployment& d, const ReplicaSetPtr& new_rs,
+std::string ProgressMessage(const api::Deployment& d, const ReplicaSetPtr& new_rs,
                             std::string_view what) {
   const std::string object = new_rs ? "ReplicaSet \"" + new_rs->metadata.name + "\""
                                     : "Deployment \"" + d.metadata.name + "\"";
