@@ -107,9 +107,7 @@ std::string DefaultText(int v) {
 }
 
 std::string DefaultText(double v) {
-  std::ostringstream s;
-  s << v;
-  return s.str();
+  return FormatFloat(v);
 }
 
 std::string DefaultText(std::chrono::nanoseconds d) {
