@@ -56,13 +56,15 @@ foreach(target ${kcr_targets})
   get_target_property(dir ${target} SOURCE_DIR)
   file(RELATIVE_PATH rel ${PROJECT_SOURCE_DIR} ${dir})
   # Implementation-only headers stay out: pkg/api/internal (simdjson) and the OpenSSL
-  # owning pointers are included only by the parts' own .cc files.
+  # owning pointers are included only by the parts' own .cc files; the test doubles of
+  # pkg/<part>/testing belong to this repository's tests.
   install(
     DIRECTORY ${dir}/
     DESTINATION ${KCR_INCLUDE_DIR}/${rel}
     FILES_MATCHING
     PATTERN "*.h"
     PATTERN "internal" EXCLUDE
+    PATTERN "testing" EXCLUDE
     PATTERN "openssl_ptr.h" EXCLUDE)
 endforeach()
 

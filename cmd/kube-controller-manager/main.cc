@@ -6,11 +6,11 @@
 #include <cstdlib>
 #include <iostream>
 #include <string>
-#include <thread>
 
 #include "cmd/kube-controller-manager/app/flags.h"
 #include "cmd/kube-controller-manager/app/run.h"
 #include "pkg/util/klog.h"
+#include "pkg/util/signals.h"
 
 namespace {
 
@@ -93,30 +93,10 @@ int main(int argc, char** argv) {
                  << names;
   }
 
-  // SIGTERM/SIGINT are taken by one thread (sigwait) and turned into the stop signal; a second
-  // signal, or a graceful stop running past kShutdownBound, ends the process at once.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  std::stop_source stop;
-  std::thread([&signals, &stop] {
-    int sig = 0;
-    sigwait(&signals, &sig);
-    LOG(INFO) << "Received signal " << sig << ", shutting down";
-    stop.request_stop();
-    std::thread([] {
-      std::this_thread::sleep_for(kShutdownBound);
-      LOG(ERROR) << "graceful shutdown took longer than " << kShutdownBound.count() << "s; exiting";
-      std::_Exit(1);
-    }).detach();
-    sigwait(&signals, &sig);
-    LOG(ERROR) << "second signal " << sig << ", exiting at once";
-    std::_Exit(1);
-  }).detach();
+  // A second signal, or a graceful stop running past kShutdownBound, ends the process at once.
+  const std::stop_token stop = kcm::SetupSignalHandler(kShutdownBound);
 
-  int code = kcm::app::Run(options, {git_version, KCM_GIT_COMMIT}, stop.get_token());
+  int code = kcm::app::Run(options, {git_version, KCM_GIT_COMMIT}, stop);
   google::FlushLogFiles(google::GLOG_INFO);
   return code;
 }

@@ -149,7 +149,7 @@ DeploymentController::~DeploymentController() {
 Status DeploymentController::Run(std::stop_token stop) {
   runtime::ControllerOptions opts;
   opts.name = kControllerName;
-  opts.max_concurrent_reconciles = options_.workers;
+  opts.max_concurrent_reconciles = options_.concurrent_deployment_syncs;
   opts.clock = &clock_;
   opts.max_retries = kMaxRetries;
   opts.cache_sync_timeout = options_.cache_sync_timeout;
@@ -175,7 +175,8 @@ Status DeploymentController::Run(std::stop_token stop) {
                                  runtime::EnqueueRequestsFromTypedFuncs(std::move(pod_funcs)))
                         .Complete(*this);
   if (!controller.ok()) return controller.error();
-  KLOG_INFOS("Starting controller", "controller", "deployment", "workers", options_.workers);
+  KLOG_INFOS("Starting controller", "controller", "deployment", "workers",
+             options_.concurrent_deployment_syncs);
   // A sync skipped for a stale cache waits in the ConsistencyStore and comes back through this
   // controller's queue once the informers caught up (see SyncDeployment).
   if (consistency_) consistency_->SetReadySink((*controller)->Enqueuer());

@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "controllers/deployment/config.h"
 #include "controllers/deployment/util/deployment_util.h"
 #include "pkg/api/pod.h"
 #include "pkg/cache/shared_informer.h"
@@ -47,8 +48,8 @@ inline constexpr const char* kDeploymentsGroupResource = "deployments.apps";
 inline constexpr const char* kDeploymentReplicaSetsGroupResource = "replicasets.apps";
 
 struct DeploymentControllerOptions {
-  int workers = 5;         // --concurrent-deployment-syncs
-  Clock* clock = nullptr;  // null = RealClock
+  int concurrent_deployment_syncs = kDefaultConcurrentDeploymentSyncs;  // workers
+  Clock* clock = nullptr;                                               // null = RealClock
   // How long Run waits for the caches before failing; zero = until stopped (upstream's
   // WaitForNamedCacheSync).
   std::chrono::nanoseconds cache_sync_timeout{0};

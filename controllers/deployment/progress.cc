@@ -5,6 +5,18 @@
 #include "controllers/deployment/deployment_controller.h"
 
 namespace kcm::deployment {
+namespace {
+
+// `ReplicaSet "<new RS>" <what>`, or `Deployment "<name>" <what>` when there is no new RS yet
+// (upstream syncRolloutStatus's messages).
+std::string ProgressMessage(const api::Deployment& d, const ReplicaSetPtr& new_rs,
+                            std::string_view what) {
+  const std::string object = new_rs ? "ReplicaSet \"" + new_rs->metadata.name + "\""
+                                    : "Deployment \"" + d.metadata.name + "\"";
+  return object + " " + std::string(what);
+}
+
+}  // namespace
 
 Result<runtime::ReconcileResult> DeploymentController::SyncRolloutStatus(
     const ReplicaSets& all_rss, const ReplicaSetPtr& new_rs, Deployment& d) {
@@ -19,16 +31,12 @@ Result<runtime::ReconcileResult> DeploymentController::SyncRolloutStatus(
                            current->reason == util::kNewRSAvailableReason;
   if (util::HasProgressDeadline(d) && !is_complete) {
     if (util::DeploymentComplete(d, status)) {
-      const std::string msg =
-          new_rs ? "ReplicaSet \"" + new_rs->metadata.name + "\" has successfully progressed."
-                 : "Deployment \"" + d.metadata.name + "\" has successfully progressed.";
+      const std::string msg = ProgressMessage(d, new_rs, "has successfully progressed.");
       util::SetDeploymentCondition(
           status, util::NewDeploymentCondition(util::kConditionProgressing, "True",
                                                util::kNewRSAvailableReason, msg, Now()));
     } else if (util::DeploymentProgressing(d, status)) {
-      const std::string msg = new_rs
-                                  ? "ReplicaSet \"" + new_rs->metadata.name + "\" is progressing."
-                                  : "Deployment \"" + d.metadata.name + "\" is progressing.";
+      const std::string msg = ProgressMessage(d, new_rs, "is progressing.");
       api::Condition cond = util::NewDeploymentCondition(
           util::kConditionProgressing, "True", util::kReplicaSetUpdatedReason, msg, Now());
       // Progress refreshes lastUpdateTime even with an unchanged reason (SetDeploymentCondition
@@ -39,9 +47,7 @@ Result<runtime::ReconcileResult> DeploymentController::SyncRolloutStatus(
       }
       util::SetDeploymentCondition(status, std::move(cond));
     } else if (util::DeploymentTimedOut(d, status, Now())) {
-      const std::string msg =
-          new_rs ? "ReplicaSet \"" + new_rs->metadata.name + "\" has timed out progressing."
-                 : "Deployment \"" + d.metadata.name + "\" has timed out progressing.";
+      const std::string msg = ProgressMessage(d, new_rs, "has timed out progressing.");
       util::SetDeploymentCondition(
           status, util::NewDeploymentCondition(util::kConditionProgressing, "False",
                                                util::kTimedOutReason, msg, Now()));

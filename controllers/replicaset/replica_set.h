@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "controllers/replicaset/config.h"
 #include "pkg/api/pod.h"
 #include "pkg/api/replicaset.h"
 #include "pkg/cache/shared_informer.h"
@@ -42,11 +43,17 @@ using controller::ReplicaSetPtr;
 
 // At most this many pods are created or deleted by one sync (upstream BurstReplicas).
 inline constexpr int kBurstReplicas = 500;
+// The owner a ReplicaSet's pods name.
+inline constexpr const char* kControllerApiVersion = "apps/v1";
+inline constexpr const char* kControllerKind = "ReplicaSet";
+// Pods in one slow-start batch and deletions run at most this many at once (the client's rate
+// limiter is the real bound).
+inline constexpr int kMaxConcurrentWrites = 64;
 // The queue and controller name (upstream's workqueue name).
 inline constexpr const char* kControllerName = "replicaset";
 
 struct ReplicaSetControllerOptions {
-  int workers = 5;  // --concurrent-replicaset-syncs
+  int concurrent_replicaset_syncs = kDefaultConcurrentReplicaSetSyncs;  // workers
   int burst_replicas = kBurstReplicas;
   Clock* clock = nullptr;  // null = RealClock
   // Makes the queue's rate limiter; null = DefaultControllerRateLimiter.

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "pkg/api/label_selector.h"
 #include "pkg/api/labels.h"
 
 namespace kcm::replicaset {
@@ -133,6 +134,16 @@ std::optional<Clock::duration> NextAvailabilityCheck(const std::vector<PodPtr>& 
     if (!next || wait < *next) next = wait;
   }
   return next;
+}
+
+Result<api::labels::Selector> SelectorOf(const api::ReplicaSet& rs) {
+  if (!rs.spec.selector) return Error::Local("InvalidArgument", "spec.selector is null");
+  Result<api::labels::Selector> selector = api::LabelSelectorAsSelector(&*rs.spec.selector);
+  if (!selector.ok()) return selector.error();
+  if (selector->Empty() || selector->IsNothing()) {
+    return Error::Local("InvalidArgument", "spec.selector selects everything or nothing");
+  }
+  return selector;
 }
 
 }  // namespace kcm::replicaset

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "pkg/api/labels.h"
 #include "pkg/api/replicaset.h"
 #include "pkg/controller/active_pods.h"
 #include "pkg/controller/typed_client.h"
@@ -67,5 +68,10 @@ Result<ReplicaSetPtr> UpdateReplicaSetStatus(ReplicaSetClient& client, ReplicaSe
 // minReadySeconds; nullopt when none will (minReadySeconds 0, or no such pod).
 std::optional<Clock::duration> NextAvailabilityCheck(const std::vector<PodPtr>& pods,
                                                      int32_t min_ready_seconds, api::Time now);
+
+// The selector of `rs`, or an error for a ReplicaSet we must not act on: a selector that does not
+// parse, or a null/empty one (the API server refuses both for apps/v1; acting on them would claim
+// nothing or everything).
+Result<api::labels::Selector> SelectorOf(const api::ReplicaSet& rs);
 
 }  // namespace kcm::replicaset

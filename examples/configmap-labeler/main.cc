@@ -2,13 +2,12 @@
 //   configmap-labeler --kubeconfig=$KUBECONFIG --ns=demo --label=team=payments
 #include <gflags/gflags.h>
 #include <glog/logging.h>
-#include <signal.h>
 
 #include <iostream>
-#include <thread>
 
 #include "configmap_labeler.h"
 #include "pkg/client/kubeconfig.h"
+#include "pkg/util/signals.h"
 
 DEFINE_string(kubeconfig, "", "Path to a kubeconfig (default: $KUBECONFIG, ~/.kube/config).");
 DEFINE_string(ns, "default", "Namespace whose ConfigMaps are labelled.");
@@ -34,17 +33,7 @@ int main(int argc, char** argv) {
     return 1;
   }
 
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  std::stop_source stop;
-  std::thread([&] {
-    int sig = 0;
-    sigwait(&signals, &sig);
-    stop.request_stop();
-  }).detach();
+  const std::stop_token stop = kcm::SetupSignalHandler();
 
   kcm::informers::SharedInformerFactoryOptions fo;
   fo.namespace_ = FLAGS_ns;
@@ -57,8 +46,8 @@ int main(int argc, char** argv) {
     std::cerr << "error: " << controller.error().ToString() << "\n";
     return 1;
   }
-  factory.Start(stop.get_token());
-  kcm::Status s = (*controller)->Start(stop.get_token());
+  factory.Start(stop);
+  kcm::Status s = (*controller)->Start(stop);
   factory.Shutdown();
   if (!s.ok()) {
     LOG(ERROR) << s.error().ToString();

@@ -24,10 +24,6 @@ constexpr FromValueFn kGenericFromValue = &FromValueKeepingRaw<GenericObject, &D
 }  // namespace
 }  // namespace internal
 
-Result<std::shared_ptr<const GenericObject>> DecodeGenericObject(Decoder& decoder, JsonInput json) {
-  return internal::DecodeTyped<GenericObject, internal::kGenericFromValue>(decoder, json);
-}
-
 const Codec& GenericCodec() {
   static const Codec codec = internal::JsonCodec<internal::kGenericFromValue>("");
   return codec;

@@ -2,13 +2,10 @@
 // not cover. Immutable once cached; thread-safe to read.
 #pragma once
 
-#include <memory>
 #include <string>
+#include <string_view>
 
-#include "pkg/api/decoder.h"
-#include "pkg/api/json_input.h"
 #include "pkg/api/object.h"
-#include "pkg/util/result.h"
 
 namespace kcm::api {
 
@@ -20,7 +17,5 @@ struct GenericObject final : Object {
   std::string_view Kind() const override { return kind; }
   const ObjectMeta& Meta() const override { return metadata; }
 };
-
-Result<std::shared_ptr<const GenericObject>> DecodeGenericObject(Decoder& decoder, JsonInput json);
 
 }  // namespace kcm::api

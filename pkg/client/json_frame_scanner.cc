@@ -24,12 +24,6 @@ constexpr std::array<bool, 256> kStructural = [] {
 
 }  // namespace
 
-Error JsonFrameScanner::TooLarge() const {
-  return Error::Transport(
-      TransportCause::kTooLarge,
-      "watch event over the " + std::to_string(max_frame_) + "-byte frame limit");
-}
-
 // Byte runs that cannot end a frame (a string's body, the scalars and separators between
 // brackets) are skipped by tight loops; the limit is checked where a frame ends and for what is
 // left unfinished at the end of the read, which holds the same frames to it as a check per byte.
@@ -99,8 +93,7 @@ void JsonFrameScanner::Feed(std::string_view data) {
     if (depth_ == 0) {
       const std::string_view tail = data.substr(run, i - run);
       if (max_frame_ > 0 && partial_.size() + tail.size() > max_frame_) {
-        frames_.Fail(TooLarge());
-        std::string().swap(partial_);
+        FailTooLarge();
         return;
       }
       if (partial_.empty()) {
@@ -116,16 +109,11 @@ void JsonFrameScanner::Feed(std::string_view data) {
   }
   if (depth_ > 0) {
     if (max_frame_ > 0 && partial_.size() + (n - run) > max_frame_) {
-      frames_.Fail(TooLarge());
-      std::string().swap(partial_);
+      FailTooLarge();
       return;
     }
     partial_.append(data.substr(run));
   }
-}
-
-bool JsonFrameScanner::HasPartial() const {
-  return depth_ > 0 || !partial_.empty();
 }
 
 }  // namespace kcm::client

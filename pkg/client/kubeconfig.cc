@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <set>
 
+#include "pkg/client/base64.h"
 #include "pkg/client/in_cluster_config.h"
 
 namespace kcm::client {
@@ -18,38 +19,6 @@ Error ConfigError(const std::string& file, const std::string& field, const std::
   if (!field.empty()) msg += ": " + field;
   msg += ": " + what;
   return Error::Local("InvalidKubeconfig", std::move(msg));
-}
-
-Result<std::string> Base64Decode(std::string_view in) {
-  auto value = [](char c) -> int {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+') return 62;
-    if (c == '/') return 63;
-    return -1;
-  };
-  std::string out;
-  uint32_t acc = 0;
-  int bits = 0;
-  std::size_t pad = 0;
-  for (char c : in) {
-    if (c == '\n' || c == '\r' || c == ' ' || c == '\t') continue;
-    if (c == '=') {
-      ++pad;
-      continue;
-    }
-    const int v = value(c);
-    if (v < 0 || pad > 0) return Error::Local("InvalidBase64", "invalid base64");
-    acc = (acc << 6) | static_cast<uint32_t>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out.push_back(static_cast<char>((acc >> bits) & 0xFF));
-    }
-  }
-  if (pad > 2) return Error::Local("InvalidBase64", "invalid base64");
-  return out;
 }
 
 // Reads the scalar `key` of `node` into *out; absent keys leave *out alone.

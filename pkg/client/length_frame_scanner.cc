@@ -16,10 +16,7 @@ std::uint32_t FrameLength(std::string_view prefix) {
 
 bool LengthFrameScanner::OverLimit(std::uint32_t n) {
   if (max_frame_ == 0 || n <= max_frame_) return false;
-  frames_.Fail(
-      Error::Transport(TransportCause::kTooLarge,
-                       "watch event over the " + std::to_string(max_frame_) + "-byte frame limit"));
-  std::string().swap(partial_);
+  FailTooLarge();
   return true;
 }
 

@@ -9,41 +9,21 @@
 namespace kcm::client {
 
 TokenBucketRateLimiter::TokenBucketRateLimiter(double qps, int burst, Clock& clock)
-    : qps_(qps), burst_(std::max(1, burst)), clock_(clock), tokens_(burst_), last_(clock.Now()) {}
-
-void TokenBucketRateLimiter::AdvanceLocked(Clock::time_point now) {
-  if (now <= last_) return;
-  const double elapsed = std::chrono::duration<double>(now - last_).count();
-  tokens_ = std::min(burst_, tokens_ + elapsed * qps_);
-  last_ = now;
-}
+    : clock_(clock), bucket_(clock, qps, std::max(1, burst)) {}
 
 Status TokenBucketRateLimiter::Wait(std::stop_token stop) {
-  Clock::time_point deadline;
-  {
-    std::lock_guard lock(mu_);
-    AdvanceLocked(clock_.Now());
-    tokens_ -= 1;
-    if (tokens_ >= 0) return OkStatus();
-    // Reserve now, sleep for the deficit: later callers queue behind us.
-    deadline = last_ + std::chrono::duration_cast<Clock::duration>(
-                           std::chrono::duration<double>(-tokens_ / qps_));
-  }
+  const std::chrono::duration<double> wait = bucket_.Reserve();
+  if (wait == std::chrono::duration<double>::zero()) return OkStatus();
+  // Reserved now, sleep for the deficit: later callers queue behind us.
+  const Clock::time_point deadline =
+      clock_.Now() + std::chrono::duration_cast<Clock::duration>(wait);
   if (clock_.SleepUntil(deadline, stop)) return OkStatus();
-  {
-    std::lock_guard lock(mu_);
-    AdvanceLocked(clock_.Now());
-    tokens_ = std::min(burst_, tokens_ + 1);
-  }
+  bucket_.GiveBack();
   return Error::Local(errors::reason::kCanceled, "rate limiter wait canceled");
 }
 
 bool TokenBucketRateLimiter::TryAccept() {
-  std::lock_guard lock(mu_);
-  AdvanceLocked(clock_.Now());
-  if (tokens_ < 1) return false;
-  tokens_ -= 1;
-  return true;
+  return bucket_.TryTake();
 }
 
 std::unique_ptr<RateLimiter> NewRateLimiter(float qps, int burst, Clock& clock) {

@@ -3,11 +3,11 @@
 #pragma once
 
 #include <memory>
-#include <mutex>
 #include <stop_token>
 
 #include "pkg/util/clock.h"
 #include "pkg/util/result.h"
+#include "pkg/util/token_bucket.h"
 
 namespace kcm::client {
 
@@ -21,8 +21,8 @@ class RateLimiter {
   virtual bool TryAccept() = 0;
 };
 
-// The bucket starts full. A waiter reserves its token at once (the bucket may go negative) and
-// sleeps until the bucket would have refilled it, so waiters are served in arrival order.
+// A waiter reserves its token from the TokenBucket at once and sleeps until the bucket would
+// have refilled it, so waiters are served in arrival order.
 class TokenBucketRateLimiter final : public RateLimiter {
  public:
   TokenBucketRateLimiter(double qps, int burst, Clock& clock);
@@ -30,14 +30,8 @@ class TokenBucketRateLimiter final : public RateLimiter {
   bool TryAccept() override;
 
  private:
-  void AdvanceLocked(Clock::time_point now);
-
-  const double qps_;
-  const double burst_;
   Clock& clock_;
-  std::mutex mu_;
-  double tokens_;
-  Clock::time_point last_;
+  TokenBucket bucket_;
 };
 
 // qps < 0: never waits.

@@ -3,6 +3,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "pkg/util/strings.h"
+
 namespace kcm::client {
 namespace {
 
@@ -11,12 +13,8 @@ Result<std::string> ReadTokenFile(const std::string& path) {
   if (!in) return Error::Local("TokenFileUnreadable", "cannot read token file " + path);
   std::ostringstream ss;
   ss << in.rdbuf();
-  std::string token = ss.str();
   // Token files usually end with a newline; a header value must not.
-  auto end = token.find_last_not_of(" \t\r\n");
-  token.erase(end == std::string::npos ? 0 : end + 1);
-  auto begin = token.find_first_not_of(" \t\r\n");
-  token.erase(0, begin == std::string::npos ? token.size() : begin);
+  std::string token(Trim(ss.str(), " \t\r\n"));
   if (token.empty()) return Error::Local("TokenFileUnreadable", "token file " + path + " is empty");
   return token;
 }

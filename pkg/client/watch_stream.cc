@@ -25,8 +25,8 @@ WatchStream::WatchStream(std::unique_ptr<HttpStream> stream,
                          std::function<void(int status)> on_status, std::size_t max_frame_bytes)
     : stream_(std::move(stream)),
       on_status_(std::move(on_status)),
-      scanner_(max_frame_bytes),
-      length_scanner_(max_frame_bytes) {}
+      max_frame_bytes_(max_frame_bytes),
+      scanner_(NewFrameScanner({}, max_frame_bytes)) {}
 
 WatchStream::~WatchStream() = default;
 
@@ -42,7 +42,7 @@ Result<std::optional<std::string>> WatchStream::Next() {
       done_ = true;
       return Frame();
     }
-    auto frame = protobuf_ ? length_scanner_.Next() : scanner_.Next();
+    auto frame = scanner_->Next();
     if (!frame.ok()) {
       done_ = true;
       stream_->Cancel();  // read no more of a stream we are giving up on
@@ -65,6 +65,7 @@ Result<std::optional<std::string>> WatchStream::Next() {
         if (on_status_) on_status_(status);
         // The framing follows the encoding the server chose for a negotiated Accept.
         protobuf_ = status >= 200 && status < 300 && IsProtobufContentType(stream_->content_type());
+        if (protobuf_) scanner_ = NewFrameScanner(stream_->content_type(), max_frame_bytes_);
       }
       if (status < 200 || status >= 300) {
         done_ = true;
@@ -83,21 +84,17 @@ Result<std::optional<std::string>> WatchStream::Next() {
       // A connection broken (or timed out) inside a frame lost an event. Between frames nothing
       // was lost: the transport error goes up with its cause and the reflector re-watches from
       // the last resourceVersion (upstream's StreamWatcher ends such a watch quietly).
-      if (HasPartial()) {
+      if (scanner_->HasPartial()) {
         return DecodingError("stream broken inside a frame: " + n.error().ToString());
       }
       return n.error();
     }
     if (*n == 0) {
       done_ = true;
-      if (HasPartial()) return DecodingError("stream ended inside a frame");
+      if (scanner_->HasPartial()) return DecodingError("stream ended inside a frame");
       return Frame();
     }
-    if (protobuf_) {
-      length_scanner_.Feed(chunk);
-    } else {
-      scanner_.Feed(chunk);
-    }
+    scanner_->Feed(chunk);
   }
 }
 

@@ -9,8 +9,7 @@
 #include <optional>
 #include <string>
 
-#include "pkg/client/json_frame_scanner.h"
-#include "pkg/client/length_frame_scanner.h"
+#include "pkg/client/frame_scanner.h"
 #include "pkg/util/result.h"
 
 namespace kcm::client {
@@ -48,28 +47,21 @@ class WatchStream {
   // one without reading from the connection, so it cannot block. A consumer that hands events on
   // to another thread can hold that thread's wake-up until the frames of one read are all out
   // (the Reflector's batch into its DeltaFIFO). Same thread as Next().
-  std::size_t buffered_frames() const {
-    return protobuf_ ? length_scanner_.ready_frames() : scanner_.ready_frames();
-  }
+  std::size_t buffered_frames() const { return scanner_->ready_frames(); }
 
  private:
   std::unique_ptr<HttpStream> stream_;
   std::function<void(int)> on_status_;
-  JsonFrameScanner scanner_;
-  LengthFrameScanner length_scanner_;
+  const std::size_t max_frame_bytes_;
+  // JSON until the response's Content-Type is known, then the one NewFrameScanner picks for it.
+  std::unique_ptr<FrameScanner> scanner_;
   std::string read_buffer_;  // the bytes of one HttpStream::Read, handed to a scanner
 
  public:
   // For tests: the scanner's unfinished-frame buffer.
-  std::size_t buffered_bytes() const {
-    return protobuf_ ? length_scanner_.partial_bytes() : scanner_.partial_bytes();
-  }
+  std::size_t buffered_bytes() const { return scanner_->partial_bytes(); }
 
  private:
-  bool HasPartial() const {
-    return protobuf_ ? length_scanner_.HasPartial() : scanner_.HasPartial();
-  }
-
   bool protobuf_ = false;
   bool status_checked_ = false;
   bool done_ = false;

@@ -2,23 +2,10 @@
 
 #include <algorithm>
 
+#include "pkg/util/strings.h"
+
 namespace kcm::server {
 namespace {
-
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-bool EqualsIgnoreCase(const std::string& a, const std::string& b) {
-  return a.size() == b.size() && Lower(a) == Lower(b);
-}
-
-std::string Trim(const std::string& s) {
-  size_t start = s.find_first_not_of(" \t");
-  if (start == std::string::npos) return "";
-  return s.substr(start, s.find_last_not_of(" \t") - start + 1);
-}
 
 int HexValue(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -58,7 +45,7 @@ std::optional<UserInfo> UserFromRequestHeaders(const HeaderList& headers,
   for (const std::string& name : options.username_headers) {
     for (const auto& [field, value] : headers) {
       if (!EqualsIgnoreCase(field, name)) continue;
-      user.name = Trim(value);
+      user.name = std::string(Trim(value));
       break;  // The first field of that name, as Go's Header.Get.
     }
     if (!user.name.empty()) break;

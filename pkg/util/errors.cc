@@ -85,10 +85,6 @@ std::string_view ReasonForCode(int code) {
   }
 }
 
-Error FromCode(int code, std::string message) {
-  return Error{code, std::string(ReasonForCode(code)), std::move(message), {}};
-}
-
 Error NewNotFound(std::string_view resource, std::string_view name) {
   std::string message;
   if (!resource.empty()) message += std::string(resource) + " ";

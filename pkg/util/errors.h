@@ -137,8 +137,6 @@ struct Error {
 
 namespace errors {
 
-// An API error with this HTTP code and the reason upstream's NewGenericServerResponse picks.
-Error FromCode(int code, std::string message);
 // A 404 as a lister or cache returns it (upstream's errors.NewNotFound).
 Error NewNotFound(std::string_view resource, std::string_view name);
 // The reason for a bare HTTP code.

@@ -53,20 +53,11 @@ int ItemFastSlowRateLimiter::NumRequeues(const std::string& key) const {
 }
 
 BucketRateLimiter::BucketRateLimiter(Clock& clock, double qps, int burst)
-    : clock_(clock), qps_(qps), burst_(burst), tokens_(burst), last_(clock.Now()) {}
+    : bucket_(clock, qps, burst) {}
 
 Clock::duration BucketRateLimiter::When(const std::string& /*key*/) {
-  std::lock_guard lock(mu_);
-  Clock::time_point now = clock_.Now();
-  if (now > last_) {
-    double elapsed = std::chrono::duration<double>(now - last_).count();
-    tokens_ = std::min(burst_, tokens_ + elapsed * qps_);
-    last_ = now;
-  }
-  tokens_ -= 1;
-  if (tokens_ >= 0) return Clock::duration::zero();
   // Rounded rather than truncated, so one token's deficit at 10 qps is exactly 100 ms.
-  return std::chrono::round<Clock::duration>(std::chrono::duration<double>(-tokens_ / qps_));
+  return std::chrono::round<Clock::duration>(bucket_.Reserve());
 }
 
 void BucketRateLimiter::Forget(const std::string& /*key*/) {}

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "pkg/util/clock.h"
+#include "pkg/util/token_bucket.h"
 #include "pkg/workqueue/rate_limiter.h"
 
 namespace kcm::workqueue {
@@ -46,8 +47,7 @@ class ItemFastSlowRateLimiter final : public RateLimiter {
   std::unordered_map<std::string, int> failures_;
 };
 
-// A token bucket over all keys (golang.org/x/time/rate semantics): `burst` tokens, refilled at
-// `qps` per second of Clock time; each When takes a token, and a deficit becomes a delay.
+// A TokenBucket over all keys: each When takes a token, and a deficit becomes a delay.
 // Forget and NumRequeues do not apply to it. Requires qps > 0 and burst >= 1.
 class BucketRateLimiter final : public RateLimiter {
  public:
@@ -57,12 +57,7 @@ class BucketRateLimiter final : public RateLimiter {
   int NumRequeues(const std::string& key) const override;
 
  private:
-  Clock& clock_;
-  const double qps_;
-  const double burst_;
-  std::mutex mu_;
-  double tokens_;  // May go negative: reservations already handed out ahead of the refill.
-  Clock::time_point last_;
+  TokenBucket bucket_;
 };
 
 // The longest delay of its limiters; Forget forgets in all; NumRequeues is the largest count.

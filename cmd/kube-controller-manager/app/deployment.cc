@@ -16,7 +16,7 @@ Result<std::unique_ptr<RunnableController>> StartDeploymentController(Controller
       broadcaster->NewRecorder({"deployment-controller", ""});
 
   deployment::DeploymentControllerOptions options;
-  options.workers = ctx.options.concurrent_deployment_syncs;
+  options.concurrent_deployment_syncs = ctx.options.concurrent_deployment_syncs;
   options.clock = &ctx.clock;
   options.cache_sync_timeout = ctx.options.controller_cache_sync_timeout;
   auto controller = std::make_unique<deployment::DeploymentController>(

@@ -3,14 +3,14 @@
 #include <algorithm>
 
 #include "cmd/kube-controller-manager/app/upstream_flags.h"
+#include "pkg/util/strings.h"
 
 namespace kcm::app::features {
 namespace {
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
-  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
-  return s;
+// Names and values are trimmed of spaces only: a tab stays part of a name, which Find then refuses.
+std::string_view TrimSpaces(std::string_view s) {
+  return Trim(s, " ");
 }
 
 const GateSpec* Find(std::string_view name) {
@@ -63,25 +63,25 @@ Status FeatureGate::Set(std::string_view value) {
   std::map<std::string, bool, std::less<>> next = overrides_;
   while (!value.empty()) {
     const size_t comma = value.find(',');
-    std::string_view entry = Trim(value.substr(0, comma));
+    std::string_view entry = TrimSpaces(value.substr(0, comma));
     value = comma == std::string_view::npos ? std::string_view() : value.substr(comma + 1);
     if (entry.empty()) continue;
     // kubeadm may name the component, "kube:Name=true"; upstream's gates all belong to "kube".
     if (size_t colon = entry.find(':');
         colon != std::string_view::npos && colon < entry.find('=')) {
-      if (Trim(entry.substr(0, colon)) != "kube") {
+      if (TrimSpaces(entry.substr(0, colon)) != "kube") {
         return Error::Local("InvalidFlag", "unknown component \"" +
-                                               std::string(Trim(entry.substr(0, colon))) +
+                                               std::string(TrimSpaces(entry.substr(0, colon))) +
                                                "\" in " + std::string(entry));
       }
-      entry = Trim(entry.substr(colon + 1));
+      entry = TrimSpaces(entry.substr(colon + 1));
     }
     const size_t eq = entry.find('=');
-    const std::string_view name = Trim(entry.substr(0, eq));
+    const std::string_view name = TrimSpaces(entry.substr(0, eq));
     if (eq == std::string_view::npos) {
       return Error::Local("InvalidFlag", "missing bool value for " + std::string(name));
     }
-    const std::string_view raw = Trim(entry.substr(eq + 1));
+    const std::string_view raw = TrimSpaces(entry.substr(eq + 1));
     if (Find(name) == nullptr && !IsUpstreamGate(name)) {
       return Error::Local("InvalidFlag", "unrecognized feature gate: " + std::string(name));
     }

@@ -100,6 +100,28 @@ std::string FormatFloat(double d) {
   return s.str();
 }
 
+// A flag's "(default ...)" text, from the Options field's own default, as pflag prints it: no
+// text for false.
+std::string DefaultText(int v) {
+  return std::to_string(v);
+}
+
+std::string DefaultText(double v) {
+  return FormatFloat(v);
+}
+
+std::string DefaultText(std::chrono::nanoseconds d) {
+  return FormatDuration(d);
+}
+
+std::string DefaultText(bool v) {
+  return v ? "true" : "";
+}
+
+std::string QuotedDefault(const std::string& v) {
+  return "\"" + v + "\"";
+}
+
 }  // namespace
 
 void DeclareUpstreamSections(FlagSet& set) {
@@ -155,58 +177,60 @@ void CommandLine::Define() {
                   }
                   return OkStatus();
                 }});
-  add(generic, {"kube-api-burst", "", "int32", "30",
+  add(generic, {"kube-api-burst", "", "int32", DefaultText(o.kube_api_burst),
                 "Burst allowed to each controller's API client.", Int(&o.kube_api_burst)});
-  add(generic, {"kube-api-content-type", "", "string", "\"application/vnd.kubernetes.protobuf\"",
+  add(generic, {"kube-api-content-type", "", "string", QuotedDefault(o.kube_api_content_type),
                 "Content type of requests sent to the API server. LIST and WATCH of pods use "
                 "it (protobuf or JSON); other reads and all writes are JSON.",
                 String(&o.kube_api_content_type)});
-  add(generic, {"kube-api-qps", "", "float32", "20",
+  add(generic, {"kube-api-qps", "", "float32", DefaultText(o.kube_api_qps),
                 "Queries per second allowed to each controller's API client (negative: no "
                 "client-side limit).",
                 Float(&o.kube_api_qps)});
-  add(generic, {"leader-elect", "", "", "true",
+  add(generic, {"leader-elect", "", "", DefaultText(le.leader_elect),
                 "Elect a leader through a Lease before running the controllers; for replicated "
                 "deployments.",
                 Bool(&le.leader_elect)});
-  add(generic, {"leader-elect-lease-duration", "", "duration", "15s",
+  add(generic, {"leader-elect-lease-duration", "", "duration", DefaultText(le.lease_duration),
                 "How long a non-leader waits after the last observed renewal before it may take "
                 "the lease.",
                 Duration(&le.lease_duration)});
-  add(generic, {"leader-elect-renew-deadline", "", "duration", "10s",
+  add(generic, {"leader-elect-renew-deadline", "", "duration", DefaultText(le.renew_deadline),
                 "How long the leader keeps retrying a renewal before it stops leading; less than "
                 "the lease duration.",
                 Duration(&le.renew_deadline)});
-  add(generic, {"leader-elect-resource-lock", "", "string", "\"leases\"",
+  add(generic, {"leader-elect-resource-lock", "", "string", QuotedDefault(le.resource_lock),
                 "The lock object type; only 'leases' is supported.", String(&le.resource_lock)});
-  add(generic, {"leader-elect-resource-name", "", "string", "\"kube-controller-manager\"",
+  add(generic, {"leader-elect-resource-name", "", "string", QuotedDefault(le.resource_name),
                 "Name of the Lease used for leader election.", String(&le.resource_name)});
   add(generic,
-      {"leader-elect-resource-namespace", "", "string", "\"kube-system\"",
+      {"leader-elect-resource-namespace", "", "string", QuotedDefault(le.resource_namespace),
        "Namespace of the Lease used for leader election.", String(&le.resource_namespace)});
   add(generic,
-      {"leader-elect-retry-period", "", "duration", "2s",
+      {"leader-elect-retry-period", "", "duration", DefaultText(le.retry_period),
        "Wait between attempts to acquire or renew the lease.", Duration(&le.retry_period)});
-  add(generic, {"min-resync-period", "", "duration", "12h0m0s",
+  add(generic, {"min-resync-period", "", "duration", DefaultText(o.min_resync_period),
                 "Informers resync at a random period between this and twice this.",
                 Duration(&o.min_resync_period)});
   // Ours, not upstream's (upstream's controllers wait for their caches until stopped).
-  add(generic, {"controller-cache-sync-timeout", "", "duration", "0s",
+  add(generic, {"controller-cache-sync-timeout", "", "duration",
+                DefaultText(o.controller_cache_sync_timeout),
                 "How long a controller waits for its informers' caches before the process fails "
                 "and exits 1; 0 waits until stopped, as upstream. /readyz is false meanwhile.",
                 Duration(&o.controller_cache_sync_timeout)});
-  add(generic, {"use-service-account-credentials", "", "", "",
-                "Give each controller its own credentials: a token of the service account "
-                "kube-system/<controller>-controller from the TokenRequest API.",
-                Bool(&o.use_service_account_credentials)});
+  add(generic,
+      {"use-service-account-credentials", "", "", DefaultText(o.use_service_account_credentials),
+       "Give each controller its own credentials: a token of the service account "
+       "kube-system/<controller>-controller from the TokenRequest API.",
+       Bool(&o.use_service_account_credentials)});
 
   const std::string serving = "Secure serving flags";
-  add(serving, {"bind-address", "", "ip", "0.0.0.0",
+  add(serving, {"bind-address", "", "ip", o.bind_address,
                 "Address to serve /metrics and the health checks on (0.0.0.0 or :: for all "
                 "interfaces).",
                 String(&o.bind_address)});
   add(serving,
-      {"secure-port", "", "int", "10257",
+      {"secure-port", "", "int", DefaultText(o.secure_port),
        "HTTPS port for /metrics and the health checks; 0 turns serving off.", Int(&o.secure_port)});
   add(serving, {"tls-cert-file", "", "string", "",
                 "PEM serving certificate (with intermediates after it). Empty: a self-signed "
@@ -257,11 +281,11 @@ void CommandLine::Define() {
               String(&o.authorization_kubeconfig)});
 
   add("Deployment controller flags",
-      {"concurrent-deployment-syncs", "", "int32", "5",
+      {"concurrent-deployment-syncs", "", "int32", DefaultText(o.concurrent_deployment_syncs),
        "Deployments synced at once; more is more responsive and more CPU and network.",
        Int(&o.concurrent_deployment_syncs)});
   add("Replicaset controller flags",
-      {"concurrent-replicaset-syncs", "", "int32", "5",
+      {"concurrent-replicaset-syncs", "", "int32", DefaultText(o.concurrent_replicaset_syncs),
        "ReplicaSets synced at once; more is more responsive and more CPU and network.",
        Int(&o.concurrent_replicaset_syncs)});
 
@@ -274,9 +298,9 @@ void CommandLine::Define() {
              String(&o.master)});
 
   const std::string logs = "Logs flags";
-  add(logs, {"log-flush-frequency", "", "duration", "5s", "Maximum time between log flushes.",
-             Duration(&o.log_flush_frequency)});
-  add(logs, {"logging-format", "", "string", "\"text\"",
+  add(logs, {"log-flush-frequency", "", "duration", DefaultText(o.log_flush_frequency),
+             "Maximum time between log flushes.", Duration(&o.log_flush_frequency)});
+  add(logs, {"logging-format", "", "string", QuotedDefault(o.logging_format),
              "Log format: \"text\" (klog's header and key=value pairs) or \"json\" (one JSON "
              "object a line: ts, caller, msg, v and the key/value pairs).",
              String(&o.logging_format)});
@@ -291,7 +315,8 @@ void CommandLine::Define() {
              ApplyVmodule});
 
   const std::string global = "Global flags";
-  add(global, {"help", "h", "", "", "help for kube-controller-manager", Bool(&help_)});
+  add(global,
+      {"help", "h", "", DefaultText(help_), "help for kube-controller-manager", Bool(&help_)});
   add(global, {"version", "", "version[=true]", "",
                "--version, --version=raw prints version information and quits; "
                "--version=vX.Y.Z... sets the reported version",

@@ -5,6 +5,7 @@
 
 #include "cmd/kube-controller-manager/app/upstream_flags.h"
 #include "pkg/server/tls_options.h"
+#include "pkg/util/strings.h"
 
 namespace kcm::app {
 namespace {
@@ -44,9 +45,7 @@ std::vector<std::string> SplitList(const std::string& value) {
   while (start <= value.size()) {
     size_t end = value.find(',', start);
     if (end == std::string::npos) end = value.size();
-    std::string item = value.substr(start, end - start);
-    item.erase(0, item.find_first_not_of(" \t"));
-    item.erase(item.find_last_not_of(" \t") + 1);
+    std::string item(Trim(std::string_view(value).substr(start, end - start)));
     if (!item.empty()) out.push_back(item);
     start = end + 1;
   }

@@ -1,6 +1,7 @@
 // Options: the daemon's configuration, with upstream kube-controller-manager flag names and
-// defaults (upstream kube-controller-manager's). Built once at start from the command line,
-// validated, then read-only. Thread-compatible.
+// defaults (upstream kube-controller-manager's). A setting a library also has takes its default
+// from that library's options (one default per value; the flag table prints it from here). Built
+// once at start from the command line, validated, then read-only. Thread-compatible.
 #pragma once
 
 #include <chrono>
@@ -9,15 +10,19 @@
 #include <vector>
 
 #include "cmd/kube-controller-manager/app/features.h"
+#include "controllers/deployment/config.h"
+#include "controllers/replicaset/config.h"
+#include "pkg/leaderelection/leader_elector.h"
+#include "pkg/server/secure_server.h"
 #include "pkg/util/result.h"
 
 namespace kcm::app {
 
 struct LeaderElectionOptions {
   bool leader_elect = true;
-  std::chrono::nanoseconds lease_duration = std::chrono::seconds(15);
-  std::chrono::nanoseconds renew_deadline = std::chrono::seconds(10);
-  std::chrono::nanoseconds retry_period = std::chrono::seconds(2);
+  std::chrono::nanoseconds lease_duration = leaderelection::LeaderElectionConfig{}.lease_duration;
+  std::chrono::nanoseconds renew_deadline = leaderelection::LeaderElectionConfig{}.renew_deadline;
+  std::chrono::nanoseconds retry_period = leaderelection::LeaderElectionConfig{}.retry_period;
   std::string resource_lock = "leases";
   std::string resource_name = "kube-controller-manager";
   std::string resource_namespace = "kube-system";
@@ -27,8 +32,8 @@ struct Options {
   std::string kubeconfig;
   std::string master;
   std::vector<std::string> controllers = {"*"};
-  int concurrent_deployment_syncs = 5;
-  int concurrent_replicaset_syncs = 5;
+  int concurrent_deployment_syncs = deployment::kDefaultConcurrentDeploymentSyncs;
+  int concurrent_replicaset_syncs = replicaset::kDefaultConcurrentReplicaSetSyncs;
   std::chrono::nanoseconds min_resync_period = std::chrono::hours(12);
   // Not an upstream flag: how long a controller waits for its informers' caches before it fails
   // (and the process exits 1). Zero (default) = wait until stopped, as upstream's controllers do
@@ -38,21 +43,25 @@ struct Options {
   int kube_api_burst = 30;
   std::string kube_api_content_type = "application/vnd.kubernetes.protobuf";
   LeaderElectionOptions leader_election;
-  std::string bind_address = "0.0.0.0";
-  int secure_port = 10257;
+  std::string bind_address = server::ServingOptions{}.bind_address;
+  int secure_port = server::ServingOptions{}.port;
   std::string tls_cert_file;
   std::string tls_private_key_file;
-  std::string tls_min_version = "VersionTLS12";
+  std::string tls_min_version = server::ServingOptions{}.tls_min_version;
   std::vector<std::string> tls_cipher_suites;  // IANA names; empty = ECDHE + AEAD suites only
   std::string client_ca_file;
   std::string requestheader_client_ca_file;
   std::vector<std::string> requestheader_allowed_names;
-  std::vector<std::string> requestheader_username_headers = {"X-Remote-User"};
-  std::vector<std::string> requestheader_group_headers = {"X-Remote-Group"};
-  std::vector<std::string> requestheader_extra_headers_prefix = {"X-Remote-Extra-"};
+  std::vector<std::string> requestheader_username_headers =
+      server::RequestHeaderOptions{}.username_headers;
+  std::vector<std::string> requestheader_group_headers =
+      server::RequestHeaderOptions{}.group_headers;
+  std::vector<std::string> requestheader_extra_headers_prefix =
+      server::RequestHeaderOptions{}.extra_headers_prefix;
   std::string authentication_kubeconfig;
   std::string authorization_kubeconfig;
-  std::vector<std::string> authorization_always_allow_paths = {"/healthz", "/readyz", "/livez"};
+  std::vector<std::string> authorization_always_allow_paths =
+      server::ServingOptions{}.always_allow_paths;
   bool use_service_account_credentials = false;
   std::string logging_format = "text";  // "text" | "json"
   std::chrono::nanoseconds log_flush_frequency = std::chrono::seconds(5);

@@ -22,7 +22,7 @@ Result<std::unique_ptr<RunnableController>> StartReplicaSetController(Controller
       std::make_shared<controller::RealPodControl>(pods, *recorder, "apps/v1", fence);
 
   replicaset::ReplicaSetControllerOptions options;
-  options.workers = ctx.options.concurrent_replicaset_syncs;
+  options.concurrent_replicaset_syncs = ctx.options.concurrent_replicaset_syncs;
   options.clock = &ctx.clock;
   options.cache_sync_timeout = ctx.options.controller_cache_sync_timeout;
   options.stale_controller_consistency =

@@ -385,25 +385,31 @@ ReplicaSetPtr FindActiveOrLatest(const ReplicaSetPtr& new_rs, const ReplicaSets&
   return nullptr;
 }
 
-int32_t GetReplicaCountForReplicaSets(const ReplicaSets& rss) {
+namespace {
+
+// The sum of one count over the ReplicaSets (null entries count 0).
+template <typename Count>
+int32_t SumOverReplicaSets(const ReplicaSets& rss, Count count) {
   int32_t n = 0;
-  for (const auto& rs : rss) n += rs ? rs->spec.replicas : 0;
+  for (const auto& rs : rss) n += rs ? count(*rs) : 0;
   return n;
+}
+
+}  // namespace
+
+int32_t GetReplicaCountForReplicaSets(const ReplicaSets& rss) {
+  return SumOverReplicaSets(rss, [](const api::ReplicaSet& rs) { return rs.spec.replicas; });
 }
 int32_t GetActualReplicaCountForReplicaSets(const ReplicaSets& rss) {
-  int32_t n = 0;
-  for (const auto& rs : rss) n += rs ? rs->status.replicas : 0;
-  return n;
+  return SumOverReplicaSets(rss, [](const api::ReplicaSet& rs) { return rs.status.replicas; });
 }
 int32_t GetReadyReplicaCountForReplicaSets(const ReplicaSets& rss) {
-  int32_t n = 0;
-  for (const auto& rs : rss) n += rs ? rs->status.ready_replicas : 0;
-  return n;
+  return SumOverReplicaSets(rss,
+                            [](const api::ReplicaSet& rs) { return rs.status.ready_replicas; });
 }
 int32_t GetAvailableReplicaCountForReplicaSets(const ReplicaSets& rss) {
-  int32_t n = 0;
-  for (const auto& rs : rss) n += rs ? rs->status.available_replicas : 0;
-  return n;
+  return SumOverReplicaSets(rss,
+                            [](const api::ReplicaSet& rs) { return rs.status.available_replicas; });
 }
 std::optional<int32_t> GetTerminatingReplicaCountForReplicaSets(const ReplicaSets& rss) {
   int32_t n = 0;

@@ -131,21 +131,6 @@ Status ReadTimeAt(od::value v, std::string_view path, std::optional<Time>* out) 
   return OkStatus();
 }
 
-Status ReadStringMapAt(od::value v, std::string_view path,
-                       std::map<std::string, std::string>* out) {
-  out->clear();
-  return ForEachField(v, path, [&](od::field& f) -> Status {
-    std::string_view key;
-    if (auto ec = f.unescaped_key().get(key); ec) return DecodeErrorAt(path, ec);
-    std::string val;
-    if (auto ec = ReadString(f.value(), &val); ec) {
-      return DecodeErrorAt(std::string(path) + "." + std::string(key), ec);
-    }
-    out->insert_or_assign(std::string(key), std::move(val));
-    return OkStatus();
-  });
-}
-
 namespace {
 
 // Fills d.label_scratch with an object's string pairs as views into the parser's string buffer,

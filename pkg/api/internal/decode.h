@@ -107,7 +107,6 @@ Status ReadInt64At(od::value v, std::string_view path, int64_t* out);
 Status ReadBoolAt(od::value v, std::string_view path, bool* out);
 // null → nullopt.
 Status ReadTimeAt(od::value v, std::string_view path, std::optional<Time>* out);
-Status ReadStringMapAt(od::value v, std::string_view path, std::map<std::string, std::string>* out);
 // A labels object, interned through d.interner (null → empty).
 Status ReadLabelsAt(DecoderImpl& d, od::value v, std::string_view path, Labels* out);
 

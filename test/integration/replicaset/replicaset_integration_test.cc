@@ -216,9 +216,9 @@ class ReplicaSetIntegration : public ::testing::Test {
     rs_client_ = std::make_shared<CountingReplicaSetClient>(
         std::make_shared<controller::RestTypedClient<api::ReplicaSet>>(rest));
     rs_informer_ = factory_->ReplicaSets();
-    controller_ = std::make_unique<ReplicaSetController>(*rs_informer_, factory_->Pods(),
-                                                         rs_client_, pod_control_,
-                                                         ReplicaSetControllerOptions{.workers = 5});
+    controller_ = std::make_unique<ReplicaSetController>(
+        *rs_informer_, factory_->Pods(), rs_client_, pod_control_,
+        ReplicaSetControllerOptions{.concurrent_replicaset_syncs = 5});
     stop_ = std::stop_source();
     run_ = std::jthread([this, stop = stop_.get_token()] {
       Status s = controller_->Run(stop);

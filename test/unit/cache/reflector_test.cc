@@ -8,7 +8,8 @@
 
 #include "pkg/cache/delta_fifo.h"
 #include "pkg/cache/indexer.h"
-#include "test/mocks/fake_lister_watcher.h"
+#include "pkg/cache/testing/fake_lister_watcher.h"
+#include "pkg/util/testing/fake_clock.h"
 
 namespace kcm::cache {
 namespace {

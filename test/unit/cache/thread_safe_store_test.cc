@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "pkg/cache/indexer.h"
-#include "test/mocks/fake_lister_watcher.h"
+#include "pkg/cache/testing/fake_lister_watcher.h"
 
 namespace kcm::cache {
 namespace {

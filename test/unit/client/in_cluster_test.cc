@@ -7,6 +7,7 @@
 #include "pkg/client/in_cluster_config.h"
 #include "pkg/client/rest_client.h"
 #include "pkg/client/token_source.h"
+#include "pkg/util/testing/fake_clock.h"
 #include "test/unit/client/test_server.h"
 
 namespace kcm::client {

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "pkg/client/api_errors.h"
+#include "pkg/util/testing/fake_clock.h"
 
 namespace kcm::client {
 namespace {

@@ -13,6 +13,7 @@
 #include "pkg/client/transport.h"
 #include "pkg/client/user_agent.h"
 #include "pkg/metrics/first_write.h"
+#include "pkg/util/testing/fake_clock.h"
 #include "test/unit/client/test_server.h"
 
 namespace kcm::client {

@@ -5,7 +5,11 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
+#include <string_view>
+
+#include "cmd/kube-controller-manager/app/upstream_flags.h"
 
 namespace kcm::app {
 namespace {
@@ -183,6 +187,40 @@ TEST(FlagsTest, HelpHasUpstreamLayout) {
     EXPECT_EQ(usage.find(absent), std::string::npos) << absent;
   }
   EXPECT_LT(usage.find("Generic flags:"), usage.find("Logs flags:"));
+}
+
+// The defaults --help shows come from Options' own defaults and must be upstream's: every flag of
+// the upstream table with a default shows it (for the flags we act on, through Options).
+TEST(FlagsTest, HelpShowsUpstreamDefaults) {
+  CommandLine cmd;
+  std::ostringstream out;
+  cmd.PrintUsage(out);
+  const std::string usage = out.str();
+  std::set<std::string> checked;
+  for (const UpstreamFlag& u : UpstreamFlags()) {
+    if (std::string_view(u.default_text).empty() || *u.shorthand != '\0') continue;
+    // The flag's entry: from its line to the next flag's, usage wraps joined by one space.
+    const std::string head = std::string("\n      --") + u.name + " ";
+    const std::size_t at = usage.find(head);
+    ASSERT_NE(at, std::string::npos) << u.name;
+    const std::size_t end = usage.find("\n      --", at + head.size());
+    std::string entry;
+    for (const char c : usage.substr(at + 1, end == std::string::npos ? end : end - at - 1)) {
+      const bool space = c == ' ' || c == '\n';
+      if (!space || (!entry.empty() && entry.back() != ' ')) entry.push_back(space ? ' ' : c);
+    }
+    EXPECT_NE(entry.find(std::string("(default ") + u.default_text + ")"), std::string::npos)
+        << entry;
+    checked.insert(u.name);
+  }
+  // Among them, flags whose default comes from Options (and from there the libraries' options).
+  for (const char* ours :
+       {"concurrent-deployment-syncs", "concurrent-replicaset-syncs", "kube-api-qps",
+        "kube-api-burst", "leader-elect-lease-duration", "leader-elect-renew-deadline",
+        "leader-elect-retry-period", "secure-port", "bind-address", "min-resync-period",
+        "requestheader-username-headers", "authorization-always-allow-paths"}) {
+    EXPECT_TRUE(checked.contains(ours)) << ours;
+  }
 }
 
 TEST(FlagsTest, VersionFlag) {

@@ -11,6 +11,7 @@
 
 #include "cmd/kube-controller-manager/app/controller_context.h"
 #include "pkg/api/time.h"
+#include "pkg/util/testing/fake_clock.h"
 #include "test/unit/client/test_server.h"
 
 namespace kcm::app {

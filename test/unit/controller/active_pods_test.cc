@@ -8,14 +8,14 @@
 #include <string>
 #include <vector>
 
-#include "test/unit/controller/test_objects.h"
+#include "pkg/api/testing/objects.h"
 
 namespace kcm::controller {
 namespace {
 
 using api::PodPhase;
-using testutil::kNow;
-using testutil::PodBuilder;
+using api::testing::kNow;
+using api::testing::PodBuilder;
 using namespace std::chrono_literals;
 
 // R10: active = not Succeeded, not Failed, not being deleted.

@@ -7,16 +7,16 @@
 
 #include "pkg/api/json.h"
 #include "pkg/api/object_builders.h"
+#include "pkg/api/testing/objects.h"
 #include "pkg/controller/testing/fake_pod_control.h"
 #include "pkg/controller/testing/fake_typed_client.h"
-#include "test/unit/controller/test_objects.h"
 
 namespace kcm::controller {
 namespace {
 
+using api::testing::kNow;
+using api::testing::PodBuilder;
 using testing::FakePodControl;
-using testutil::kNow;
-using testutil::PodBuilder;
 
 api::ObjectMeta ReplicaSetMeta(bool deleting = false) {
   api::ObjectMeta m;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "pkg/util/clock.h"
+#include "pkg/util/testing/fake_clock.h"
 
 namespace kcm::controller {
 namespace {

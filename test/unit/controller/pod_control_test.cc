@@ -10,7 +10,7 @@
 #include "pkg/api/replicaset.h"
 #include "pkg/client/resource_client.h"
 #include "pkg/client/rest_client.h"
-#include "pkg/record/fake_recorder.h"
+#include "pkg/record/testing/fake_recorder.h"
 #include "test/unit/client/test_server.h"
 
 namespace kcm::controller {

@@ -5,13 +5,13 @@
 #include <string>
 #include <vector>
 
-#include "test/unit/controller/test_objects.h"
+#include "pkg/api/testing/objects.h"
 
 namespace kcm::controller {
 namespace {
 
-using testutil::kNow;
-using testutil::PodBuilder;
+using api::testing::kNow;
+using api::testing::PodBuilder;
 using namespace std::chrono_literals;
 
 std::vector<std::string> Names(const std::vector<PodPtr>& pods) {

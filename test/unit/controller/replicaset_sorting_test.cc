@@ -6,13 +6,13 @@
 #include <string>
 #include <vector>
 
-#include "test/unit/controller/test_objects.h"
+#include "pkg/api/testing/objects.h"
 
 namespace kcm::controller {
 namespace {
 
-using testutil::kNow;
-using testutil::MakeReplicaSet;
+using api::testing::kNow;
+using api::testing::MakeReplicaSet;
 using namespace std::chrono_literals;
 
 template <typename Less>

@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "pkg/util/testing/fake_clock.h"
 #include "test/unit/deployment/fixture.h"
 
 namespace kcm::deployment::testing {

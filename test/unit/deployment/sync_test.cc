@@ -7,6 +7,7 @@
 
 #include <variant>
 
+#include "pkg/util/testing/fake_clock.h"
 #include "test/unit/deployment/fixture.h"
 
 namespace kcm::deployment::testing {

@@ -11,10 +11,10 @@
 #include <thread>
 
 #include "pkg/cache/reflector.h"
+#include "pkg/cache/testing/fake_lister_watcher.h"
 #include "pkg/client/rest_client.h"
 #include "pkg/informers/resource_lister_watcher.h"
 #include "pkg/informers/resources.h"
-#include "test/mocks/fake_lister_watcher.h"
 #include "test/unit/client/test_server.h"
 
 namespace kcm::informers {

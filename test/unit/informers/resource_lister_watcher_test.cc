@@ -17,10 +17,11 @@
 #include "pkg/api/replicaset.h"
 #include "pkg/cache/pager.h"
 #include "pkg/cache/reflector.h"
+#include "pkg/cache/testing/fake_lister_watcher.h"
 #include "pkg/client/rest_client.h"
 #include "pkg/informers/shared_informer_factory.h"
 #include "pkg/util/clock.h"
-#include "test/mocks/fake_lister_watcher.h"
+#include "pkg/util/testing/fake_clock.h"
 #include "test/unit/client/test_server.h"
 
 namespace kcm::informers {

@@ -19,8 +19,9 @@
 #include "pkg/api/pod.h"
 #include "pkg/api/replicaset.h"
 #include "pkg/cache/resource_event_handler.h"
+#include "pkg/cache/testing/fake_lister_watcher.h"
 #include "pkg/client/api_errors.h"
-#include "test/mocks/fake_lister_watcher.h"
+#include "pkg/util/testing/fake_clock.h"
 
 namespace kcm::informers {
 namespace {

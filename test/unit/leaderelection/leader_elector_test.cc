@@ -15,8 +15,9 @@
 #include "pkg/api/lease.h"
 #include "pkg/leaderelection/identity.h"
 #include "pkg/leaderelection/lease_lock.h"
+#include "pkg/leaderelection/testing/fake_lock.h"
 #include "pkg/metrics/metrics.h"
-#include "test/unit/leaderelection/fake_lock.h"
+#include "pkg/util/testing/fake_clock.h"
 
 namespace kcm::leaderelection {
 namespace {

@@ -10,7 +10,7 @@
 #include "pkg/api/json.h"
 #include "pkg/api/time.h"
 #include "pkg/client/api_errors.h"
-#include "pkg/record/fake_recorder.h"
+#include "pkg/record/testing/fake_recorder.h"
 #include "test/unit/client/test_server.h"
 
 namespace kcm::leaderelection {

@@ -10,7 +10,8 @@
 #include <string>
 
 #include "pkg/client/api_errors.h"
-#include "test/unit/record/fake_sink.h"
+#include "pkg/record/testing/fake_sink.h"
+#include "pkg/util/testing/fake_clock.h"
 
 namespace kcm::record {
 namespace {

@@ -9,6 +9,7 @@
 #include "pkg/api/json.h"
 #include "pkg/api/time.h"
 #include "pkg/record/lru_cache.h"
+#include "pkg/util/testing/fake_clock.h"
 
 namespace kcm::record {
 namespace {

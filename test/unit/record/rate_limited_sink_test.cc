@@ -12,8 +12,9 @@
 #include <thread>
 
 #include "pkg/client/rate_limiter.h"
+#include "pkg/record/testing/fake_sink.h"
 #include "pkg/util/clock.h"
-#include "test/unit/record/fake_sink.h"
+#include "pkg/util/testing/fake_clock.h"
 
 namespace kcm::record {
 namespace {

@@ -4,8 +4,8 @@
 #include "pkg/api/json.h"
 #include "pkg/api/replicaset.h"
 #include "pkg/record/client_event_sink.h"
-#include "pkg/record/fake_recorder.h"
 #include "pkg/record/reference.h"
+#include "pkg/record/testing/fake_recorder.h"
 
 namespace kcm::record {
 namespace {

@@ -1,5 +1,6 @@
 // Test fixtures for the ReplicaSet controller's unit tests: listers over indexers the test fills,
-// the recording FakeReplicaSetClient, FakePodControl and a FakeClock. Test-only.
+// the recording FakeReplicaSetClient, FakePodControl and a FakeClock; objects from
+// pkg/api/testing/objects.h. Test-only.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "controllers/replicaset/replica_set.h"
+#include "pkg/api/testing/objects.h"
 #include "pkg/cache/index.h"
 #include "pkg/cache/indexer.h"
 #include "pkg/cache/keys.h"
@@ -20,6 +22,7 @@
 #include "pkg/controller/testing/fake_pod_control.h"
 #include "pkg/controller/testing/fake_typed_client.h"
 #include "pkg/util/clock.h"
+#include "pkg/util/testing/fake_clock.h"
 
 namespace kcm::replicaset::testing {
 
@@ -32,60 +35,9 @@ inline std::shared_ptr<cache::Indexer> NewTestIndexer() {
                            {{cache::kNamespaceIndex, cache::MetaNamespaceIndexFunc}});
 }
 
-// A ReplicaSet "ns/<name>" selecting app=<name>, template labels app=<name>.
-inline std::shared_ptr<api::ReplicaSet> NewReplicaSet(const std::string& name, int32_t replicas) {
-  auto rs = std::make_shared<api::ReplicaSet>();
-  rs->metadata.name = name;
-  rs->metadata.namespace_ = "ns";
-  rs->metadata.uid = "uid-" + name;
-  rs->metadata.resource_version = "1";
-  rs->metadata.generation = 1;
-  rs->spec.replicas = replicas;
-  rs->spec.selector = api::LabelSelector{{{"app", name}}, {}};
-  rs->spec.pod_template.labels = {{"app", name}};
-  rs->spec.pod_template.raw_json = R"({"metadata":{"labels":{"app":")" + name +
-                                   R"("}},"spec":{"containers":[{"name":"c","image":"i"}]}})";
-  rs->status.observed_generation = 1;
-  return rs;
-}
-
-struct PodOptions {
-  std::optional<std::string> owner;  // ReplicaSet name that controls the pod
-  std::string app;                   // label app=<app>
-  api::PodPhase phase = api::PodPhase::kRunning;
-  bool ready = true;
-  std::optional<api::Time> ready_since;
-  std::string node = "node-1";
-  bool deleting = false;
-  int32_t cost = 0;  // controller.kubernetes.io/pod-deletion-cost (absent reads as 0)
-  std::string resource_version = "1";
-};
-
-inline std::shared_ptr<api::Pod> NewPod(const std::string& name, const PodOptions& o,
-                                        api::Time now) {
-  auto pod = std::make_shared<api::Pod>();
-  pod->metadata.name = name;
-  pod->metadata.namespace_ = "ns";
-  pod->metadata.uid = "uid-" + name;
-  pod->metadata.resource_version = o.resource_version;
-  pod->metadata.creation_timestamp = now - 1h;
-  if (!o.app.empty()) pod->metadata.labels = {{"app", o.app}};
-  if (o.owner) {
-    pod->metadata.owner_references = {
-        {"apps/v1", "ReplicaSet", *o.owner, "uid-" + *o.owner, true, true}};
-  }
-  pod->phase = o.phase;
-  pod->node_name = o.node;
-  if (o.ready) {
-    pod->ready = api::ConditionStatus::kTrue;
-    pod->ready_transition_time = o.ready_since ? *o.ready_since : now - 1h;
-  } else {
-    pod->ready = api::ConditionStatus::kFalse;
-  }
-  if (o.deleting) pod->metadata.deletion_timestamp = now;
-  pod->deletion_cost = o.cost;
-  return pod;
-}
+using api::testing::NewPod;
+using api::testing::NewReplicaSet;
+using api::testing::PodOptions;
 
 class ControllerTest : public ::testing::Test {
  protected:

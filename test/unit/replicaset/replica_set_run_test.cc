@@ -5,8 +5,8 @@
 
 #include <thread>
 
+#include "pkg/cache/testing/fake_lister_watcher.h"
 #include "pkg/metrics/metrics.h"
-#include "test/mocks/fake_lister_watcher.h"
 #include "test/unit/replicaset/fixtures.h"
 
 namespace kcm::replicaset::testing {
@@ -29,7 +29,7 @@ TEST(ReplicaSetControllerRunTest, SyncsThroughInformersAndRuntimeQueue) {
   auto pod_control = std::make_shared<controller::testing::FakePodControl>();
   auto rs_client = std::make_shared<FakeReplicaSetClient>();
   ReplicaSetController c(factory.ReplicaSets(), factory.Pods(), rs_client, pod_control,
-                         {.workers = 2});
+                         {.concurrent_replicaset_syncs = 2});
   std::stop_source stop;
   std::jthread run([&] { EXPECT_TRUE(c.Run(stop.get_token()).ok()); });
   factory.Start(stop.get_token());

@@ -7,10 +7,11 @@
 #include <map>
 #include <thread>
 
+#include "pkg/api/testing/fake_object.h"
 #include "pkg/metrics/first_write.h"
 #include "pkg/metrics/metrics.h"
 #include "pkg/runtime/channel_source.h"
-#include "test/mocks/fake_object.h"
+#include "pkg/util/testing/fake_clock.h"
 
 namespace kcm::runtime {
 namespace {

@@ -5,9 +5,10 @@
 
 #include <chrono>
 
+#include "pkg/api/testing/fake_object.h"
 #include "pkg/runtime/predicate.h"
 #include "pkg/util/clock.h"
-#include "test/mocks/fake_object.h"
+#include "pkg/util/testing/fake_clock.h"
 
 namespace kcm::runtime {
 namespace {

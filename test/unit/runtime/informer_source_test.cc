@@ -11,8 +11,8 @@
 #include <thread>
 #include <vector>
 
+#include "pkg/cache/testing/fake_lister_watcher.h"
 #include "pkg/runtime/controller.h"
-#include "test/mocks/fake_lister_watcher.h"
 
 namespace kcm::runtime {
 namespace {

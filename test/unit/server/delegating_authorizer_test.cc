@@ -7,6 +7,7 @@
 
 #include <atomic>
 
+#include "pkg/util/testing/fake_clock.h"
 #include "test/unit/client/test_server.h"
 
 namespace kcm::server {

@@ -4,6 +4,8 @@
 
 #include <thread>
 
+#include "pkg/util/testing/fake_clock.h"
+
 namespace kcm {
 namespace {
 

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "pkg/util/testing/fake_clock.h"
+
 namespace kcm::workqueue {
 namespace {
 

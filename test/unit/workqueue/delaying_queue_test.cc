@@ -4,6 +4,7 @@
 
 #include <thread>
 
+#include "pkg/util/testing/fake_clock.h"
 #include "test/unit/workqueue/wait_until.h"
 
 namespace kcm::workqueue {

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "pkg/metrics/metrics.h"
+#include "pkg/util/testing/fake_clock.h"
 #include "pkg/workqueue/delaying_queue.h"
 #include "pkg/workqueue/queue.h"
 #include "pkg/workqueue/rate_limiting_queue.h"

@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "pkg/util/testing/fake_clock.h"
 #include "pkg/workqueue/delaying_queue.h"
 #include "test/unit/workqueue/wait_until.h"
 

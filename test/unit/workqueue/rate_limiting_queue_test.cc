@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "pkg/util/testing/fake_clock.h"
 #include "pkg/workqueue/default_rate_limiters.h"
 #include "test/unit/workqueue/wait_until.h"
 

@@ -1,5 +1,6 @@
 // FakeRecorder: an EventRecorder for controller unit tests that keeps each event as the string
-// "<Type> <Reason> <Message>" (client-go's record.FakeRecorder). Thread-safe.
+// "<Type> <Reason> <Message>" (client-go's record.FakeRecorder). Test-only library
+// kcm_record_testing. Thread-safe.
 #pragma once
 
 #include <mutex>

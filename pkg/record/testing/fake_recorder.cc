@@ -1,4 +1,4 @@
-#include "pkg/record/fake_recorder.h"
+#include "pkg/record/testing/fake_recorder.h"
 
 #include <utility>
 

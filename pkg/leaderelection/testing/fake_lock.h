@@ -97,11 +97,6 @@ class FakeLock final : public ResourceLock {
     std::lock_guard lock(mu_);
     fail_always_ = std::move(e);
   }
-  void StopFailing() {
-    std::lock_guard lock(mu_);
-    fail_always_.reset();
-    failures_.clear();
-  }
   // Calls so far, in order ("get", "create", "update").
   std::vector<std::string> Ops() const {
     std::lock_guard lock(mu_);

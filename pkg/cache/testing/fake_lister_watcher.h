@@ -17,9 +17,9 @@
 #include <vector>
 
 #include "pkg/api/object.h"
+#include "pkg/api/testing/fake_object.h"
 #include "pkg/cache/listwatch.h"
 #include "pkg/cache/store.h"
-#include "test/mocks/fake_object.h"
 
 namespace kcm::mocks {
 

@@ -1,0 +1,39 @@
+#include "pkg/util/signals.h"
+
+#include <glog/logging.h>
+#include <signal.h>
+
+#include <cstdlib>
+#include <thread>
+
+namespace kcm {
+
+std::stop_token SetupSignalHandler(std::chrono::seconds shutdown_bound) {
+  // Taken by one thread (sigwait) rather than a handler, so the stop runs outside signal context.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  std::stop_source stop;
+  std::thread([signals, stop, shutdown_bound]() mutable {
+    int sig = 0;
+    sigwait(&signals, &sig);
+    LOG(INFO) << "Received signal " << sig << ", shutting down";
+    stop.request_stop();
+    if (shutdown_bound > std::chrono::seconds(0)) {
+      std::thread([shutdown_bound] {
+        std::this_thread::sleep_for(shutdown_bound);
+        LOG(ERROR) << "graceful shutdown took longer than " << shutdown_bound.count()
+                   << "s; exiting";
+        std::_Exit(1);
+      }).detach();
+    }
+    sigwait(&signals, &sig);
+    LOG(ERROR) << "second signal " << sig << ", exiting at once";
+    std::_Exit(1);
+  }).detach();
+  return stop.get_token();
+}
+
+}  // namespace kcm
