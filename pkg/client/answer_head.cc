@@ -1,28 +1,19 @@
 #include "pkg/client/answer_head.h"
 
-#include <cctype>
+#include "pkg/util/strings.h"
 
 namespace kcm::client {
 namespace {
 
 // True when `line` starts with header `name` followed by ':' (names are case-insensitive).
 bool IsHeader(std::string_view line, std::string_view name) {
-  if (line.size() <= name.size() || line[name.size()] != ':') return false;
-  for (std::size_t i = 0; i < name.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(line[i])) != name[i]) return false;
-  }
-  return true;
+  return line.size() > name.size() && line[name.size()] == ':' &&
+         EqualsIgnoreCase(line.substr(0, name.size()), name);
 }
 
 // The value after "name:", without the surrounding blanks and the line's CRLF.
 std::string_view HeaderValue(std::string_view line, std::size_t name_size) {
-  std::string_view v = line.substr(name_size + 1);
-  while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
-  while (!v.empty() && (v.back() == '\r' || v.back() == '\n' || v.back() == ' ' ||
-                        v.back() == '\t')) {
-    v.remove_suffix(1);
-  }
-  return v;
+  return Trim(line.substr(name_size + 1), " \t\r\n");
 }
 
 // A Content-Length value as net/http's parseContentLength takes it: decimal digits only, no

@@ -11,7 +11,6 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
-#include <cctype>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -21,6 +20,7 @@
 #include "pkg/client/answer_head.h"
 #include "pkg/client/json_padding.h"
 #include "pkg/client/proxy_environment.h"
+#include "pkg/util/strings.h"
 
 namespace kcm::client {
 namespace {
@@ -112,13 +112,6 @@ bool CurlUsesOpenSsl() {
          std::string_view(info->ssl_version).starts_with("OpenSSL/");
 }
 
-bool EqualsNoCase(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
-         });
-}
-
 // A request's header lines for CURLOPT_HTTPHEADER, all in one buffer with the list nodes pointing
 // into it: libcurl only reads the list (data and next) during the transfer, and building it with
 // curl_slist_append cost two allocations per header plus the joined string's, on every request.
@@ -138,7 +131,7 @@ class HeaderList {
     bool has_content_type = false;
     for (const auto& [name, value] : headers) {
       size += name.size() + value.size() + 3;
-      has_content_type = has_content_type || EqualsNoCase(name, "Content-Type");
+      has_content_type = has_content_type || EqualsIgnoreCase(name, "Content-Type");
     }
     // No 100-continue round trip for large bodies; the API server answers directly.
     constexpr std::string_view kNoExpect = "Expect:";
