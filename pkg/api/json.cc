@@ -36,12 +36,18 @@ bool IsValidNumber(std::string_view s) {
   return i == s.size();
 }
 
-// Recursive descent over an on-demand value; simdjson bounds the depth (parser max_depth).
-simdjson::error_code Build(od::value v, Value* out) {
+// Containers nested deeper than this are refused (DEPTH_ERROR). The on-demand parser does not
+// enforce its max_depth while iterating, and each level below is a stack frame: 3,000 nested
+// arrays overflowed the stack under ASan. simdjson's default limit, far above any object of ours.
+constexpr int kMaxDepth = static_cast<int>(simdjson::DEFAULT_MAX_DEPTH);
+
+// Recursive descent over an on-demand value, `depth` containers deep.
+simdjson::error_code Build(od::value v, Value* out, int depth) {
   od::json_type t;
   if (auto ec = v.type().get(t); ec) return ec;
   switch (t) {
     case od::json_type::object: {
+      if (depth >= kMaxDepth) return simdjson::DEPTH_ERROR;
       od::object o;
       if (auto ec = v.get_object().get(o); ec) return ec;
       Value obj = Value::MakeObject();
@@ -49,7 +55,7 @@ simdjson::error_code Build(od::value v, Value* out) {
         std::string_view key;
         if (auto ec = field.unescaped_key().get(key); ec) return ec;
         Value child;
-        if (auto ec = Build(field.value(), &child); ec) return ec;
+        if (auto ec = Build(field.value(), &child, depth + 1); ec) return ec;
         // Duplicate keys: the last one wins, as in Go's encoding/json.
         obj.Set(key, std::move(child));
       }
@@ -57,6 +63,7 @@ simdjson::error_code Build(od::value v, Value* out) {
       return simdjson::SUCCESS;
     }
     case od::json_type::array: {
+      if (depth >= kMaxDepth) return simdjson::DEPTH_ERROR;
       od::array a;
       if (auto ec = v.get_array().get(a); ec) return ec;
       Value arr = Value::MakeArray();
@@ -64,7 +71,7 @@ simdjson::error_code Build(od::value v, Value* out) {
         od::value ev;
         if (auto ec = std::move(elem).get(ev); ec) return ec;
         Value child;
-        if (auto ec = Build(ev, &child); ec) return ec;
+        if (auto ec = Build(ev, &child, depth + 1); ec) return ec;
         arr.as_array().push_back(std::move(child));
       }
       *out = std::move(arr);
@@ -108,7 +115,7 @@ simdjson::error_code BuildDocument(od::document& doc, Value* out) {
     case od::json_type::array: {
       od::value v;
       if (auto ec = doc.get_value().get(v); ec) return ec;
-      return Build(v, out);
+      return Build(v, out, 0);
     }
     case od::json_type::number: {
       std::string_view raw;

@@ -4,6 +4,7 @@
 #include <span>
 
 #include "pkg/api/hash.h"
+#include "pkg/api/internal/decode_error.h"
 #include "pkg/api/internal/raw_json.h"
 #include "pkg/api/internal/raw_json_lex.h"
 
@@ -95,6 +96,8 @@ Result<std::string> MutateRawJson(std::string_view raw_json,
                                   const std::function<Status(Value&)>& mutate) {
   auto v = json::Parse(raw_json);
   if (!v.ok()) return v.error();
+  // Every mutation edits members (Value::Set throws on anything but an object or null).
+  if (!v->is_object()) return internal::DecodeErrorAt("", "expected a JSON object");
   if (Status s = mutate(*v); !s.ok()) return s.error();
   return json::Serialize(*v);
 }

@@ -19,7 +19,8 @@
 
 namespace kcm::api {
 
-// Parses `raw_json`, lets `mutate` change it, serializes the result (compact).
+// Parses `raw_json`, lets `mutate` change it, serializes the result (compact). `raw_json` must be
+// an object's text (a DecodeError otherwise, before `mutate` is called).
 Result<std::string> MutateRawJson(std::string_view raw_json,
                                   const std::function<Status(json::Value&)>& mutate);
 

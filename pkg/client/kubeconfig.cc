@@ -2,9 +2,12 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <set>
+#include <sstream>
 
 #include "pkg/client/base64.h"
 #include "pkg/client/in_cluster_config.h"
@@ -19,6 +22,37 @@ Error ConfigError(const std::string& file, const std::string& field, const std::
   if (!field.empty()) msg += ": " + field;
   msg += ": " + what;
   return Error::Local("InvalidKubeconfig", std::move(msg));
+}
+
+// RFC 3629 UTF-8: no overlong forms, no surrogates, nothing past U+10FFFF.
+bool IsValidUtf8(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    size_t n = 0;
+    uint32_t cp = 0, min = 0;
+    if (c < 0x80) {
+      ++i;
+      continue;
+    } else if ((c & 0xE0) == 0xC0) {
+      n = 1, cp = c & 0x1F, min = 0x80;
+    } else if ((c & 0xF0) == 0xE0) {
+      n = 2, cp = c & 0x0F, min = 0x800;
+    } else if ((c & 0xF8) == 0xF0) {
+      n = 3, cp = c & 0x07, min = 0x10000;
+    } else {
+      return false;
+    }
+    if (s.size() - i <= n) return false;
+    for (size_t k = 1; k <= n; ++k) {
+      const auto cc = static_cast<unsigned char>(s[i + k]);
+      if ((cc & 0xC0) != 0x80) return false;
+      cp = (cp << 6) | (cc & 0x3F);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+    i += n + 1;
+  }
+  return true;
 }
 
 // Reads the scalar `key` of `node` into *out; absent keys leave *out alone.
@@ -91,7 +125,7 @@ Status ForEachNamed(const YAML::Node& root, const char* section, const char* fie
   return OkStatus();
 }
 
-Result<Kubeconfig> ParseKubeconfig(const YAML::Node& root, const std::string& file) {
+Result<Kubeconfig> KubeconfigFromYaml(const YAML::Node& root, const std::string& file) {
   Kubeconfig out;
   out.files.push_back(file);
   if (!root || root.IsNull()) return out;  // an empty file is a valid, empty config
@@ -202,21 +236,34 @@ KubeconfigLoadingRules KubeconfigLoadingRules::FromEnvironment(std::string expli
   return rules;
 }
 
-Result<Kubeconfig> LoadKubeconfigFile(const std::string& path) {
-  const std::string file = fs::absolute(path).lexically_normal().string();
-  std::error_code ec;
-  if (!fs::is_regular_file(file, ec)) return ConfigError(file, "", "no such file");
+Result<Kubeconfig> ParseKubeconfig(std::string_view yaml, const std::string& file) {
+  // YAML text is Unicode; clientcmd's YAML reader refuses bytes that are not, where yaml-cpp
+  // would pass them into the strings (a token or a server address nobody can write back). A
+  // UTF-16 file (byte order mark first) is left to yaml-cpp, which decodes it.
+  const bool utf16 = yaml.substr(0, 2) == "\xFE\xFF" || yaml.substr(0, 2) == "\xFF\xFE";
+  if (!utf16 && !IsValidUtf8(yaml)) return ConfigError(file, "", "invalid YAML: not valid UTF-8");
   YAML::Node root;
   try {
-    root = YAML::LoadFile(file);
+    root = YAML::Load(std::string(yaml));
   } catch (const YAML::Exception& e) {
     return ConfigError(file, "", std::string("invalid YAML: ") + e.what());
   }
   try {
-    return ParseKubeconfig(root, file);
+    return KubeconfigFromYaml(root, file);
   } catch (const YAML::Exception& e) {
     return ConfigError(file, "", std::string("unexpected structure: ") + e.what());
   }
+}
+
+Result<Kubeconfig> LoadKubeconfigFile(const std::string& path) {
+  const std::string file = fs::absolute(path).lexically_normal().string();
+  std::error_code ec;
+  if (!fs::is_regular_file(file, ec)) return ConfigError(file, "", "no such file");
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return ConfigError(file, "", "cannot be read");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return ParseKubeconfig(text.str(), file);
 }
 
 Result<Kubeconfig> LoadKubeconfig(const KubeconfigLoadingRules& rules) {

@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "pkg/client/rest_config.h"
@@ -62,6 +63,10 @@ struct ConfigOverrides {
 
 // Parses one kubeconfig file. Errors name the file and the field.
 Result<Kubeconfig> LoadKubeconfigFile(const std::string& path);
+// Parses the text of a kubeconfig read from `file` (an absolute path: relative paths in the text
+// resolve against its directory, and errors name it). What LoadKubeconfigFile does once the file
+// is read.
+Result<Kubeconfig> ParseKubeconfig(std::string_view yaml, const std::string& file);
 
 // Applies the loading rules: the explicit file only, or the precedence list with duplicates
 // removed and missing files ignored; the first file to set a value or a map key wins, and named

@@ -1,6 +1,5 @@
 #include "pkg/util/duration.h"
 
-#include <cmath>
 #include <cstdint>
 #include <limits>
 
@@ -23,13 +22,20 @@ int64_t UnitNanos(std::string_view unit) {
   return 0;
 }
 
+// GCC and clang's 128-bit integer (__extension__: not ISO C++), for one exact product below.
+__extension__ using Uint128 = unsigned __int128;
+
 bool IsDigit(char c) {
   return c >= '0' && c <= '9';
 }
 
 }  // namespace
 
+// Integer arithmetic throughout, as Go's time.ParseDuration: the magnitude is summed in a uint64
+// that may reach 2^63, so "-2562047h47m16.854775808s" (math.MinInt64, what FormatDuration prints
+// for it) parses, and a fraction is cut to whole nanoseconds, never rounded up.
 Result<std::chrono::nanoseconds> ParseDuration(std::string_view text) {
+  constexpr uint64_t kMaxMagnitude = uint64_t{1} << 63;  // |math.MinInt64|
   std::string_view s = text;
   bool negative = false;
   if (!s.empty() && (s[0] == '-' || s[0] == '+')) {
@@ -38,36 +44,50 @@ Result<std::chrono::nanoseconds> ParseDuration(std::string_view text) {
   }
   if (s == "0") return std::chrono::nanoseconds(0);
   if (s.empty()) return BadDuration(text, "empty");
-  long double total = 0;
+  uint64_t total = 0;
   while (!s.empty()) {
     size_t i = 0;
-    while (i < s.size() && IsDigit(s[i])) ++i;
-    size_t int_end = i;
-    size_t frac_end = i;
-    if (i < s.size() && s[i] == '.') {
-      ++i;
-      while (i < s.size() && IsDigit(s[i])) ++i;
-      frac_end = i;
+    uint64_t whole = 0;
+    for (; i < s.size() && IsDigit(s[i]); ++i) {
+      const auto digit = static_cast<uint64_t>(s[i] - '0');
+      if (whole > (kMaxMagnitude - digit) / 10) return BadDuration(text, "out of range");
+      whole = whole * 10 + digit;
     }
-    if (int_end == 0 && frac_end <= 1) return BadDuration(text, "expected a number");
-    long double number = 0;
-    for (size_t k = 0; k < int_end; ++k) number = number * 10 + (s[k] - '0');
-    long double scale = 0.1L;
-    for (size_t k = int_end + 1; k < frac_end; ++k, scale /= 10) number += (s[k] - '0') * scale;
-    size_t unit_start = i;
+    const bool has_whole = i > 0;
+    // The fraction as digits/scale; digits past 18 cannot add a nanosecond and are dropped.
+    uint64_t digits = 0, scale = 1;
+    bool has_fraction = false;
+    if (i < s.size() && s[i] == '.') {
+      for (++i; i < s.size() && IsDigit(s[i]); ++i) {
+        has_fraction = true;
+        if (scale < 1000000000000000000ULL) {
+          digits = digits * 10 + static_cast<uint64_t>(s[i] - '0');
+          scale *= 10;
+        }
+      }
+    }
+    if (!has_whole && !has_fraction) return BadDuration(text, "expected a number");
+    const size_t unit_start = i;
     while (i < s.size() && !IsDigit(s[i]) && s[i] != '.') ++i;
-    std::string_view unit = s.substr(unit_start, i - unit_start);
+    const std::string_view unit = s.substr(unit_start, i - unit_start);
     if (unit.empty()) return BadDuration(text, "missing unit");
-    int64_t nanos = UnitNanos(unit);
+    const auto nanos = static_cast<uint64_t>(UnitNanos(unit));
     if (nanos == 0) return BadDuration(text, "unknown unit \"" + std::string(unit) + "\"");
-    total += number * nanos;
-    if (total > static_cast<long double>(std::numeric_limits<int64_t>::max())) {
+    if (whole > kMaxMagnitude / nanos) return BadDuration(text, "out of range");
+    uint64_t value = whole * nanos;
+    // digits < scale, so this is below nanos ≤ 3.6e12 and the product fits in 128 bits.
+    value += static_cast<uint64_t>(static_cast<Uint128>(digits) * nanos / scale);
+    if (value > kMaxMagnitude || total > kMaxMagnitude - value) {
       return BadDuration(text, "out of range");
     }
+    total += value;
     s.remove_prefix(i);
   }
-  auto ns = static_cast<int64_t>(std::llround(total));
-  return std::chrono::nanoseconds(negative ? -ns : ns);
+  if (negative) return std::chrono::nanoseconds(static_cast<int64_t>(-total));
+  if (total > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+    return BadDuration(text, "out of range");
+  }
+  return std::chrono::nanoseconds(static_cast<int64_t>(total));
 }
 
 std::string FormatDuration(std::chrono::nanoseconds d) {

@@ -2,6 +2,7 @@
 
 #include <glog/logging.h>
 
+#include <array>
 #include <cctype>
 #include <charconv>
 #include <sstream>
@@ -94,10 +95,12 @@ Status ApplyVmodule(const std::string& v) {
   return OkStatus();
 }
 
+// The shortest text that parses back to the same double (an ostream's default 6 significant
+// digits would log --kube-api-qps=0.1234567 as 0.123457).
 std::string FormatFloat(double d) {
-  std::ostringstream s;
-  s << d;
-  return s.str();
+  std::array<char, 32> buf;
+  auto [end, ec] = std::to_chars(buf.data(), buf.data() + buf.size(), d);
+  return ec == std::errc() ? std::string(buf.data(), end) : std::string();
 }
 
 // A flag's "(default ...)" text, from the Options field's own default, as pflag prints it: no

@@ -31,6 +31,27 @@ TEST(JsonTest, ParseErrorsAreDecodeErrors) {
   }
 }
 
+// Found by fuzz/raw_json: 3,000 nested arrays overflowed the stack in Parse's recursive descent
+// (the on-demand parser does not enforce its max_depth while iterating). Parse now refuses more
+// than 1,024 nested containers with a DecodeError.
+TEST(JsonTest, ParseRefusesNestingDeeperThan1024) {
+  auto nested = [](size_t depth, char open, const std::string& inner, char close) {
+    return std::string(depth, open) + inner + std::string(depth, close);
+  };
+  auto ok = Parse(nested(1024, '[', "", ']'));
+  ASSERT_TRUE(ok.ok()) << ok.error().ToString();
+  std::string objects;
+  for (size_t i = 0; i < 1024; ++i) objects += "{\"a\":";
+  objects += "1" + std::string(1024, '}');
+  EXPECT_TRUE(Parse(objects).ok());
+  for (const std::string& deep : {nested(1025, '[', "", ']'), nested(100000, '[', "", ']'),
+                                  nested(3000, '[', "", ' '), "{\"a\":" + objects + "}"}) {
+    auto v = Parse(deep);
+    ASSERT_FALSE(v.ok());
+    EXPECT_EQ(v.error().reason, "DecodeError");
+  }
+}
+
 TEST(JsonTest, SerializeEscapesQuotesBackslashAndControlCharsAndPassesUtf8) {
   std::string s = "q\"b\\n\nt\tc\x01\x1f del\x7f é🚀";
   EXPECT_EQ(Serialize(Value::String(s)), "\"q\\\"b\\\\n\\nt\\tc\\u0001\\u001f del\x7f é🚀\"");

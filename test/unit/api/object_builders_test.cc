@@ -144,6 +144,26 @@ TEST(ObjectBuildersTest, ReplaceAnnotations) {
             R"({"metadata":{"annotations":{"a":"1\"","b":"2"}}})");
 }
 
+// Found by fuzz/raw_json: a body that is JSON but not an object (here the number 1, and an
+// array) made EncodeDeploymentStatus throw std::bad_variant_access out of Value::Set; now every
+// encoder that falls back to the document model answers a DecodeError.
+TEST(ObjectBuildersTest, NonObjectBodiesAreDecodeErrors) {
+  for (const char* body : {"1", "[1]", "\"x\"", "null", "true"}) {
+    auto status = EncodeDeploymentStatus(body, DeploymentStatus{});
+    ASSERT_FALSE(status.ok()) << body;
+    EXPECT_EQ(status.error().reason, "DecodeError") << body;
+    auto annotations = ReplaceAnnotations(body, {{"a", "b"}});
+    ASSERT_FALSE(annotations.ok()) << body;
+    EXPECT_EQ(annotations.error().reason, "DecodeError") << body;
+    auto mutated = MutateRawJson(body, [](Value& obj) -> Status {
+      obj.Set("a", Value::Int(1));
+      return OkStatus();
+    });
+    ASSERT_FALSE(mutated.ok()) << body;
+    EXPECT_EQ(mutated.error().reason, "DecodeError") << body;
+  }
+}
+
 TEST(ObjectBuildersTest, ScaleCreatesMissingAnnotations) {
   ReplicaSet rs;
   rs.raw_json = R"({"metadata":{"name":"r"},"spec":{"replicas":1}})";

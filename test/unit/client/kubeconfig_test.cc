@@ -231,5 +231,26 @@ TEST_F(KubeconfigTest, NoKubeconfigFallsBackToInCluster) {
   EXPECT_EQ(rc->host, "https://m:6443");
 }
 
+// Found by fuzz/kubeconfig: a byte that is not UTF-8 (here 0xC1 inside a token) was passed into
+// the config as is, so the token could not be written back (a YAML writer makes it U+FFFD);
+// clientcmd refuses such a file, and so do we, naming it.
+TEST(KubeconfigParseTest, TextThatIsNotUtf8IsRefused) {
+  for (const std::string& bad :
+       {std::string("users:\n- name: u\n  user: {token: ab\xC1z}\n"),
+        std::string("current-context: \xE2\x82\n"), std::string("current-context: \xED\xA0\x80\n"),
+        std::string("current-context: \xC0\xAF\n"),
+        std::string("current-context: \xF4\x90\x80\x80\n")}) {
+    auto config = ParseKubeconfig(bad, "/etc/kubernetes/bad.conf");
+    ASSERT_FALSE(config.ok());
+    EXPECT_EQ(config.error().reason, "InvalidKubeconfig");
+    EXPECT_THAT(config.error().message, HasSubstr("/etc/kubernetes/bad.conf"));
+    EXPECT_THAT(config.error().message, HasSubstr("not valid UTF-8"));
+  }
+  // Text in any script is fine.
+  auto config = ParseKubeconfig("current-context: \xE6\x97\xA5\xF0\x9F\x98\x80\n", "/k.conf");
+  ASSERT_TRUE(config.ok()) << config.error().message;
+  EXPECT_EQ(config->current_context, "\xE6\x97\xA5\xF0\x9F\x98\x80");
+}
+
 }  // namespace
 }  // namespace kcm::client

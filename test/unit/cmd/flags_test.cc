@@ -233,5 +233,18 @@ TEST(FlagsTest, VersionFlag) {
   EXPECT_EQ(none.version_requested(), "");
 }
 
+// Found by fuzz/flags: EffectiveFlags (the start-up log line) printed --kube-api-qps with an
+// ostream's 6 significant digits, so 0.1234567 was logged as 0.123457; it now prints the shortest
+// text that parses back to the same value, and the logged line, given back, means the same.
+TEST(FlagsTest, EffectiveFlagsShowTheExactQps) {
+  for (const char* qps : {"0.1234567", "20", "1e-07", "123456789.125", "-1"}) {
+    CommandLine cmd;
+    ASSERT_TRUE(ParseArgs(cmd, {std::string("--kube-api-qps=") + qps}).ok()) << qps;
+    const std::string effective = EffectiveFlags(cmd.options());
+    EXPECT_NE(effective.find(std::string(" --kube-api-qps=") + qps + " "), std::string::npos)
+        << effective;
+  }
+}
+
 }  // namespace
 }  // namespace kcm::app
