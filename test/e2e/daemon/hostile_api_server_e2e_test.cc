@@ -73,8 +73,9 @@ void ExpectWithstood(const TestServer& server, const std::string& logged) {
 // A 256 MiB gzip answer to every request stops at the 16 MiB object limit.
 TEST(HostileApiServerE2E, GzipBomb) {
   const std::string bomb = kcm::testing::GzipBomb(std::size_t{256} << 20);
-  TestServer server(
-      [&](const RecordedRequest&, Conn& c) { c.Respond(200, bomb, {{"Content-Encoding", "gzip"}}); });
+  TestServer server([&](const RecordedRequest&, Conn& c) {
+    c.Respond(200, bomb, {{"Content-Encoding", "gzip"}});
+  });
   ExpectWithstood(server, "response body over 16777216 bytes");
 }
 

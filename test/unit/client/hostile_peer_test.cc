@@ -12,8 +12,8 @@
 #include <string>
 #include <thread>
 
-#include "pkg/api/list_stream.h"
 #include "pkg/api/codec.h"
+#include "pkg/api/list_stream.h"
 #include "pkg/client/answer_head.h"
 #include "pkg/client/resource_client.h"
 #include "pkg/client/transport.h"
@@ -25,8 +25,8 @@ namespace {
 
 using namespace std::chrono_literals;
 using testing::Conn;
-using testing::RecordedRequest;
 using testing::GzipBomb;
+using testing::RecordedRequest;
 using testing::TestServer;
 
 // Far under any test's own timeout: "ended by a bound, not by a deadline or a hang".
@@ -59,15 +59,15 @@ std::shared_ptr<Transport> NewTransport() {
 }
 
 // A gzip answer that inflates to 64 times the limit (a fraction of it on the wire) stops at the
-// request's own limit, counted inflated: a /healthz-style GET at RestConfig::max_object_bytes, a LIST item at
-// the same bound through the streamed LIST, an error answer to a streamed LIST too.
+// request's own limit, counted inflated: a /healthz-style GET at RestConfig::max_object_bytes, a
+// LIST item at the same bound through the streamed LIST, an error answer to a streamed LIST too.
 TEST(HostilePeerTest, GzipBombStopsAtTheRequestsLimit) {
   const std::string bomb = GzipBomb(std::size_t{64} << 20);
   ASSERT_LT(bomb.size(), std::size_t{1} << 20);
   // A pod list whose first item never ends.
   const std::string list_bomb = GzipBomb(
-      std::size_t{64} << 20, R"({"kind":"PodList","apiVersion":"v1","metadata":{},"items":[{"metadata":{"name":")",
-      'a');
+      std::size_t{64} << 20,
+      R"({"kind":"PodList","apiVersion":"v1","metadata":{},"items":[{"metadata":{"name":")", 'a');
   TestServer server([&](const RecordedRequest& r, Conn& c) {
     const bool list = r.path == "/api/v1/namespaces/default/pods";
     const int status = r.query.find("error") != std::string::npos ? 500 : 200;
@@ -276,7 +276,7 @@ TEST(AnswerHeadTest, KeepsTheFinalAnswersHeadersAndRefusesWhatIsUnbounded) {
   ASSERT_TRUE(head.Add("content-type:  application/json \r\n").ok());
   ASSERT_TRUE(head.Add("Content-Length: 17\r\n").ok());
   ASSERT_TRUE(head.Add("CONTENT-LENGTH: 17\r\n").ok());  // the same twice is allowed
-  EXPECT_EQ(head.retry_after(), "");                      // the interim answer's is forgotten
+  EXPECT_EQ(head.retry_after(), "");                     // the interim answer's is forgotten
   EXPECT_EQ(head.content_type(), "application/json");
   EXPECT_EQ(head.content_length(), 17u);
 

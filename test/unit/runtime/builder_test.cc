@@ -10,8 +10,8 @@
 #include <string>
 #include <thread>
 
+#include "pkg/cache/testing/fake_lister_watcher.h"
 #include "pkg/runtime/channel_source.h"
-#include "test/mocks/fake_lister_watcher.h"
 
 namespace kcm::runtime {
 namespace {

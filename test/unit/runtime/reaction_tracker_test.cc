@@ -11,7 +11,7 @@
 
 #include "pkg/metrics/first_write.h"
 #include "pkg/metrics/metrics.h"
-#include "pkg/util/clock.h"
+#include "pkg/util/testing/fake_clock.h"
 
 namespace kcm::runtime {
 namespace {
