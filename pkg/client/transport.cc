@@ -59,7 +59,6 @@ TransportCause CauseOf(CURLcode code) {
     case CURLE_SEND_ERROR:
     case CURLE_GOT_NOTHING:
     case CURLE_PARTIAL_FILE:
-    case CURLE_SEND_FAIL_REWIND:  // a reused connection closed; the body may have reached it
       return TransportCause::kConnectionReset;
     case CURLE_SSL_CONNECT_ERROR:
     case CURLE_PEER_FAILED_VERIFICATION:
@@ -169,9 +168,28 @@ struct Answer {
   BodySink* sink = nullptr;
   CURL* easy = nullptr;
   enum class Mode { kUndecided, kSink, kBuffer } mode = Mode::kUndecided;
-  // Why a callback stopped the transfer (a bound, or the sink's error): libcurl then reports
-  // CURLE_WRITE_ERROR, and this is the error returned instead.
+  // Why a callback stopped the transfer (a bound, the sink's error, a refused resend): libcurl
+  // then reports CURLE_WRITE_ERROR or CURLE_ABORTED_BY_CALLBACK, and this is returned instead.
   std::optional<Error> failure;
+  // Whether the request may be sent again after a reused connection closed before any answer
+  // byte (net/http's Request.isReplayable), and how often it was sent.
+  bool replayable = true;
+  int sends = 0;
+
+  // libcurl sends a request once more on a new connection when a reused one closes before any
+  // answer byte; net/http resends only what is safe (persistConn.shouldRetryRequest: a
+  // replayable method). Called before each send: a second send of a create, update or delete,
+  // which may have reached the server, is refused, and the caller decides, as with net/http.
+  static int OnSend(void* user, char*, char*, int, int) {
+    auto* a = static_cast<Answer*>(user);
+    if (++a->sends > 1 && !a->replayable) {
+      a->failure = Error::Transport(TransportCause::kConnectionReset,
+                                    "connection closed before an answer; not sent again (the "
+                                    "server may have acted on it)");
+      return CURL_PREREQFUNC_ABORT;
+    }
+    return CURL_PREREQFUNC_OK;
+  }
 
   long HttpStatus() const {
     long status = 0;
@@ -223,39 +241,6 @@ struct Answer {
   }
 };
 
-// A request's body as libcurl reads it. libcurl sends a request once more on a new connection
-// when a reused one closes before any answer byte, rewinding the body first; net/http resends
-// only what is safe (persistConn.shouldRetryRequest: nothing of it written yet, or a replayable
-// method). The rewind is refused once libcurl has taken any of the body, so a create or an update
-// that may have reached the server is not sent twice: the transfer fails (CURLE_SEND_FAIL_REWIND,
-// cause kConnectionReset) and the caller decides, as with net/http. A request without a body is
-// resent as libcurl does (a GET: replayable).
-class RequestBody {
- public:
-  void Reset(std::string_view data) {
-    data_ = data;
-    offset_ = 0;
-  }
-
-  static size_t Read(char* buffer, size_t size, size_t n, void* user) {
-    auto* b = static_cast<RequestBody*>(user);
-    const size_t len = std::min(size * n, b->data_.size() - b->offset_);
-    std::memcpy(buffer, b->data_.data() + b->offset_, len);
-    b->offset_ += len;
-    return len;
-  }
-
-  static int Rewind(void* user, curl_off_t offset, int origin) {
-    auto* b = static_cast<RequestBody*>(user);
-    if (offset != 0 || origin != SEEK_SET || b->offset_ != 0) return CURL_SEEKFUNC_CANTSEEK;
-    return CURL_SEEKFUNC_OK;
-  }
-
- private:
-  std::string_view data_;
-  size_t offset_ = 0;
-};
-
 // The error of a transfer that did not end in a usable answer: a callback's own reason wins over
 // libcurl's CURLE_WRITE_ERROR, and a transport error names the request.
 Error TransferError(const HttpRequest& req, CURLcode code, const char* errbuf,
@@ -285,7 +270,6 @@ struct Handle {
   MultiPtr multi;
   char errbuf[CURL_ERROR_SIZE] = {0};
   const std::string* proxy = nullptr;  // what CURLOPT_PROXY is set to
-  RequestBody body;
   bool busy = false;
   // The sockets of this handle's connections (libcurl opens and closes them through the
   // callbacks below), and the one the last request used.
@@ -306,13 +290,19 @@ struct Handle {
   // An idle keep-alive connection on which the server sent something nobody asked for (or that
   // it closed) must not carry the next request: libcurl's liveness check takes readable bytes for
   // a live connection, and would read them as the next request's answer. net/http's persistConn
-  // closes such a connection ("Unsolicited response received on idle HTTP channel"); here a
-  // shutdown makes libcurl see it closed, and it connects anew.
+  // closes such a connection ("Unsolicited response received on idle HTTP channel"); here its
+  // unasked bytes are dropped and a shutdown makes libcurl see it closed, and it connects anew.
   void RetireUnaskedConnection() {
     if (last == CURL_SOCKET_BAD || std::find(sockets.begin(), sockets.end(), last) == sockets.end())
       return;
     pollfd p{last, POLLIN, 0};
-    if (::poll(&p, 1, 0) == 1) ::shutdown(last, SHUT_RDWR);
+    if (::poll(&p, 1, 0) != 1) return;
+    // Read what waits (libcurl's check peeks at it and would take the connection for live), so
+    // that after the shutdown the check sees the end of the stream.
+    char discard[4096];
+    for (int i = 0; i < 256 && ::recv(last, discard, sizeof discard, MSG_DONTWAIT) > 0; ++i) {
+    }
+    ::shutdown(last, SHUT_RDWR);
   }
 };
 
@@ -401,16 +391,15 @@ struct Transport::Impl {
       curl_easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM");
     }
     curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, &Answer::OnHeader);
-    curl_easy_setopt(h, CURLOPT_READFUNCTION, &RequestBody::Read);
-    curl_easy_setopt(h, CURLOPT_SEEKFUNCTION, &RequestBody::Rewind);
+    curl_easy_setopt(h, CURLOPT_PREREQFUNCTION, &Answer::OnSend);
     return handle;
   }
 
   // The options of one request. Every one is set on every request (to its "none" value where the
   // request has none), because a reused handle still holds its previous request's options; the
   // caller sets the callbacks' data.
-  void Configure(CURL* h, const std::string** proxy, const HttpRequest& req, HeaderList& headers,
-                 RequestBody* body) const {
+  void Configure(CURL* h, const std::string** proxy, const HttpRequest& req,
+                 HeaderList& headers) const {
     curl_easy_setopt(h, CURLOPT_URL, req.url.c_str());
     // Set only when it changes: libcurl copies the string on every setopt.
     const std::string& want_proxy = proxies.ForUrl(req.url);
@@ -436,14 +425,12 @@ struct Transport::Impl {
     const bool send_body =
         !req.body.empty() || req.method == "POST" || req.method == "PUT" || req.method == "PATCH";
     if (send_body) {
-      // POST makes it a request with a body, read through RequestBody (below) rather than
-      // POSTFIELDS, whose bytes libcurl would send again on a new connection; CUSTOMREQUEST
-      // names the real verb.
-      body->Reset(req.body);
-      curl_easy_setopt(h, CURLOPT_POST, 1L);
+      // POSTFIELDS makes it a POST, its bytes sent with the head; CUSTOMREQUEST names the real
+      // verb. Not copied: the request outlives the transfer. Never a null pointer (an empty view's
+      // data() may be): with none, libcurl would read the body from its read callback, stdin by
+      // default.
+      curl_easy_setopt(h, CURLOPT_POSTFIELDS, req.body.empty() ? "" : req.body.data());
       curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(req.body.size()));
-      curl_easy_setopt(h, CURLOPT_READDATA, body);
-      curl_easy_setopt(h, CURLOPT_SEEKDATA, body);
       curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST,
                        req.method == "POST" ? nullptr : req.method.c_str());
     } else {
@@ -617,11 +604,14 @@ Result<HttpResponse> Transport::RoundTrip(const HttpRequest& request, std::stop_
   answer.max_body = request.max_body_bytes;
   answer.sink = request.body_sink;
   answer.easy = easy;
+  answer.replayable = request.method == "GET" || request.method == "HEAD" ||
+                      request.method == "OPTIONS" || request.method == "TRACE";
   HeaderList headers;
-  impl_->Configure(easy, &h->proxy, request, headers, &h->body);
+  impl_->Configure(easy, &h->proxy, request, headers);
   curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, &Answer::OnBody);
   curl_easy_setopt(easy, CURLOPT_WRITEDATA, &answer);
   curl_easy_setopt(easy, CURLOPT_HEADERDATA, &answer);
+  curl_easy_setopt(easy, CURLOPT_PREREQDATA, &answer);
 
   CURLcode rc = CURLE_OK;
   bool finished = false;
@@ -709,14 +699,14 @@ std::unique_ptr<HttpStream> Transport::Stream(const HttpRequest& request) {
   state->handle = impl_->NewHandle();
   if (state->handle) {
     CURL* easy = state->handle->easy.get();
-    impl_->Configure(easy, &state->handle->proxy, state->request, state->headers,
-                     &state->handle->body);
+    impl_->Configure(easy, &state->handle->proxy, state->request, state->headers);
     // No gzip for streams: libcurl 7.88 (Debian 12) fails a gzip-encoded protobuf watch of
     // kube-apiserver v1.37 with CURLE_WRITE_ERROR after some 500 kB (reproduced with the curl
     // tool: a streaming list of 50,000 pods, `--compressed`, exit 23; without it, or as JSON, the
     // same stream is read to the end). Watch events are small and mostly local; identity costs
     // bandwidth, not correctness.
     curl_easy_setopt(easy, CURLOPT_ACCEPT_ENCODING, nullptr);
+    curl_easy_setopt(easy, CURLOPT_PREREQFUNCTION, nullptr);  // a GET: resent as libcurl does
     curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, &HttpStream::State::Write);
     curl_easy_setopt(easy, CURLOPT_WRITEDATA, state.get());
     curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, &HttpStream::State::Header);
