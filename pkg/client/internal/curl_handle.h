@@ -89,6 +89,16 @@ class HeaderList {
 // libcurl's once-a-second progress callback. The easy handle keeps its connection alive between
 // requests and keeps its options: nothing is reset, each request sets what differs.
 struct Handle {
+  Handle() = default;
+  // The multi handle first: its connection cache closes the connections, through Close, which
+  // updates `sockets`, so that must still exist; then the easy handle.
+  ~Handle() {
+    multi.reset();
+    easy.reset();
+  }
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+
   EasyPtr easy;
   MultiPtr multi;
   char errbuf[CURL_ERROR_SIZE] = {0};

@@ -21,7 +21,9 @@ namespace kcm::client {
 
 struct Transport::Impl {
   explicit Impl(const RestConfig& c)
-      : config(c), openssl(internal::CurlUsesOpenSsl()), proxies(ProxyEnvironment::FromEnvironment()) {}
+      : config(c),
+        openssl(internal::CurlUsesOpenSsl()),
+        proxies(ProxyEnvironment::FromEnvironment()) {}
 
   ~Impl() {
     // Handles first (the per-thread caches only hold them while this Impl lives), then the
@@ -170,7 +172,8 @@ struct Transport::Impl {
   // Called when a thread that cached `h` exits: it goes with its connection.
   void Retire(internal::Handle* h) {
     std::lock_guard lock(handles_mu);
-    std::erase_if(handles, [h](const std::unique_ptr<internal::Handle>& p) { return p.get() == h; });
+    std::erase_if(handles,
+                  [h](const std::unique_ptr<internal::Handle>& p) { return p.get() == h; });
   }
 
   internal::Handle* Register(std::unique_ptr<internal::Handle> h) {
