@@ -36,7 +36,7 @@ inline bool Eventually(F f, std::chrono::milliseconds limit = 5000ms) {
 }
 
 inline double CounterValue(const char* name, std::vector<std::string> labels,
-                    std::vector<std::string> names) {
+                           std::vector<std::string> names) {
   return metrics::CounterVec(name, "", std::move(names)).With(labels).Value();
 }
 

@@ -1,7 +1,5 @@
 // Controller runtime: the reaction-latency metrics a reconcile records (controller_reaction_*
 // seconds), on the fake clock.
-#include "pkg/runtime/controller.h"
-
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -11,8 +9,9 @@
 #include "pkg/metrics/first_write.h"
 #include "pkg/metrics/metrics.h"
 #include "pkg/runtime/channel_source.h"
-#include "test/unit/runtime/controller_harness.h"
+#include "pkg/runtime/controller.h"
 #include "pkg/util/testing/fake_clock.h"
+#include "test/unit/runtime/controller_harness.h"
 
 namespace kcm::runtime {
 namespace {
