@@ -6,13 +6,6 @@
 
 namespace kcm::client {
 
-void FrameScanner::FailTooLarge() {
-  frames_.Fail(
-      Error::Transport(TransportCause::kTooLarge,
-                       "watch event over the " + std::to_string(max_frame_) + "-byte frame limit"));
-  std::string().swap(partial_);
-}
-
 std::unique_ptr<FrameScanner> NewFrameScanner(std::string_view content_type,
                                               std::size_t max_frame_bytes) {
   if (IsProtobufContentType(content_type)) {

@@ -41,7 +41,12 @@ class FrameScanner {
   explicit FrameScanner(std::size_t max_frame_bytes) : max_frame_(max_frame_bytes) {}
 
   // Ends the stream with the kTooLarge error and drops the unfinished frame.
-  void FailTooLarge();
+  void FailTooLarge() {
+    frames_.Fail(Error::Transport(
+        TransportCause::kTooLarge,
+        "watch event over the " + std::to_string(max_frame_) + "-byte frame limit"));
+    std::string().swap(partial_);
+  }
 
   const std::size_t max_frame_;
   std::string partial_;  // the unfinished frame's bytes so far
