@@ -25,6 +25,7 @@ set(KCR_PARTS
     runtime
     record
     leaderelection
+    sharding
     server)
 
 # The exported parts are KCR_PARTS plus every kcm_* library they link, directly or not (so a part

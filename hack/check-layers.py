@@ -19,7 +19,7 @@ LAYERS = [
     ["pkg/client", "pkg/workqueue", "pkg/cache"],
     ["pkg/informers", "pkg/record", "pkg/runtime", "pkg/server"],
     ["pkg/controller", "pkg/leaderelection"],
-    ["controllers/deployment", "controllers/replicaset"],
+    ["controllers/deployment", "controllers/replicaset", "pkg/sharding"],
     ["cmd/kube-controller-manager"],
 ]
 RANK = {c: i for i, layer in enumerate(LAYERS) for c in layer}

@@ -17,6 +17,7 @@ struct ListOptions {
   bool allow_watch_bookmarks = false;      // allowWatchBookmarks (watch only)
   std::optional<int64_t> timeout_seconds;  // timeoutSeconds
   bool send_initial_events = false;        // sendInitialEvents (streaming list, watch only)
+  std::string shard_selector;  // shardSelector, the wire form of api::ShardSelector ("" = none)
 };
 
 }  // namespace kcm::api

@@ -240,7 +240,7 @@ class ProtobufList final : public ListStreamDecoder::Impl {
   }
 
   // The List message: {metadata = 1 (ListMeta {resourceVersion = 2, continue = 3,
-  // remainingItemCount = 4}), items = 2}.
+  // remainingItemCount = 4, shardInfo = 5}), items = 2}.
   Status ListField(uint32_t field, std::string_view value) {
     if (field == 2) {
       auto obj = codec_.decode_list_item_protobuf(*decoder, value);
@@ -267,6 +267,20 @@ class ProtobufList final : public ListStreamDecoder::Impl {
           }
           list_.remaining_item_count = static_cast<int64_t>(f.varint);
           break;
+        case 5: {  // shardInfo {selector = 1}
+          if (!bytes) return DecodeErrorAt("metadata.shardInfo", "wrong wire type");
+          protobuf::WireReader info(f.bytes);
+          protobuf::WireField sf;
+          while (info.Next(&sf)) {
+            if (sf.number != 1) continue;
+            if (sf.type != protobuf::WireType::kLengthDelimited) {
+              return DecodeErrorAt("metadata.shardInfo.selector", "wrong wire type");
+            }
+            list_.shard_selector.assign(sf.bytes);
+          }
+          if (info.error() != nullptr) return DecodeErrorAt("metadata.shardInfo", info.error());
+          break;
+        }
         default:
           break;
       }

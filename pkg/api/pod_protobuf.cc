@@ -431,7 +431,7 @@ Result<ObjectList> DecodePodListProtobuf(Decoder& decoder, std::string_view body
   if (!env.ok()) return env.error();
   if (Status s = ExpectKind(*env, "PodList", ""); !s.ok()) return s.error();
   // core.v1.PodList {metadata = 1 (meta.v1.ListMeta {resourceVersion = 2, continue = 3,
-  // remainingItemCount = 4}), items = 2}. An empty list has no items field at all.
+  // remainingItemCount = 4, shardInfo = 5}), items = 2}. An empty list has no items field at all.
   ObjectList list;
   size_t index = 0;
   Ctx ctx{decoder.interner(), {}, {}};
@@ -445,6 +445,14 @@ Result<ObjectList> DecodePodListProtobuf(Decoder& decoder, std::string_view body
         if (mf.number == 3) return ReadString(mf, "metadata.continue", &list.continue_token);
         if (mf.number == 4) {
           return ReadInt64(mf, "metadata.remainingItemCount", &list.remaining_item_count);
+        }
+        if (mf.number == 5) {  // shardInfo {selector = 1}
+          std::string_view info;
+          if (Status t = ViewBytes(mf, "metadata.shardInfo", &info); !t.ok()) return t;
+          return ForEachField(info, "metadata.shardInfo", [&](const WireField& sf) -> Status {
+            if (sf.number != 1) return OkStatus();
+            return ReadString(sf, "metadata.shardInfo.selector", &list.shard_selector);
+          });
         }
         return OkStatus();
       });

@@ -30,6 +30,9 @@ struct ObjectList {
   std::string resource_version;       // metadata.resourceVersion of the list
   std::string continue_token;         // metadata.continue ("" on the last page)
   int64_t remaining_item_count = -1;  // metadata.remainingItemCount, -1 when absent
+  // metadata.shardInfo.selector: the shard selector the server applied ("" when it applied none,
+  // e.g. a server without the ShardedListAndWatch gate, which ignores shardSelector).
+  std::string shard_selector;
 };
 
 }  // namespace kcm::api

@@ -78,6 +78,7 @@ std::string EncodeQuery(const QueryParams& params) {
 void AppendListOptions(const api::ListOptions& o, bool watch, QueryParams* params) {
   if (!o.label_selector.empty()) params->emplace_back("labelSelector", o.label_selector);
   if (!o.field_selector.empty()) params->emplace_back("fieldSelector", o.field_selector);
+  if (!o.shard_selector.empty()) params->emplace_back("shardSelector", o.shard_selector);
   if (!o.resource_version.empty()) params->emplace_back("resourceVersion", o.resource_version);
   if (!o.resource_version_match.empty()) {
     params->emplace_back("resourceVersionMatch", o.resource_version_match);

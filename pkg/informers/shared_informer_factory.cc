@@ -30,13 +30,17 @@ SharedInformerFactory::SharedInformerFactory(std::shared_ptr<client::RestClient>
                                              Clock::duration default_resync,
                                              SharedInformerFactoryOptions options)
     : SharedInformerFactory(
-          [this, client, ns = options.namespace_,
-           tweak = options.tweak_list_options](const ResourceType& r) {
+          [this, client, ns = options.namespace_, tweak = options.tweak_list_options,
+           shard = options.shard_selector, observer = options.shard_filter_observer](
+              const ResourceType& r) -> std::shared_ptr<cache::ListerWatcher> {
             auto rc = std::make_shared<client::ResourceClient>(client, r.gvr, r.namespaced);
             // shutdown_ is set by Shutdown and by the stop token given to Start.
             auto lw = std::make_shared<ResourceListerWatcher>(
                 rc, r.namespaced ? ns : "", *r.codec, tweak, shutdown_.get_token(), interner_);
             if (PacksOnceUnchanged(r)) lw->set_pack_watched_objects(false);
+            if (shard && r.namespaced) {
+              return std::make_shared<ShardedListerWatcher>(std::move(lw), *shard, observer);
+            }
             return lw;
           },
           default_resync, options) {}

@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stop_token>
 #include <string>
 #include <thread>
@@ -17,6 +18,7 @@
 #include "pkg/informers/listers.h"
 #include "pkg/informers/resource_lister_watcher.h"
 #include "pkg/informers/resources.h"
+#include "pkg/informers/sharded_lister_watcher.h"
 #include "pkg/util/clock.h"
 
 namespace kcm::informers {
@@ -27,7 +29,11 @@ struct SharedInformerFactoryOptions {
   std::map<std::string, Clock::duration> custom_resync;    // by ResourceType::name (6.2)
   std::map<std::string, cache::TransformFunc> transforms;  // by ResourceType::name (6.1)
   bool use_watch_list = false;                             // streaming list (behaviour 2.7)
-  Clock* clock = nullptr;                                  // null = RealClock
+  // Only this shard of every namespaced resource, asked of the server and kept on our side
+  // (ShardedListerWatcher); nullopt = every object. With the REST constructor only.
+  std::optional<api::ShardSelector> shard_selector;
+  ShardFilterObserver shard_filter_observer;  // told whether the server applied it
+  Clock* clock = nullptr;                     // null = RealClock
 };
 
 // A resource's informer and its typed lister.

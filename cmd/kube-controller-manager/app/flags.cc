@@ -221,6 +221,12 @@ void CommandLine::Define() {
                 "How long a controller waits for its informers' caches before the process fails "
                 "and exits 1; 0 waits until stopped, as upstream. /readyz is false meanwhile.",
                 Duration(&o.controller_cache_sync_timeout)});
+  add(generic, {"sharding", "", "string", QuotedDefault(o.sharding),
+                "How replicas share the work: 'none' (one elected leader runs every controller) "
+                "or 'namespace' (every replica serves a share of the namespaces, divided through "
+                "Leases in --leader-elect-resource-namespace; needs --leader-elect). Not an "
+                "upstream flag.",
+                String(&o.sharding)});
   add(generic,
       {"use-service-account-credentials", "", "", DefaultText(o.use_service_account_credentials),
        "Give each controller its own credentials: a token of the service account "
@@ -377,7 +383,7 @@ std::string EffectiveFlags(const Options& o) {
       << " --kube-api-burst=" << o.kube_api_burst
       << " --kube-api-content-type=" << o.kube_api_content_type
       << " --use-service-account-credentials="
-      << (o.use_service_account_credentials ? "true" : "false")
+      << (o.use_service_account_credentials ? "true" : "false") << " --sharding=" << o.sharding
       << " --leader-elect=" << (le.leader_elect ? "true" : "false")
       << " --leader-elect-lease-duration=" << FormatDuration(le.lease_duration)
       << " --leader-elect-renew-deadline=" << FormatDuration(le.renew_deadline)

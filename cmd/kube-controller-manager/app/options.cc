@@ -138,6 +138,12 @@ Status Validate(const Options& o) {
       return FlagError("leader-elect-resource-namespace", "is empty");
     }
   }
+  if (o.sharding != "none" && o.sharding != "namespace") {
+    return FlagError("sharding", "must be none or namespace, got \"" + o.sharding + "\"");
+  }
+  if (o.sharding == "namespace" && !le.leader_elect) {
+    return FlagError("sharding", "namespace sharding needs --leader-elect=true");
+  }
   if (o.secure_port < 0 || o.secure_port > 65535) {
     return FlagError("secure-port",
                      "must be 0 (off) or a port 1-65535, got " + std::to_string(o.secure_port));

@@ -39,6 +39,9 @@ struct Options {
   // (and the process exits 1). Zero (default) = wait until stopped, as upstream's controllers do
   // with WaitForNamedCacheSync; /readyz stays false meanwhile.
   std::chrono::nanoseconds controller_cache_sync_timeout{0};
+  // "none": one leader runs everything; "namespace": replicas divide the namespaces among
+  // themselves (pkg/sharding, docs/operating.md). Ours, not upstream's.
+  std::string sharding = "none";
   double kube_api_qps = 20;
   int kube_api_burst = 30;
   std::string kube_api_content_type = "application/vnd.kubernetes.protobuf";

@@ -3,6 +3,7 @@
 #include <glog/logging.h>
 
 #include <atomic>
+#include <optional>
 
 #include "cmd/kube-controller-manager/app/controller_context.h"
 #include "cmd/kube-controller-manager/app/flags.h"
@@ -12,10 +13,12 @@
 #include "pkg/leaderelection/identity.h"
 #include "pkg/leaderelection/leader_elector.h"
 #include "pkg/leaderelection/lease_lock.h"
+#include "pkg/metrics/metrics.h"
 #include "pkg/record/client_event_sink.h"
 #include "pkg/record/event_broadcaster.h"
 #include "pkg/server/delegating_authorizer.h"
 #include "pkg/server/secure_server.h"
+#include "pkg/sharding/shard_manager.h"
 #include "pkg/util/klog.h"
 
 namespace kcm::app {
@@ -44,14 +47,21 @@ bool WaitForAPIServer(client::RestClient& client, const std::string& host, std::
 // Builds the controllers, starts the informers and runs until stop (the leader's work). An
 // error when a controller cannot be built or fails while running (upstream's StartControllers
 // error: the process exits 1).
+// With `shard` (--sharding=namespace), the informers list and watch only the namespaces it
+// selects, and `stop` is that shard's serving token.
 Status RunControllers(const Options& options, const ClientBuilder& clients,
                       record::EventBroadcaster& broadcaster,
                       std::shared_ptr<record::EventSink> events_sink, ControllerReadiness& ready,
-                      std::stop_token stop) {
+                      std::stop_token stop,
+                      const std::optional<api::ShardSelector>& shard = std::nullopt,
+                      informers::ShardFilterObserver shard_observer = {}) {
   auto informer_client = clients.ClientFor("shared-informers");
   if (!informer_client.ok()) return informer_client.error();
+  informers::SharedInformerFactoryOptions fo;
+  fo.shard_selector = shard;
+  fo.shard_filter_observer = std::move(shard_observer);
   informers::SharedInformerFactory factory(*informer_client,
-                                           ResyncPeriod(options.min_resync_period));
+                                           ResyncPeriod(options.min_resync_period), fo);
   // `stop` is the leader's "leading" token: the controllers' writers are fenced with it.
   ControllerContext ctx{
       options, clients, factory, broadcaster, RealClock::Get(), stop, std::move(events_sink)};
@@ -90,6 +100,58 @@ Status RunControllers(const Options& options, const ClientBuilder& clients,
   ready.informers_synced = false;
   ready.enabled = 0;
   return s;
+}
+
+// --sharding=namespace: the replica's ShardManager, serving each share it gains with its own
+// informers (filtered to the share) and controllers.
+Result<std::unique_ptr<sharding::ShardManager>> NewShardManager(
+    const Options& options, const ClientBuilder& clients, record::EventBroadcaster& broadcaster,
+    std::shared_ptr<record::EventSink> events_sink,
+    std::shared_ptr<client::RestClient> election_client) {
+  const auto& le = options.leader_election;
+  auto identity = leaderelection::NewIdentity();
+  if (!identity.ok()) return identity.error();
+  auto informer_client = clients.ClientFor("sharding");
+  if (!informer_client.ok()) return informer_client.error();
+  LOG(INFO) << "Sharding by namespace as " << *identity << " (leases " << le.resource_namespace
+            << "/" << le.resource_name << "*)";
+  sharding::ShardManagerConfig sc;
+  sc.client = std::move(election_client);
+  sc.informer_client = std::move(*informer_client);
+  sc.lease_namespace = le.resource_namespace;
+  sc.name = le.resource_name;
+  sc.identity = *identity;
+  sc.lease_duration = std::chrono::duration_cast<Clock::duration>(le.lease_duration);
+  sc.renew_deadline = std::chrono::duration_cast<Clock::duration>(le.renew_deadline);
+  sc.retry_period = std::chrono::duration_cast<Clock::duration>(le.retry_period);
+  sc.recorder = broadcaster.NewRecorder({"kube-controller-manager", ""});
+  // Whether the server filters by shardSelector, logged once per process and exported.
+  auto told = std::make_shared<std::atomic<int>>(-1);
+  const metrics::Gauge server_side =
+      metrics::GaugeVec("controller_sharding_server_side_filtering",
+                        "1 when the API server filtered this replica's lists and watches by its "
+                        "shard selector, 0 when it ignored the selector and this replica "
+                        "filtered on its own side.",
+                        {})
+          .With({});
+  informers::ShardFilterObserver observer = [told, server_side](bool server_filters) {
+    server_side.Set(server_filters ? 1 : 0);
+    const int now = server_filters ? 1 : 0;
+    if (told->exchange(now) == now) return;
+    if (server_filters) {
+      LOG(INFO) << "the API server filters lists and watches by shardSelector";
+    } else {
+      LOG(WARNING) << "the API server ignores shardSelector (older than v1.36 or its "
+                      "ShardedListAndWatch feature gate is off): every replica receives every "
+                      "object and keeps only its share";
+    }
+  };
+  sc.serve = [&options, &clients, &broadcaster, events_sink, observer](
+                 const api::ShardSelector& shard, std::stop_token stop) {
+    ControllerReadiness ready;  // the ShardManager reports readiness
+    return RunControllers(options, clients, broadcaster, events_sink, ready, stop, shard, observer);
+  };
+  return sharding::ShardManager::Create(std::move(sc));
 }
 
 }  // namespace
@@ -141,8 +203,16 @@ int Run(const Options& options, const BuildInfo& build, std::stop_token stop) {
     }
   };
   std::unique_ptr<leaderelection::LeaderElector> elector;
+  std::unique_ptr<sharding::ShardManager> shards;
   const auto& le = options.leader_election;
-  if (le.leader_elect) {
+  if (le.leader_elect && options.sharding == "namespace") {
+    auto s = NewShardManager(options, clients, broadcaster, events_sink, *election_client);
+    if (!s.ok()) {
+      LOG(ERROR) << s.error().ToString();
+      return 1;
+    }
+    shards = std::move(*s);
+  } else if (le.leader_elect) {
     auto identity = leaderelection::NewIdentity();
     if (!identity.ok()) {
       LOG(ERROR) << "cannot build a leader election identity: " << identity.error().ToString();
@@ -200,8 +270,12 @@ int Run(const Options& options, const BuildInfo& build, std::stop_token stop) {
                                                 "not leading; leader is " + elector->GetLeader());
                           }});
   }
-  server.AddReadyCheck({"informer-sync", [&] { return ready.InformersSynced(); }});
-  server.AddReadyCheck({"controllers", [&] { return ready.ControllersRunning(); }});
+  if (shards) {
+    server.AddReadyCheck({"shards", [&] { return shards->Ready(); }});
+  } else {
+    server.AddReadyCheck({"informer-sync", [&] { return ready.InformersSynced(); }});
+    server.AddReadyCheck({"controllers", [&] { return ready.ControllersRunning(); }});
+  }
   // Delegated authn/authz: their own kubeconfigs when given, else the controller manager's
   // connection (in a cluster: in-cluster config) — but always a client of their own, so the
   // reviews neither wait behind nor eat the controllers' rate limit. As upstream's
@@ -241,7 +315,13 @@ int Run(const Options& options, const BuildInfo& build, std::stop_token stop) {
   }
 
   if (WaitForAPIServer(**main_client, config->host, shutdown.get_token())) {
-    if (elector) {
+    if (shards) {
+      Status s = shards->Run(shutdown.get_token());
+      if (!s.ok()) {
+        LOG(ERROR) << s.error().ToString();
+        failed = true;
+      }
+    } else if (elector) {
       elector->Run(shutdown.get_token());
     } else {
       run_controllers(shutdown.get_token());

@@ -469,6 +469,12 @@ Result<ObjectList> DecodeListWith(Decoder& decoder, const JsonInput& in, FromVal
           }
           return ReadInt64At(m.value(), "metadata.remainingItemCount", &list.remaining_item_count);
         }
+        if (KeyIs(m, "shardInfo")) {
+          return ForEachField(m.value(), "metadata.shardInfo", [&](od::field& si) -> Status {
+            if (!KeyIs(si, "selector")) return OkStatus();
+            return ReadStringAt(si.value(), "metadata.shardInfo.selector", &list.shard_selector);
+          });
+        }
         return OkStatus();
       });
     }
