@@ -1,63 +1,76 @@
 #include "pkg/sharding/membership.h"
 
-#include <algorithm>
+#include "pkg/api/shard_selector.h"
 
 namespace kcm::sharding {
 
-void Membership::Update(const std::vector<MemberLease>& leases) {
-  std::map<std::string, Seen> next;
-  const Clock::time_point now = clock_.Now();
-  for (const MemberLease& l : leases) {
-    auto it = seen_.find(l.name);
-    if (it != seen_.end() && it->second.lease.resource_version == l.resource_version) {
-      next.emplace(l.name, it->second);
-    } else {
-      next.emplace(l.name, Seen{l, now});
-    }
-  }
-  seen_ = std::move(next);
-}
-
-std::optional<Clock::duration> Membership::Age(const Seen& s) const {
-  if (s.lease.holder.empty()) return std::nullopt;
-  Clock::duration age = clock_.Now() - s.changed;
-  if (s.lease.renew_time) {
-    // renewTime is the holder's clock: allow `skew` in its favour.
-    const auto wall =
-        std::chrono::duration_cast<Clock::duration>(clock_.WallNow() - *s.lease.renew_time) - skew_;
-    age = std::max(age, wall);
-  }
-  return age;
+std::string MemberLeaseName(const std::string& name, const std::string& identity) {
+  return name + "-member-" + api::ShardHex(api::ShardHash(identity)).substr(2);
 }
 
 void Membership::Observe(const MemberLease& lease) {
-  auto it = seen_.find(lease.name);
-  if (it != seen_.end() && it->second.lease.resource_version == lease.resource_version) return;
-  seen_[lease.name] = Seen{lease, clock_.Now()};
-}
-
-void Membership::Forget(const std::string& name) {
-  seen_.erase(name);
-}
-
-std::set<std::string> Membership::Live() const {
-  std::set<std::string> live;
-  for (const auto& [name, s] : seen_) {
-    auto age = Age(s);
-    if (age && *age <= std::chrono::seconds(s.lease.lease_duration_seconds)) {
-      live.insert(s.lease.holder);
-    }
+  auto [it, added] = seen_.try_emplace(lease.name);
+  Seen& s = it->second;
+  if (!added && !s.deleted && s.lease.resource_version == lease.resource_version) return;
+  s.lease = lease;
+  s.changed = clock_.Now();
+  s.deleted = false;
+  if (!lease.holder.empty() && MemberLeaseName(group_, lease.holder) == lease.name) {
+    s.member = lease.holder;
   }
-  return live;
+}
+
+void Membership::Deleted(const std::string& lease_name) {
+  auto it = seen_.find(lease_name);
+  if (it == seen_.end() || it->second.deleted) return;
+  it->second.deleted = true;
+  it->second.changed = clock_.Now();
+}
+
+void Membership::Update(const std::vector<MemberLease>& leases) {
+  std::set<std::string> present;
+  for (const MemberLease& l : leases) {
+    present.insert(l.name);
+    Observe(l);
+  }
+  for (auto& [name, s] : seen_) {
+    if (!present.contains(name)) Deleted(name);
+  }
+}
+
+bool Membership::Alive(const Seen& s) const {
+  if (s.member.empty()) return false;
+  const auto duration = std::chrono::seconds(s.lease.lease_duration_seconds);
+  if (clock_.Now() - s.changed > duration) return false;
+  // Its own renewTime can only shorten its life, and only while the Lease is its own.
+  if (!s.deleted && s.lease.holder == s.member && s.lease.renew_time) {
+    const auto since = clock_.WallNow() - *s.lease.renew_time;
+    if (since > duration + skew_) return false;
+  }
+  return true;
+}
+
+std::set<std::string> Membership::MayServe() const {
+  std::set<std::string> out;
+  for (const auto& [name, s] : seen_) {
+    if (Alive(s)) out.insert(s.member);
+  }
+  return out;
+}
+
+std::set<std::string> Membership::Members() const {
+  std::set<std::string> out;
+  for (const auto& [name, s] : seen_) {
+    if (Alive(s) && !s.deleted && s.lease.holder == s.member) out.insert(s.member);
+  }
+  return out;
 }
 
 std::vector<std::string> Membership::Stale(Clock::duration grace) const {
   std::vector<std::string> out;
   for (const auto& [name, s] : seen_) {
-    auto age = Age(s);
-    if (!age || *age > std::chrono::seconds(s.lease.lease_duration_seconds) + grace) {
-      // A released Lease is stale once unchanged for `grace` on our clock.
-      if (!age && clock_.Now() - s.changed <= grace) continue;
+    if (s.deleted || Alive(s)) continue;
+    if (clock_.Now() - s.changed > std::chrono::seconds(s.lease.lease_duration_seconds) + grace) {
       out.push_back(name);
     }
   }

@@ -1,12 +1,15 @@
-// Membership: which replicas of `--sharding=namespace` are alive, judged from their member Leases
-// as the Lease informer shows them. A replica is alive while its Lease names a holder and was
-// renewed within its lease duration: as client-go's leader election, by the time we saw the
-// record change on our own clock, and — so that a replica that has just started does not wait a
-// whole lease duration before taking over a dead one's ranges — also by the Lease's renewTime,
-// given `skew` for clocks that disagree. Safe because a
-// replica stops serving when it cannot renew within the renew deadline, `lease duration − renew
-// deadline` (5 s by default) before anyone may call it dead (docs/design/sharding.md).
-// Thread-compatible.
+// Membership: which replicas of `--sharding=namespace` may still be serving, and which may be
+// given ranges, judged from their member Leases (`<group>-member-<hash of identity>`,
+// MemberLeaseName) as the Lease informer and fresh reads show them. Thread-compatible.
+//
+// A replica may still be serving until a lease duration after the last change of its Lease we
+// saw, on our own clock (client-go's observed-time rule: no other machine's clock involved), or
+// after we saw the Lease deleted, released or taken by another holder (the replica learns it only
+// at its next renewal). When it holds its Lease, its renewTime may call it dead sooner — so a
+// replica that has just started need not wait a whole lease duration to take over a dead one's
+// ranges — allowing `skew` for clocks that disagree. Both are safe because a replica stops
+// serving when it has not renewed within the renew deadline, `lease duration − renew deadline`
+// (5 s by default) before anyone calls it dead (docs/design/sharding.md).
 #pragma once
 
 #include <map>
@@ -20,6 +23,10 @@
 
 namespace kcm::sharding {
 
+// The member Lease of `identity` in the group `name` (--leader-elect-resource-name). Identities
+// ("<host>_<uuid>") are not valid object names; their hash is.
+std::string MemberLeaseName(const std::string& name, const std::string& identity);
+
 // A member Lease as read from the API server.
 struct MemberLease {
   std::string name;
@@ -31,32 +38,36 @@ struct MemberLease {
 
 class Membership {
  public:
-  Membership(Clock& clock, Clock::duration skew) : clock_(clock), skew_(skew) {}
+  Membership(std::string group, Clock& clock, Clock::duration skew)
+      : group_(std::move(group)), clock_(clock), skew_(skew) {}
 
-  // Replaces what is known with `leases` (every member Lease the informer holds now).
+  // Every member Lease the informer holds now; a Lease gone from it counts as deleted.
   void Update(const std::vector<MemberLease>& leases);
-  // One Lease read now from the server (a quorum read: what the informer shows may lag, and a
-  // replica is declared dead only on a fresh read, docs/design/sharding.md).
+  // One Lease read now from the server (a quorum read: the informer may lag).
   void Observe(const MemberLease& lease);
-  // A Lease the server no longer has.
-  void Forget(const std::string& name);
-  // The holders of the live Leases.
-  std::set<std::string> Live() const;
-  // Leases dead for longer than `grace` (to delete: a replica that restarts joins anew).
+  // The server answered NotFound for this Lease.
+  void Deleted(const std::string& lease_name);
+
+  // Replicas that may still be serving: their ranges must not be given to anyone else.
+  std::set<std::string> MayServe() const;
+  // Replicas that hold their own Lease and are alive: they may be given ranges.
+  std::set<std::string> Members() const;
+  // Leases whose replica is dead for longer than `grace` (to delete).
   std::vector<std::string> Stale(Clock::duration grace) const;
 
  private:
   struct Seen {
-    MemberLease lease;
-    Clock::time_point changed;  // when we saw its resourceVersion change
+    MemberLease lease;           // the latest version seen
+    std::string member;          // the identity this Lease belongs to, once seen holding it
+    Clock::time_point changed;   // when we saw it change (or go)
+    bool deleted = false;
   };
-  // How long ago the lease was last renewed, by the older of the two witnesses (our observation,
-  // its renewTime less `skew`); nullopt when released.
-  std::optional<Clock::duration> Age(const Seen& s) const;
+  bool Alive(const Seen& s) const;
 
+  const std::string group_;
   Clock& clock_;
   const Clock::duration skew_;
-  std::map<std::string, Seen> seen_;
+  std::map<std::string, Seen> seen_;  // by Lease name
 };
 
 }  // namespace kcm::sharding

@@ -140,7 +140,7 @@ struct ShardManager::Impl {
       : config(std::move(c)),
         clock(config.clock != nullptr ? *config.clock : RealClock::Get()),
         leases(config.client, kLeases, true),
-        membership(clock, config.clock_skew) {}
+        membership(config.name, clock, config.clock_skew) {}
 
   void Wake() {
     {
@@ -276,8 +276,14 @@ struct ShardManager::Impl {
 
   // --- members ---
 
-  std::set<std::string> LiveMembers(cache::Indexer& cached, const ShardMap& map,
-                                    std::stop_token stop) {
+  // Who may still be serving (`may_serve`: their ranges stay theirs) and who may be given ranges
+  // (`members`), this replica included in both.
+  struct Live {
+    std::set<std::string> may_serve;
+    std::set<std::string> members;
+  };
+
+  Live LiveMembers(cache::Indexer& cached, const ShardMap& map, std::stop_token stop) {
     const std::string prefix = config.name + "-member-";
     std::vector<MemberLease> seen;
     for (const api::ObjectPtr& o : cached.List()) {
@@ -287,33 +293,49 @@ struct ShardManager::Impl {
       }
     }
     membership.Update(seen);
-    std::set<std::string> live = membership.Live();
     // An owner that looks dead is declared dead only on a fresh read of its Lease: the informer
     // may lag behind its renewals.
+    std::set<std::string> alive = membership.MayServe();
     std::set<std::string> suspects;
     for (const ShardMapEntry& e : map.entries()) {
       for (const std::string* who : {&e.owner, &e.next}) {
-        if (!who->empty() && *who != config.identity && !live.contains(*who)) suspects.insert(*who);
+        if (!who->empty() && *who != config.identity && !alive.contains(*who)) {
+          suspects.insert(*who);
+        }
       }
     }
     bool unsure = false;
     for (const std::string& who : suspects) {
-      auto r = leases.Get(config.lease_namespace, MemberName(who), {}, stop);
+      const std::string lease_name = MemberLeaseName(config.name, who);
+      auto r = leases.Get(config.lease_namespace, lease_name, {}, stop);
       if (r.ok()) {
         if (auto l = ParseMemberLease(*r)) membership.Observe(*l);
       } else if (errors::IsNotFound(r.error())) {
-        membership.Forget(MemberName(who));
+        membership.Deleted(lease_name);
       } else {
-        unsure = true;  // keep it alive until a read succeeds
+        unsure = true;  // not dead until a read says so
         LOG(WARNING) << "reading the member lease of " << who << ": " << r.error().ToString();
       }
     }
-    live = membership.Live();
-    if (unsure) {
-      for (const std::string& who : suspects) live.insert(who);
-    }
-    live.insert(config.identity);
+    Live live{membership.MayServe(), membership.Members()};
+    if (unsure) live.may_serve.insert(suspects.begin(), suspects.end());
+    live.may_serve.insert(config.identity);
+    live.members.insert(config.identity);
+    metrics.members.Set(static_cast<double>(live.members.size()));
     return live;
+  }
+
+  // The coordinator deletes the Leases of replicas dead for a minute (each start joins under a
+  // new identity, so they would pile up), on the resourceVersion it judged.
+  void DeleteStaleMembers(cache::Indexer& cached, std::stop_token stop) {
+    for (const std::string& name : membership.Stale(std::chrono::minutes(1))) {
+      auto obj = cached.GetByKey(config.lease_namespace + "/" + name);
+      if (obj == nullptr) continue;
+      client::DeleteOptions o;
+      o.precondition_resource_version = obj->Meta().resource_version.str();
+      auto r = leases.Delete(config.lease_namespace, name, o, stop);
+      if (r.ok()) LOG(INFO) << "deleted the lease of a departed replica: " << name;
+    }
   }
 
   // --- serving ---
@@ -402,12 +424,12 @@ struct ShardManager::Impl {
       return;
     }
     const ShardMap& map = *known->map;
-    const std::set<std::string> live = LiveMembers(*lease_indexer, map, stop);
+    const Live live = LiveMembers(*lease_indexer, map, stop);
     std::vector<uint64_t> hashes;
     for (const std::string& key : ns_indexer->ListKeys()) hashes.push_back(api::ShardHash(key));
     std::sort(hashes.begin(), hashes.end());
     hashes.erase(std::unique(hashes.begin(), hashes.end()), hashes.end());
-    const Partition desired = DesiredPartition(live, hashes, map);
+    const Partition desired = DesiredPartition(live.members, hashes, map);
 
     ShardMap next = map;
     std::vector<api::ShardRange> owed;
@@ -418,13 +440,14 @@ struct ShardManager::Impl {
       StopStacksIntersecting(owed);
       CompleteHandoffs(next, config.identity);
     }
-    AssignFree(next, desired, live);
-    if (coordinating && Unbalanced(Load(next, live, hashes), hashes.size())) {
-      if (Rebalance(next, desired, live)) {
-        LOG(INFO) << "rebalancing " << hashes.size() << " namespaces over " << live.size()
+    AssignFree(next, desired, live.may_serve);
+    if (coordinating && Unbalanced(Load(next, live.members, hashes), hashes.size())) {
+      if (Rebalance(next, desired, live.may_serve)) {
+        LOG(INFO) << "rebalancing " << hashes.size() << " namespaces over " << live.members.size()
                   << " replicas";
       }
     }
+    if (coordinating) DeleteStaleMembers(*lease_indexer, stop);
     const ShardMap* current = &map;
     if (!(next == map)) {
       auto w = WriteMap(*known, next, stop);
@@ -438,7 +461,6 @@ struct ShardManager::Impl {
     const std::vector<api::ShardRange> served = current->Served(config.identity);
     ReconcileStacks(served);
     serving_all = true;
-    metrics.members.Set(static_cast<double>(live.size()));
     int mine = 0;
     for (uint64_t h : hashes) {
       for (const api::ShardRange& r : served) mine += r.Contains(h) ? 1 : 0;
@@ -472,15 +494,16 @@ struct ShardManager::Impl {
       }
       KnownMap known = ReadMap(*raw);
       if (!known.map.ok()) return;
-      std::set<std::string> live = LiveMembers(*lease_indexer, *known.map, own.get_token());
-      live.erase(config.identity);
+      std::set<std::string> others =
+          LiveMembers(*lease_indexer, *known.map, own.get_token()).members;
+      others.erase(config.identity);
       std::vector<uint64_t> hashes;
       for (const std::string& key : ns_indexer->ListKeys()) hashes.push_back(api::ShardHash(key));
       ShardMap next = *known.map;
-      if (!Release(next, config.identity, DesiredPartition(live, hashes, next))) return;
+      if (!Release(next, config.identity, DesiredPartition(others, hashes, next))) return;
       auto w = WriteMap(known, next, own.get_token());
       if (w.ok() && *w) {
-        LOG(INFO) << "handed this replica's ranges to " << live.size() << " other replicas";
+        LOG(INFO) << "handed this replica's ranges to " << others.size() << " other replicas";
         metrics.changes.With({"released"}).Inc();
         return;
       }
@@ -585,8 +608,7 @@ std::string ShardManager::MapLeaseName(const std::string& name) {
 }
 
 std::string ShardManager::MemberLeaseName(const std::string& name, const std::string& identity) {
-  // Identities ("<host>_<uuid>") are not valid object names; their hash is.
-  return name + "-member-" + api::ShardHex(api::ShardHash(identity)).substr(2);
+  return sharding::MemberLeaseName(name, identity);
 }
 
 bool ShardManager::Coordinating() const {
