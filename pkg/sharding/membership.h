@@ -57,9 +57,9 @@ class Membership {
 
  private:
   struct Seen {
-    MemberLease lease;           // the latest version seen
-    std::string member;          // the identity this Lease belongs to, once seen holding it
-    Clock::time_point changed;   // when we saw it change (or go)
+    MemberLease lease;          // the latest version seen
+    std::string member;         // the identity this Lease belongs to, once seen holding it
+    Clock::time_point changed;  // when we saw it change (or go)
     bool deleted = false;
   };
   bool Alive(const Seen& s) const;

@@ -104,6 +104,7 @@ void ShardMap::Merge() {
 
 std::vector<api::ShardRange> ShardMap::Served(std::string_view owner) const {
   std::vector<api::ShardRange> out;
+  if (owner.empty()) return out;  // "" is nobody
   for (const ShardMapEntry& e : entries_) {
     if (e.owner == owner && e.next.empty()) out.push_back(e.range);
   }
