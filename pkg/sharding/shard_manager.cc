@@ -49,6 +49,9 @@ struct ShardMetrics {
       {"change"}};
 };
 
+// Serve calls a replica keeps side by side before it joins them into one (ReconcileStacks).
+constexpr size_t kMaxServeCalls = 4;
+
 // Intervals of `a` not covered by `b` (both sorted, disjoint).
 std::vector<api::ShardRange> Subtract(const std::vector<api::ShardRange>& a,
                                       const std::vector<api::ShardRange>& b) {
@@ -379,7 +382,7 @@ struct ShardManager::Impl {
   }
 
   // Serves exactly `served`: stops a stack holding anything else, starts one for what no stack
-  // holds.
+  // holds (or, past kMaxServeCalls, one for everything).
   void ReconcileStacks(const std::vector<api::ShardRange>& served) {
     std::vector<api::ShardRange> held;
     for (auto it = stacks.begin(); it != stacks.end();) {
@@ -393,7 +396,15 @@ struct ShardManager::Impl {
     std::sort(held.begin(), held.end(),
               [](const api::ShardRange& x, const api::ShardRange& y) { return x.first < y.first; });
     std::vector<api::ShardRange> missing = Subtract(served, held);
-    if (!missing.empty()) StartStack(std::move(missing));
+    if (!missing.empty() && stacks.size() >= kMaxServeCalls) {
+      // Each call holds its own informers (three watches) and workers: after many changes of
+      // membership, serve everything through one call again, at the cost of one relist.
+      LOG(INFO) << "serving " << served.size() << " ranges through one set of informers again";
+      StopAllStacks();
+      StartStack(served);
+    } else if (!missing.empty()) {
+      StartStack(std::move(missing));
+    }
     metrics.ranges.Set(static_cast<double>(served.size()));
   }
 
