@@ -19,12 +19,14 @@ if [ "${1:-}" = "--verify" ]; then
   trap 'rm -rf "$out"' EXIT
 fi
 render default "$out/kube-controller-manager.yaml"
+render sharded "$out/kube-controller-manager-sharded.yaml"
 render rbac "$out/rbac.yaml"
 render prometheus "$out/servicemonitor.yaml"
 
 if [ "${1:-}" = "--verify" ]; then
   status=0
-  for f in kube-controller-manager.yaml rbac.yaml servicemonitor.yaml; do
+  for f in kube-controller-manager.yaml kube-controller-manager-sharded.yaml rbac.yaml \
+           servicemonitor.yaml; do
     if ! diff -u "deploy/$f" "$out/$f"; then
       echo "deploy/$f is stale: run hack/generate-manifests.sh" >&2
       status=1
@@ -32,4 +34,5 @@ if [ "${1:-}" = "--verify" ]; then
   done
   exit $status
 fi
-echo "generate-manifests: wrote deploy/kube-controller-manager.yaml, deploy/rbac.yaml, deploy/servicemonitor.yaml"
+echo "generate-manifests: wrote deploy/kube-controller-manager.yaml," \
+  "deploy/kube-controller-manager-sharded.yaml, deploy/rbac.yaml, deploy/servicemonitor.yaml"

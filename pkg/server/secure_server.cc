@@ -25,6 +25,7 @@
 
 #include "pkg/metrics/metrics.h"
 #include "pkg/metrics/process.h"
+#include "pkg/server/always_allow_paths.h"
 #include "pkg/server/authentication.h"
 #include "pkg/server/tls_context.h"
 
@@ -109,6 +110,7 @@ struct SecureServer::Impl {
   std::vector<HealthCheck> health_checks;
   std::vector<HealthCheck> ready_checks;
   std::shared_ptr<RequestAuthorizer> authorizer;
+  AlwaysAllowPaths always_allow;  // parsed from options.always_allow_paths by Start
   util::X509StorePtr client_ca;
   util::X509StorePtr requestheader_ca;
 
@@ -128,16 +130,6 @@ struct SecureServer::Impl {
   bool IsLoopback() const {
     const std::string& a = options.bind_address;
     return a == "localhost" || a.rfind("127.", 0) == 0 || a == "::1";
-  }
-
-  bool AlwaysAllowed(const std::string& path) const {
-    for (const auto& p : options.always_allow_paths) {
-      if (p == path) return true;
-      if (p.size() > 1 && p.back() == '*' && path.rfind(p.substr(0, p.size() - 1), 0) == 0) {
-        return true;
-      }
-    }
-    return false;
   }
 
   // Health endpoints and 404s; runs on the I/O thread (checks are quick by contract).
@@ -335,7 +327,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
     Job job;
     job.path = path;
-    if (server_.AlwaysAllowed(path)) {
+    // An always-allowed path is served with no authentication either: upstream authenticates a
+    // request without credentials as system:anonymous and its path authorizer allows the path
+    // (DelegatingAuthorizationOptions.toAuthorizer: "kubernetes.io/always-allow-paths" ahead of
+    // the webhook), so a caller with no credentials is served. Credentials sent are not looked
+    // at, so health checks never wait for a TokenReview (S2: upstream answers 401 to credentials
+    // that fail authentication even here).
+    if (server_.always_allow.Matches(path)) {
       job.authorize = false;
     } else if (!server_.authorizer) {
       if (!server_.IsLoopback()) {
@@ -518,6 +516,11 @@ Error ServingError(const std::string& message) {
 Status SecureServer::Start() {
   Impl& s = *impl_;
   const ServingOptions& o = s.options;
+  auto always_allow = AlwaysAllowPaths::Parse(o.always_allow_paths);
+  if (!always_allow.ok()) {
+    return ServingError("--authorization-always-allow-paths: " + always_allow.error().message);
+  }
+  s.always_allow = std::move(*always_allow);
   std::vector<X509_STORE*> client_cas;
   if (!o.client_ca_file.empty()) {
     auto store = internal::LoadCABundle(o.client_ca_file, "--client-ca-file");

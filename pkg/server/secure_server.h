@@ -38,6 +38,8 @@ struct ServingOptions {
   std::string tls_private_key_file;
   std::string tls_min_version = "VersionTLS12";  // or VersionTLS13
   std::vector<std::string> tls_cipher_suites;    // IANA names; empty = ECDHE + AEAD only
+  // Served to anyone, without authentication or authorization (--authorization-always-allow-paths,
+  // upstream's path matching: always_allow_paths.h). Start fails on a malformed entry.
   std::vector<std::string> always_allow_paths = {"/healthz", "/readyz", "/livez"};
   // x509 client certificate authentication (--client-ca-file): a verified client certificate's
   // CN is the user name, its O entries the groups. Empty = off.

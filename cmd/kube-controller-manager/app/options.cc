@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "cmd/kube-controller-manager/app/upstream_flags.h"
+#include "pkg/server/always_allow_paths.h"
 #include "pkg/server/tls_options.h"
 #include "pkg/util/strings.h"
 
@@ -156,6 +157,13 @@ Status Validate(const Options& o) {
   }
   if (auto c = server::OpenSSLCipherList(o.tls_cipher_suites); !c.ok()) {
     return FlagError("tls-cipher-suites", c.error().message);
+  }
+  // Upstream builds its path authorizer only when it serves (options.Config: secure port not 0),
+  // so a malformed entry is an error then only.
+  if (o.secure_port != 0) {
+    if (auto p = server::AlwaysAllowPaths::Parse(o.authorization_always_allow_paths); !p.ok()) {
+      return FlagError("authorization-always-allow-paths", p.error().message);
+    }
   }
   for (const auto& [flag, file] :
        {std::pair<const char*, const std::string&>{"client-ca-file", o.client_ca_file},

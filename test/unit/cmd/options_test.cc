@@ -109,6 +109,10 @@ TEST(OptionsTest, InvalidValuesNameTheirFlag) {
       {[](Options& o) { o.client_ca_file = "/nonexistent/ca.crt"; }, "--client-ca-file"},
       {[](Options& o) { o.requestheader_client_ca_file = "/nonexistent/ca.crt"; },
        "--requestheader-client-ca-file"},
+      {[](Options& o) {
+         o.authorization_always_allow_paths = {"/healthz", "/a*b"};
+       },
+       "--authorization-always-allow-paths"},
   };
   for (const Case& c : cases) {
     Options o;
@@ -117,6 +121,18 @@ TEST(OptionsTest, InvalidValuesNameTheirFlag) {
     ASSERT_FALSE(s.ok()) << c.flag;
     EXPECT_EQ(s.error().message.rfind(std::string(c.flag) + ":", 0), 0u) << s.error().message;
   }
+}
+
+// Upstream builds its path authorizer only when serving: with --secure-port=0 a malformed
+// --authorization-always-allow-paths entry is not looked at.
+TEST(OptionsTest, AlwaysAllowPathsCheckedOnlyWhenServing) {
+  Options o;
+  o.authorization_always_allow_paths = {"/a*b"};
+  o.secure_port = 0;
+  EXPECT_TRUE(Validate(o).ok());
+  o.authorization_always_allow_paths = {"metrics", "/debug/*", "*"};
+  o.secure_port = 10257;
+  EXPECT_TRUE(Validate(o).ok()) << Validate(o).error().message;
 }
 
 // Upstream's IANA names, secure and insecure, and the TLS 1.3 ones are all accepted.

@@ -31,6 +31,7 @@ class FakeAuthorizer : public RequestAuthorizer {
   Result<Decision> Authorize(std::string_view token, std::string_view verb,
                              std::string_view path) override {
     std::lock_guard lock(mu_);
+    ++calls_;
     last_verb_ = std::string(verb);
     last_path_ = std::string(path);
     if (token.empty()) return Decision::kUnauthenticated;
@@ -39,6 +40,7 @@ class FakeAuthorizer : public RequestAuthorizer {
   Result<Decision> AuthorizeUser(const UserInfo& user, std::string_view verb,
                                  std::string_view path) override {
     std::lock_guard lock(mu_);
+    ++calls_;
     last_user_ = user;
     last_verb_ = std::string(verb);
     last_path_ = std::string(path);
@@ -57,9 +59,14 @@ class FakeAuthorizer : public RequestAuthorizer {
     std::lock_guard lock(mu_);
     return last_user_;
   }
+  int calls() {
+    std::lock_guard lock(mu_);
+    return calls_;
+  }
 
  private:
   std::mutex mu_;
+  int calls_ = 0;
   std::string last_verb_, last_path_;
   UserInfo last_user_;
 };
@@ -148,6 +155,87 @@ TEST(SecureServerTest, AuthorizerDecides) {
   EXPECT_EQ(authorizer->last_path(), "/metrics");
   // A health sub-path outside the always-allow list is authorized like any other path.
   EXPECT_EQ(HttpsGet(server.Port(), "/healthz/ping").code, 401);
+}
+
+// --authorization-always-allow-paths keeps upstream's meaning for any path, not only the health
+// ones: a listed /metrics is served to a caller with no credentials at all (upstream:
+// system:anonymous, allowed by the path authorizer), and the authorizer is never asked.
+TEST(SecureServerTest, ListedMetricsServedWithoutCredentials) {
+  metrics::CounterVec c("kcm_server_listed_test_total", "test", {});
+  c.With({}).Inc();
+  ServingOptions o = Loopback();
+  o.bind_address = "0.0.0.0";
+  o.always_allow_paths = {"/healthz", "/readyz", "/livez", "/metrics"};
+  auto authorizer = std::make_shared<FakeAuthorizer>();
+  SecureServer server(o);
+  server.SetAuthorizer(authorizer);
+  ASSERT_TRUE(server.Start().ok());
+  auto r = HttpsGet(server.Port(), "/metrics");
+  EXPECT_EQ(r.code, 200) << r.body;
+  EXPECT_NE(r.body.find("kcm_server_listed_test_total 1"), std::string::npos);
+  EXPECT_EQ(authorizer->calls(), 0);
+}
+
+// Unlisted, /metrics keeps the delegated authn/authz: no credentials 401, a token 403 or 200.
+TEST(SecureServerTest, UnlistedMetricsStillRefused) {
+  ServingOptions o = Loopback();
+  o.bind_address = "0.0.0.0";
+  o.always_allow_paths = {"/healthz", "/metricz", "/metrics/*"};
+  auto authorizer = std::make_shared<FakeAuthorizer>();
+  SecureServer server(o);
+  server.SetAuthorizer(authorizer);
+  ASSERT_TRUE(server.Start().ok());
+  EXPECT_EQ(HttpsGet(server.Port(), "/metrics").code, 401);
+  EXPECT_EQ(HttpsGet(server.Port(), "/metrics", {.token = "bad"}).code, 403);
+  EXPECT_EQ(HttpsGet(server.Port(), "/metrics", {.token = "good"}).code, 200);
+  EXPECT_EQ(authorizer->calls(), 3);
+}
+
+// Upstream's path matching: an entry's leading '/' is optional, a trailing '*' is a prefix.
+TEST(SecureServerTest, AlwaysAllowPathsMatchAsUpstream) {
+  ServingOptions o = Loopback();
+  o.bind_address = "0.0.0.0";
+  o.always_allow_paths = {"metrics", "/healthz/*"};
+  auto authorizer = std::make_shared<FakeAuthorizer>();
+  SecureServer server(o);
+  server.AddHealthCheck({"ping", [] { return OkStatus(); }});
+  server.SetAuthorizer(authorizer);
+  ASSERT_TRUE(server.Start().ok());
+  EXPECT_EQ(HttpsGet(server.Port(), "/metrics").code, 200);
+  auto ping = HttpsGet(server.Port(), "/healthz/ping");
+  EXPECT_EQ(ping.code, 200);
+  EXPECT_EQ(ping.body, "ok");
+  EXPECT_EQ(authorizer->calls(), 0);
+  // "/healthz/*" does not cover "/healthz" itself, and /livez is not listed.
+  EXPECT_EQ(HttpsGet(server.Port(), "/healthz").code, 401);
+  EXPECT_EQ(HttpsGet(server.Port(), "/livez").code, 401);
+  EXPECT_EQ(authorizer->calls(), 2);
+}
+
+TEST(SecureServerTest, StarAloneAllowsEveryPath) {
+  ServingOptions o = Loopback();
+  o.bind_address = "0.0.0.0";
+  o.always_allow_paths = {"*"};
+  auto authorizer = std::make_shared<FakeAuthorizer>();
+  SecureServer server(o);
+  server.AddHealthCheck({"ping", [] { return OkStatus(); }});
+  server.SetAuthorizer(authorizer);
+  ASSERT_TRUE(server.Start().ok());
+  EXPECT_EQ(HttpsGet(server.Port(), "/metrics").code, 200);
+  EXPECT_EQ(HttpsGet(server.Port(), "/livez/ping").code, 200);
+  EXPECT_EQ(HttpsGet(server.Port(), "/nope").code, 404);
+  EXPECT_EQ(authorizer->calls(), 0);
+}
+
+// Upstream refuses to start on a '*' that is not the entry's last character.
+TEST(SecureServerTest, InnerStarInAlwaysAllowPathsIsAnError) {
+  ServingOptions o = Loopback();
+  o.always_allow_paths = {"/healthz", "/debug*/pprof"};
+  SecureServer server(o);
+  Status s = server.Start();
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().message,
+            "--authorization-always-allow-paths: only trailing * allowed in \"debug*/pprof\"");
 }
 
 TEST(SecureServerTest, PortInUseIsAClearError) {
