@@ -16,6 +16,32 @@ namespace kcm::app {
 
 Result<std::shared_ptr<client::RestClient>> ClientBuilder::ClientFor(
     const std::string& name, std::chrono::milliseconds timeout) const {
+  if (!share_clients_) return NewClientFor(name, timeout);
+  std::lock_guard lock(mu_);
+  auto& c = shared_[name + "/" + std::to_string(timeout.count())];
+  if (c == nullptr) {
+    auto made = NewClientFor(name, timeout);
+    if (!made.ok()) return made.error();
+    c = std::move(*made);
+  }
+  return c;
+}
+
+Result<std::shared_ptr<client::RestClient>> ClientBuilder::ControllerClientFor(
+    const std::string& name) const {
+  if (!share_clients_) return NewControllerClientFor(name);
+  std::lock_guard lock(mu_);
+  auto& c = shared_["controller/" + name];
+  if (c == nullptr) {
+    auto made = NewControllerClientFor(name);
+    if (!made.ok()) return made.error();
+    c = std::move(*made);
+  }
+  return c;
+}
+
+Result<std::shared_ptr<client::RestClient>> ClientBuilder::NewClientFor(
+    const std::string& name, std::chrono::milliseconds timeout) const {
   client::RestConfig config = base_;
   if (timeout.count() > 0) config.timeout = timeout;
   config.user_agent = client::AddUserAgent(
@@ -23,14 +49,14 @@ Result<std::shared_ptr<client::RestClient>> ClientBuilder::ClientFor(
   return client::RestClient::Create(config);
 }
 
-Result<std::shared_ptr<client::RestClient>> ClientBuilder::ControllerClientFor(
+Result<std::shared_ptr<client::RestClient>> ClientBuilder::NewControllerClientFor(
     const std::string& name) const {
-  if (!use_service_account_credentials_) return ClientFor(name);
+  if (!use_service_account_credentials_) return NewClientFor(name, std::chrono::milliseconds(0));
   // Token requests and the service account lookup go with our own credentials. Every request of
   // the controller waits for its token, so a TokenRequest the server does not answer must fail
   // within seconds (then retried, ServiceAccountTokenSource::Options::attempts), not after the
   // 90 s stall limit.
-  auto root = ClientFor(name + "-token-requests", std::chrono::seconds(10));
+  auto root = NewClientFor(name + "-token-requests", std::chrono::seconds(10));
   if (!root.ok()) return root.error();
   if (Status s = GetOrCreateServiceAccount(**root, kServiceAccountNamespace, name); !s.ok()) {
     return s.error();

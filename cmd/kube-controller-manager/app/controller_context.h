@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <stop_token>
 #include <string>
 #include <utility>
@@ -26,9 +27,15 @@ namespace kcm::app {
 // like upstream's SimpleControllerClientBuilder. Thread-safe.
 class ClientBuilder {
  public:
-  // `use_service_account_credentials`: --use-service-account-credentials.
-  explicit ClientBuilder(client::RestConfig base, bool use_service_account_credentials = false)
-      : base_(std::move(base)), use_service_account_credentials_(use_service_account_credentials) {}
+  // `use_service_account_credentials`: --use-service-account-credentials. `share_clients`: every
+  // call with the same name (and timeout) returns the same client, so its token bucket is one per
+  // process — for --sharding=namespace, where each share a replica serves builds its controllers
+  // again, and --kube-api-qps must still bound the replica's controller, not each share's.
+  explicit ClientBuilder(client::RestConfig base, bool use_service_account_credentials = false,
+                         bool share_clients = false)
+      : base_(std::move(base)),
+        use_service_account_credentials_(use_service_account_credentials),
+        share_clients_(share_clients) {}
   // A client with the controller manager's own credentials (upstream's root client builder:
   // informers, events, leader election). `timeout` bounds each request (0 = none); the
   // leader-election client needs one no longer than the renew deadline, so a hung request cannot
@@ -46,8 +53,16 @@ class ClientBuilder {
   const client::RestConfig& base() const { return base_; }
 
  private:
+  Result<std::shared_ptr<client::RestClient>> NewClientFor(const std::string& name,
+                                                           std::chrono::milliseconds timeout) const;
+  Result<std::shared_ptr<client::RestClient>> NewControllerClientFor(const std::string& name) const;
+
   client::RestConfig base_;
   bool use_service_account_credentials_ = false;
+  bool share_clients_ = false;
+  mutable std::mutex mu_;
+  // With share_clients_: by "<name>/<timeout ms>" (ClientFor) or "controller/<name>".
+  mutable std::map<std::string, std::shared_ptr<client::RestClient>> shared_;
 };
 
 struct ControllerContext {

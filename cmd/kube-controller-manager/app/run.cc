@@ -171,7 +171,8 @@ int Run(const Options& options, const BuildInfo& build, std::stop_token stop) {
   config->burst = options.kube_api_burst;
   config->user_agent = client::DefaultUserAgent(
       {"kube-controller-manager", build.version, "linux", "amd64", build.commit});
-  ClientBuilder clients(*config, options.use_service_account_credentials);
+  ClientBuilder clients(*config, options.use_service_account_credentials,
+                        /*share_clients=*/options.sharding == "namespace");
   auto main_client = clients.ClientFor("kube-controller-manager");
   auto events_client = clients.ClientFor("event-broadcaster", std::chrono::seconds(10));
   auto election_client =

@@ -181,5 +181,26 @@ TEST(ServiceAccountTokenSourceTest, ControllerClientSendsTheAccountsToken) {
   EXPECT_EQ(fake.tokens(), 1);
 }
 
+// With shared clients (--sharding=namespace), every share's controllers write through one client
+// per controller, so --kube-api-qps bounds the replica's controller, not each share's.
+TEST(ClientBuilderTest, SharedClientsAreOnePerName) {
+  client::RestConfig config;
+  config.host = "https://127.0.0.1:1";
+  ClientBuilder shared(config, false, /*share_clients=*/true);
+  auto a = shared.ControllerClientFor("deployment-controller");
+  auto b = shared.ControllerClientFor("deployment-controller");
+  auto c = shared.ControllerClientFor("replicaset-controller");
+  auto d = shared.ClientFor("shared-informers");
+  auto e = shared.ClientFor("shared-informers");
+  ASSERT_TRUE(a.ok() && b.ok() && c.ok() && d.ok() && e.ok());
+  EXPECT_EQ(*a, *b);
+  EXPECT_NE(*a, *c);
+  EXPECT_EQ(*d, *e);
+  EXPECT_EQ(&(*a)->rate_limiter(), &(*b)->rate_limiter());
+  ClientBuilder own(config);
+  EXPECT_NE(*own.ControllerClientFor("deployment-controller"),
+            *own.ControllerClientFor("deployment-controller"));
+}
+
 }  // namespace
 }  // namespace kcm::app
