@@ -36,6 +36,13 @@ void Membership::Update(const std::vector<MemberLease>& leases) {
   for (auto& [name, s] : seen_) {
     if (!present.contains(name)) Deleted(name);
   }
+  // Forget a deleted Lease once its replica is certainly gone (each restart joins under a new
+  // identity, so they would pile up).
+  std::erase_if(seen_, [this](const auto& entry) {
+    const Seen& s = entry.second;
+    return s.deleted && !Alive(s) &&
+           clock_.Now() - s.changed > 2 * std::chrono::seconds(s.lease.lease_duration_seconds);
+  });
 }
 
 bool Membership::Alive(const Seen& s) const {

@@ -79,6 +79,19 @@ TEST_F(MembershipTest, AFreshReadWins) {
   EXPECT_EQ(m_.Members(), (std::set<std::string>{"a"}));
 }
 
+// Deleted Leases are forgotten once their replica is certainly gone.
+TEST_F(MembershipTest, ForgetsDeletedLeases) {
+  m_.Update({Lease("a", "1")});
+  m_.Update({});
+  EXPECT_EQ(m_.MayServe(), (std::set<std::string>{"a"}));
+  clock_.Step(seconds(31));
+  m_.Update({});
+  EXPECT_TRUE(m_.MayServe().empty());
+  // A Lease of the same name seen again starts afresh.
+  m_.Update({Lease("a", "1")});
+  EXPECT_EQ(m_.Members(), (std::set<std::string>{"a"}));
+}
+
 TEST_F(MembershipTest, StaleAfterGrace) {
   m_.Update({Lease("a", "1"), Lease("b", "1")});
   clock_.Step(seconds(15 + 61));
