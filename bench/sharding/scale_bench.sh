@@ -22,8 +22,8 @@
 # and pods it serves (FNV-1a 64 of each namespace name against the ranges of the Lease
 # `<name>-shards`' annotation kube-controller-manager-cpp/shard-map), and whether the API server
 # filtered its informers (controller_sharding_server_side_filtering), and how many sets of informers
-# and controllers it runs (one per set of ranges it started serving, from its log; each has its own
-# client token buckets, so a replica running two writes at up to twice the QPS); and two failover
+# and controllers it runs (one per set of ranges it started serving, from its log; their clients,
+# and so their token buckets, are one per replica); and two failover
 # times, from the signal to a Deployment in one of the victim's namespaces, scaled up by SCALE_BY
 # right after the signal, being complete again: kill -9 of the replica serving most of the
 # benchmark's namespaces (its ranges wait for its member Lease to expire, 15 s), then, once the map
@@ -283,8 +283,8 @@ converge() {
     echo "$run.rss.$i $((rss / 1024))" >>"$results"
     r=$(metric "${rep_port[$i]}" rest_client_requests_total)
     requests=$((requests + ${r:-0}))
-    # Each set of ranges a replica started serving runs its own informers and controllers, whose
-    # clients have their own token buckets (ClientBuilder): its write budget is the QPS times this.
+    # Each set of ranges a replica started serving runs its own informers and controllers (their
+    # clients are shared within the replica: one write budget per replica).
     if [ "$run" = sharded ]; then
       echo "$run.stacks.$i $(awk '/shard_manager.cc:[0-9]+\] serving / {n++}
         /shard_manager.cc:[0-9]+\] stopping / {n--} END {print n + 0}' "${rep_log[$i]}")" >>"$results"
@@ -435,7 +435,7 @@ row("peak RSS MiB, all replicas", total(rs), total(rd), digits=0)
 row("API requests, all replicas", num("single.requests"), num("sharded.requests"), digits=0)
 row("namespaces served (controller_sharding_namespaces)", None, None, "all",
     listed(per("sharded", "namespaces"), 0))
-row("controller stacks running (own informers, controllers, token buckets)", None, None, "1",
+row("serve calls running (own informers and controllers)", None, None, "1",
     listed(per("sharded", "stacks"), 0))
 row("server-side filtering (controller_sharding_server_side_filtering)", None, None, "-",
     listed(per("sharded", "filtering"), 0))
