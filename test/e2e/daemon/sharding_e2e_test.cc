@@ -11,6 +11,7 @@
 //   finish its work;
 // - 20 random kill -9 (each replica replaced at once) during repeated rollouts of 30 Deployments:
 //   the rolling-update bounds hold throughout, every rollout completes, nothing is left over.
+#include <limits>
 #include <numeric>
 #include <random>
 #include <stop_token>
@@ -457,6 +458,7 @@ TEST_F(ShardingE2E, RandomKillsDuringRollouts) {
   std::mt19937_64 rng(seed);
   std::vector<Replica*> live;
   for (auto& r : replicas_) live.push_back(r.get());
+  std::map<Replica*, int64_t> killed_at;
   int kills = 0;
   auto last = std::chrono::steady_clock::now();
   for (; kills < 20; ++kills) {
@@ -470,6 +472,7 @@ TEST_F(ShardingE2E, RandomKillsDuringRollouts) {
     Replica* victim = live[slot];
     const int64_t at = NowMicros();
     victim->StopWith(SIGKILL);
+    killed_at[victim] = at;
     last = std::chrono::steady_clock::now();
     replicas_.push_back(std::make_unique<Replica>(group_, account, kubeconfig));
     live[slot] = replicas_.back().get();
@@ -539,9 +542,51 @@ TEST_F(ShardingE2E, RandomKillsDuringRollouts) {
     worst_share = std::max(worst_share, static_cast<double>(uids.size()) / replicas_of[deployment]);
   }
 
+  // One writer per namespace at a time, from the replicas' own logs and the audit log: every
+  // write by a replica (events aside: the recorder may flush them after a stop) falls within a
+  // time it served the namespace, or 500 ms after (requests in flight when it began stopping or
+  // was killed), and within no time another replica served it.
+  std::this_thread::sleep_for(2s);                    // the API server has written its audit lines
+  std::map<std::string, std::vector<Served>> served;  // by audit user
+  for (auto& r : replicas_) {
+    const auto killed = killed_at.find(r.get());
+    served[UserOf(r->account())] = ServedFromLog(
+        r->Log(), killed != killed_at.end() ? killed->second : std::numeric_limits<int64_t>::max());
+  }
+  int checked_writes = 0, unserved_writes = 0, shared_writes = 0;
+  for (const auto& ns : namespaces_) {
+    for (const auto& w : AuditWrites(ns)) {
+      if (w.resource == "events" || !served.contains(w.user)) continue;
+      ++checked_writes;
+      bool own = false;
+      std::string other;
+      for (const auto& [user, times] : served) {
+        for (const auto& s : times) {
+          if (!s.shard.Matches(ns) || w.at_us < s.from_us) continue;
+          if (user == w.user && w.at_us - 500000 <= s.to_us) own = true;
+          if (user != w.user && w.at_us <= s.to_us) other = user;
+        }
+      }
+      if (!own && ++unserved_writes <= 5) {
+        ADD_FAILURE() << UtcClock(w.at_us) << " UTC " << w.user << " " << w.verb << " "
+                      << w.resource << " " << ns << "/" << w.name
+                      << ": the replica did not serve the namespace then";
+      }
+      if (!other.empty() && ++shared_writes <= 5) {
+        ADD_FAILURE() << UtcClock(w.at_us) << " UTC " << w.user << " " << w.verb << " "
+                      << w.resource << " " << ns << "/" << w.name << " while " << other
+                      << " served the namespace";
+      }
+    }
+  }
+  EXPECT_EQ(unserved_writes, 0);
+  EXPECT_EQ(shared_writes, 0);
+  EXPECT_GT(checked_writes, 1000);
+
   std::cout << "[chaos] " << kills << " kills, " << rollouts() << " rollouts (" << failed_rounds
             << " failed applies), " << samples << " samples (" << failed_polls
-            << " failed polls), all complete " << converge_s << " s after the last kill"
+            << " failed polls), all complete " << converge_s << " s after the last kill; "
+            << checked_writes << " writes by the replicas checked against the times each served"
             << std::endl;
   std::cout << "[chaos] worst availability: " << worst_available.seen.available << " of "
             << worst_available.replicas << " (bound " << worst_available.replicas - kMaxUnavailable

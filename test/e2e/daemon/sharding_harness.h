@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "pkg/api/json.h"
+#include "pkg/api/shard_selector.h"
 #include "pkg/sharding/shard_map.h"
 #include "test/integration/framework/process.h"
 #include "test/integration/framework/testenv.h"
@@ -232,6 +233,40 @@ inline std::optional<int64_t> LogLineTime(const std::string& log, const std::str
     if (t && *t >= after_us) return t;
   }
   return std::nullopt;
+}
+
+// A time a replica served a set of ranges: from its "serving <selector>" log line to its
+// "stopping <selector>" line (ShardManager's StartStack and StopStack), or to `end_us` when
+// there is none (still serving, or killed then).
+struct Served {
+  api::ShardSelector shard;
+  int64_t from_us = 0;
+  int64_t to_us = 0;
+};
+
+inline std::vector<Served> ServedFromLog(const std::string& log, int64_t end_us) {
+  std::vector<Served> out;
+  std::map<std::string, size_t> open;  // selector text -> its entry in `out`
+  std::istringstream in(log);
+  for (std::string line; std::getline(in, line);) {
+    for (const std::string verb : {"serving ", "stopping "}) {
+      const size_t at = line.find("] " + verb + "shardRange(");
+      if (at == std::string::npos) continue;
+      const std::string text = line.substr(at + 2 + verb.size());
+      const auto t = KlogTime(line);
+      if (!t) continue;
+      if (verb == "serving ") {
+        auto shard = api::ShardSelector::Parse(text);
+        if (!shard.ok()) continue;
+        open[text] = out.size();
+        out.push_back({.shard = *shard, .from_us = *t, .to_us = end_us});
+      } else if (auto it = open.find(text); it != open.end()) {
+        out[it->second].to_us = *t;
+        open.erase(it);
+      }
+    }
+  }
+  return out;
 }
 
 // Microseconds since the epoch of an RFC 3339 UTC time with microseconds.
