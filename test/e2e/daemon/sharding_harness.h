@@ -1,7 +1,8 @@
 // The harness of the --sharding=namespace end-to-end tests (sharding_e2e_test.cc): a private
 // testbed with the API server's audit log of writes on, replicas of the daemon binary each as its
 // own service account (so the audit log tells which replica wrote what), and readers of the shard
-// map, the workload and the audit log. Included by that one test file only.
+// map, the workload, the audit log and the replicas' logs (which ranges each served when).
+// Included by that one test file only.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -19,6 +20,7 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <stop_token>
 #include <string>
 #include <thread>
 #include <vector>
@@ -368,6 +370,78 @@ inline bool PodActive(const api::json::Value& pod) {
   const std::string phase = Str(pod, {"status", "phase"});
   return api::json::GetPath(pod, {"metadata", "deletionTimestamp"}) == nullptr &&
          phase != "Succeeded" && phase != "Failed";
+}
+
+// "<namespace>/<label app>": the Deployment (of ChaosDeploymentYaml in the test) a pod or
+// ReplicaSet belongs to.
+inline std::string ChaosKey(const api::json::Value& object) {
+  return Str(object, {"metadata", "namespace"}) + "/" + Str(object, {"metadata", "labels", "app"});
+}
+
+// What one poll saw of one Deployment, counted as upstream's rolling update (rolling.go) counts:
+// its active pods, of those the available ones (Ready; minReadySeconds is 0), and the sum of its
+// ReplicaSets' spec.replicas (deploymentutil.GetReplicaCountForReplicaSets), the number
+// NewRSNewReplicas keeps within replicas + maxSurge.
+struct Seen {
+  int active = 0;
+  int available = 0;
+  int rs_replicas = 0;
+  // Per ReplicaSet name: {spec.replicas, active pods}, for the report.
+  std::map<std::string, std::pair<int, int>> sets;
+};
+
+// One poll: per ChaosKey what it saw, and per ReplicaSet ("<namespace>/<name>", from the pods'
+// controller ownerReference) the UIDs of its pods, terminating ones included.
+struct Snapshot {
+  std::map<std::string, Seen> seen;
+  std::map<std::string, std::vector<std::string>> pods_of;
+};
+
+// From one list of the chaos pods and one of their ReplicaSets; nullopt when a list failed.
+inline std::optional<Snapshot> Poll(int apiserver_port) {
+  auto pods = List(apiserver_port, "/api/v1/pods?labelSelector=e2e%3Dchaos");
+  auto sets = List(apiserver_port, "/apis/apps/v1/replicasets?labelSelector=e2e%3Dchaos");
+  if (!pods || !sets) return std::nullopt;
+  Snapshot out;
+  for (const auto& pod : *pods) {
+    std::string owner;
+    const api::json::Value* owners = api::json::GetPath(pod, {"metadata", "ownerReferences"});
+    if (owners != nullptr && owners->is_array() && !owners->as_array().empty()) {
+      owner = Str(owners->as_array()[0], {"name"});
+      out.pods_of[Str(pod, {"metadata", "namespace"}) + "/" + owner].push_back(
+          Str(pod, {"metadata", "uid"}));
+    }
+    if (!PodActive(pod)) continue;
+    Seen& s = out.seen[ChaosKey(pod)];
+    ++s.active;
+    ++s.sets[owner].second;
+    if (PodReady(pod)) ++s.available;
+  }
+  for (const auto& rs : *sets) {
+    Seen& s = out.seen[ChaosKey(rs)];
+    const int replicas = static_cast<int>(Int(rs, {"spec", "replicas"}));
+    s.rs_replicas += replicas;
+    s.sets[Str(rs, {"metadata", "name"})].first = replicas;
+  }
+  return out;
+}
+
+// " <ReplicaSet> <spec.replicas>/<active pods>" for each ReplicaSet of a Seen.
+inline std::string SetsText(const Seen& seen) {
+  std::string out;
+  for (const auto& [name, counts] : seen.sets) {
+    out += " " + name + " " + std::to_string(counts.first) + "/" + std::to_string(counts.second);
+  }
+  return out;
+}
+
+// Sleeps `d` or until `stop`.
+inline void SleepFor(std::stop_token stop, std::chrono::milliseconds d) {
+  const auto until = std::chrono::steady_clock::now() + d;
+  while (!stop.stop_requested() && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(
+        std::min<std::chrono::nanoseconds>(50ms, until - std::chrono::steady_clock::now()));
+  }
 }
 
 // Three replicas and namespaces with a Deployment each, all available.
