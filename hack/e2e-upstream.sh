@@ -10,6 +10,10 @@
 #     Deployments and ReplicaSets.
 #   upstream: upstream's kube-controller-manager runs every controller and ours is not started;
 #     the reference run for "ours passes what upstream passes".
+#   KCM_E2E_SHARDED_REPLICAS=N (with ours): N replicas of ours with --sharding=namespace in one
+#     lease group (kube-controller-manager-cpp) divide the namespaces, so each case's namespace
+#     is served by one of them (pkg/sharding/shard_manager.h); the test bed user gets the Lease
+#     and namespace rights sharding needs on top of deploy/rbac.yaml.
 #   --build-only: build (or find cached) the e2e test binary, print its path, exit.
 #
 # The test binary: a generated Go module in
@@ -41,6 +45,8 @@
 #   KCM_E2E_SKIP         extra ginkgo skip regex, OR-ed with the built-in skips
 #   KCM_E2E_TIMEOUT      ginkgo suite timeout (default 90m)
 #   KCM_E2E_REPORT_DIR   ginkgo JSON report and e2e.log (default ${KCM_TESTBED_DIR}-report)
+#   KCM_E2E_SHARDED_REPLICAS  replicas of ours with --sharding=namespace (default 0: one replica,
+#                        unsharded)
 # Results and timings: docs/conformance.md.
 set -euo pipefail
 
@@ -59,11 +65,15 @@ while [ $# -gt 0 ]; do
     --controller-manager=ours) mode=ours ;;
     --controller-manager=upstream) mode=upstream ;;
     --build-only) build_only=1 ;;
-    -h|--help) sed -n '2,44p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,50p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument '$1' (try --help)" ;;
   esac
   shift
 done
+
+sharded=${KCM_E2E_SHARDED_REPLICAS:-0}
+[[ "$sharded" =~ ^[0-9]+$ ]] || die "KCM_E2E_SHARDED_REPLICAS must be a number, not '$sharded'"
+[ "$sharded" = 0 ] || [ "$mode" = ours ] || die "KCM_E2E_SHARDED_REPLICAS needs --controller-manager=ours"
 
 k8s_ver=$KCM_CP_KUBERNETES_VERSION
 suite_src=$repo/test/e2e/upstream/suite/apps_e2e_test.go
@@ -174,26 +184,85 @@ log "starting the test bed in $KCM_TESTBED_DIR (upstream controllers: $KCM_TESTB
 "$testbed" up --with-upstream-kcm || die "hack/testbed up failed"
 eval "$("$testbed" env)"
 
-if [ "$mode" = ours ]; then
-  port=""
+# start_ours <name> [flag...]: our daemon as test bed process <name> on a free port, with the
+# test bed's controller-manager kubeconfig and the given flags; waits for /healthz.
+start_ours() {
+  local name=$1 port="" p ok=0
+  shift
   for _ in $(seq 1 200); do
     # Below Linux's ephemeral range, like hack/testbed's ports.
     p=$(( 20000 + RANDOM % 12000 ))
     if ! ss -Htln "sport = :$p" | grep -q .; then port=$p; break; fi
   done
   [ -n "$port" ] || die "no free port for our controller manager"
-  "$testbed" run kube-controller-manager-cpp "$our_kcm" \
+  "$testbed" run "$name" "$our_kcm" \
     --kubeconfig="$KCM_TESTBED_KCM_KUBECONFIG" \
     --leader-elect-resource-name=kube-controller-manager-cpp \
-    --bind-address=127.0.0.1 --secure-port="$port"
-  ok=0
+    --bind-address=127.0.0.1 --secure-port="$port" "$@"
   for _ in $(seq 1 120); do
     if curl -fsk --max-time 2 "https://127.0.0.1:$port/healthz" >/dev/null 2>&1; then ok=1; break; fi
     "$testbed" status >/dev/null 2>&1 || break
     sleep 0.5
   done
-  [ "$ok" = 1 ] || { tail -n 20 "$KCM_TESTBED_DIR/logs/kube-controller-manager-cpp.log" >&2; die "our kube-controller-manager did not become healthy"; }
-  log "our kube-controller-manager is healthy on port $port (log: $KCM_TESTBED_DIR/logs/kube-controller-manager-cpp.log)"
+  [ "$ok" = 1 ] || { tail -n 20 "$KCM_TESTBED_DIR/logs/$name.log" >&2; die "our kube-controller-manager $name did not become healthy"; }
+  log "our kube-controller-manager $name is healthy on port $port (log: $KCM_TESTBED_DIR/logs/$name.log)"
+}
+
+# The rights --sharding=namespace needs beyond deploy/rbac.yaml (whose leader-election Role names
+# the one Lease kube-controller-manager-cpp): the member Leases <group>-member-<hash>, the map
+# <group>-shards and the coordinator <group> in kube-system, listed and watched, and departed
+# members' Leases deleted; namespaces listed and watched to balance them.
+sharding_rbac() {
+  cat <<YAML
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: "kcm-e2e:sharding", namespace: kube-system}
+rules:
+- apiGroups: [coordination.k8s.io]
+  resources: [leases]
+  verbs: [get, list, watch, create, update, delete]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: "kcm-e2e:sharding", namespace: kube-system}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: "kcm-e2e:sharding"}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: "$KCM_TESTBED_KCM_USER"}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: "kcm-e2e:sharding"}
+rules:
+- apiGroups: [""]
+  resources: [namespaces]
+  verbs: [get, list, watch]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: "kcm-e2e:sharding"}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: "kcm-e2e:sharding"}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: "$KCM_TESTBED_KCM_USER"}]
+YAML
+}
+
+if [ "$mode" = ours ] && [ "$sharded" = 0 ]; then
+  start_ours kube-controller-manager-cpp
+elif [ "$mode" = ours ]; then
+  sharding_rbac | "$KCM_TESTBED_KUBECTL" apply -f - >/dev/null || die "applying the sharding RBAC failed"
+  for i in $(seq 0 $(( sharded - 1 ))); do
+    start_ours "kube-controller-manager-cpp-$i" --leader-elect=true --sharding=namespace
+  done
+  # Every replica serves a share of the namespaces before the cases start.
+  ok=0
+  for _ in $(seq 1 120); do
+    ok=1
+    for i in $(seq 0 $(( sharded - 1 ))); do
+      grep -q 'serving shardRange' "$KCM_TESTBED_DIR/logs/kube-controller-manager-cpp-$i.log" || ok=0
+    done
+    [ "$ok" = 1 ] && break
+    sleep 0.5
+  done
+  [ "$ok" = 1 ] || die "not every sharded replica serves a share (logs: $KCM_TESTBED_DIR/logs/kube-controller-manager-cpp-*.log)"
+  log "$sharded sharded replicas divide the namespaces"
 fi
 
 # ---- the cases -----------------------------------------------------------------------------
@@ -218,9 +287,12 @@ t_end=$(date +%s)
 # ---- summary -------------------------------------------------------------------------------
 [ -f "$report_dir/report.json" ] || { tail -n 40 "$report_dir/e2e.log" >&2; die "no ginkgo report (exit $rc; log: $report_dir/e2e.log)"; }
 summary_rc=0
-python3 - "$report_dir/report.json" "$focus" "$mode" <<'PY' || summary_rc=$?
+whose="upstream's"
+[ "$mode" = ours ] && whose=our
+[ "$sharded" != 0 ] && whose="our ($sharded replicas, --sharding=namespace)"
+python3 - "$report_dir/report.json" "$focus" "$whose" <<'PY' || summary_rc=$?
 import json, re, sys
-path, focus, mode = sys.argv[1], re.compile(sys.argv[2]), sys.argv[3]
+path, focus, whose = sys.argv[1], re.compile(sys.argv[2]), sys.argv[3]
 counts = {"passed": 0, "failed": 0, "skipped": 0}
 rows = []
 for suite in json.load(open(path)):
@@ -254,13 +326,18 @@ for suite in json.load(open(path)):
         counts[key] += 1
         rows.append((key, name, why.strip().splitlines()[0][:160] if why.strip() else ""))
 print("\n=== upstream sig-apps e2e under %s controllers: %d passed, %d failed, %d skipped"
-      % ("our" if mode == "ours" else "upstream's", counts["passed"], counts["failed"], counts["skipped"]))
+      % (whose, counts["passed"], counts["failed"], counts["skipped"]))
 for key in ("failed", "passed", "skipped"):
     for k, name, why in sorted(rows):
         if k == key:
             print("  %-7s %s%s" % (k.upper(), name, ("  -- " + why) if why and k != "passed" else ""))
 sys.exit(1 if counts["failed"] or counts["passed"] == 0 else 0)
 PY
+if [ "$sharded" != 0 ]; then
+  for i in $(seq 0 $(( sharded - 1 ))); do
+    log "kube-controller-manager-cpp-$i started serving $(grep -c 'serving shardRange' "$KCM_TESTBED_DIR/logs/kube-controller-manager-cpp-$i.log") shard ranges as the cases' namespaces came and went"
+  done
+fi
 echo "e2e binary: $e2e_bin; test bed up + cases: $(( t_end - t_start ))s (cases alone: $(( t_end - t_run ))s); report: $report_dir"
 if [ "$rc" -ne 0 ] || [ "$summary_rc" -ne 0 ]; then
   log "FAILED (e2e exit $rc; log: $report_dir/e2e.log)"

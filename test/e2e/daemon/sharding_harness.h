@@ -1,0 +1,532 @@
+// The harness of the --sharding=namespace end-to-end tests (sharding_e2e_test.cc): a private
+// testbed with the API server's audit log of writes on, replicas of the daemon binary each as its
+// own service account (so the audit log tells which replica wrote what), and readers of the shard
+// map, the workload, the audit log and the replicas' logs (which ranges each served when).
+// Included by that one test file only.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <stop_token>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "pkg/api/json.h"
+#include "pkg/api/shard_selector.h"
+#include "pkg/sharding/shard_map.h"
+#include "test/integration/framework/process.h"
+#include "test/integration/framework/testenv.h"
+
+namespace kcm::e2e {
+
+using namespace std::chrono_literals;
+using testenv::Eventually;
+
+// Before the environment's SetUp runs `hack/testbed up`.
+inline const bool kAuditOn = [] { return ::setenv("KCM_TESTBED_AUDIT", "writes", 1) == 0; }();
+inline auto* const kEnv = testenv::RegisterTestbed({.nodes = 3});
+
+// Lease timings of every replica here: a dead replica's namespaces are free after 6 s.
+inline constexpr auto kLeaseDuration = 6s;
+inline const std::vector<std::string> kLeaseFlags = {"--leader-elect-lease-duration=6s",
+                                                     "--leader-elect-renew-deadline=4s",
+                                                     "--leader-elect-retry-period=1s"};
+
+// A kubeconfig for service account kube-system/<name> (cluster-admin: this file tests who writes
+// what, not RBAC; deploy/'s sharded RBAC is checked by the manifests tests).
+inline std::string ServiceAccountKubeconfig(const std::string& name) {
+  const std::string rbac = "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: " + name +
+                           "\n  namespace: kube-system\n---\napiVersion: rbac.authorization.k8s.io"
+                           "/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: " +
+                           name +
+                           "\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: "
+                           "ClusterRole\n  name: cluster-admin\nsubjects:\n- kind: "
+                           "ServiceAccount\n  name: " +
+                           name + "\n  namespace: kube-system\n";
+  if (!kEnv->Kubectl({"apply", "-f", "-"}, 60s, rbac).ok()) return "";
+  auto token = kEnv->Kubectl({"-n", "kube-system", "create", "token", name, "--duration=2h"});
+  if (!token.ok()) return "";
+  std::string t = token.out;
+  while (!t.empty() && (t.back() == '\n' || t.back() == '\r')) t.pop_back();
+  const std::string path =
+      testing::TempDir() + "kcm-e2e-" + name + "-" + std::to_string(::getpid()) + ".kubeconfig";
+  std::ofstream out(path);
+  out << "apiVersion: v1\nkind: Config\nclusters:\n- name: testbed\n  cluster:\n    server: "
+      << kEnv->info().server << "\n    certificate-authority: " << kEnv->info().ca_file
+      << "\nusers:\n- name: u\n  user:\n    token: " << t
+      << "\ncontexts:\n- name: c\n  context:\n    cluster: testbed\n    user: u\n"
+      << "current-context: c\n";
+  return out ? path : "";
+}
+
+inline std::string UserOf(const std::string& service_account) {
+  return "system:serviceaccount:kube-system:" + service_account;
+}
+
+// One replica: `--sharding=namespace` in lease group `group`, as service account `account`.
+class Replica {
+ public:
+  Replica(const std::string& group, const std::string& account, std::vector<std::string> extra = {})
+      : Replica(group, account, ServiceAccountKubeconfig(account), std::move(extra)) {}
+  // With `kubeconfig` from ServiceAccountKubeconfig(account) made beforehand, so the process
+  // starts at once (a replacement after a kill, as a kubelet restarts a container).
+  Replica(const std::string& group, const std::string& account, const std::string& kubeconfig,
+          std::vector<std::string> extra = {})
+      : account_(account),
+        port_(testenv::FreeLoopbackPort()),
+        process_(Args(group, kubeconfig, port_, std::move(extra)),
+                 testing::TempDir() + "kcm-sharding-" + std::to_string(::getpid()) + "-" +
+                     std::to_string(port_) + ".log") {}
+
+  bool Running() { return process_.Running(); }
+  int StopWith(int sig, std::chrono::seconds limit = 40s) { return process_.StopWith(sig, limit); }
+  std::string Log() const { return process_.Log(); }
+  const std::string& account() const { return account_; }
+  pid_t pid() const { return process_.pid(); }
+  bool Ready() const { return testenv::HttpsGet(port_, "/readyz").first == 200; }
+  // The identity it logged at start ("Sharding by namespace as <identity> (").
+  std::string Identity() const {
+    const std::string log = Log();
+    const std::string mark = "Sharding by namespace as ";
+    size_t at = log.find(mark);
+    if (at == std::string::npos) return "";
+    at += mark.size();
+    return log.substr(at, log.find(' ', at) - at);
+  }
+  // A gauge from its /metrics (-1 when absent).
+  double Metric(const std::string& name) const {
+    auto [code, body] = testenv::HttpsGet(port_, "/metrics", kEnv->info().admin_token);
+    if (code != 200) return -1;
+    std::istringstream in(body);
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.rfind(name + " ", 0) == 0) return std::stod(line.substr(name.size() + 1));
+    }
+    return -1;
+  }
+
+ private:
+  static std::vector<std::string> Args(const std::string& group, const std::string& kubeconfig,
+                                       int port, std::vector<std::string> extra) {
+    const char* daemon = std::getenv("KCM_E2E_DAEMON");
+    std::vector<std::string> args = {daemon != nullptr ? daemon : KCM_DAEMON_PATH,
+                                     "--kubeconfig=" + kubeconfig,
+                                     "--bind-address=127.0.0.1",
+                                     "--secure-port=" + std::to_string(port),
+                                     "--leader-elect=true",
+                                     "--sharding=namespace",
+                                     "--leader-elect-resource-name=" + group};
+    args.insert(args.end(), kLeaseFlags.begin(), kLeaseFlags.end());
+    for (auto& a : extra) args.push_back(std::move(a));
+    return args;
+  }
+
+  std::string account_;
+  int port_;
+  testenv::DaemonProcess process_;
+};
+
+// The group's shard map, as the API server has it.
+inline std::optional<sharding::ShardMap> ReadMap(const std::string& group) {
+  auto r =
+      kEnv->Kubectl({"-n", "kube-system", "get", "lease", group + "-shards", "-o",
+                     "jsonpath={.metadata.annotations.kube-controller-manager-cpp/shard-map}"});
+  if (!r.ok() || r.out.empty()) return std::nullopt;
+  auto m = sharding::ShardMap::Parse(r.out);
+  if (!m.ok()) return std::nullopt;
+  return *m;
+}
+
+inline std::string OwnerOf(const sharding::ShardMap& map, const std::string& ns) {
+  return map.At(api::ShardHash(ns)).owner;
+}
+
+inline std::set<std::string> Owners(const sharding::ShardMap& map) {
+  std::set<std::string> out;
+  for (const auto& e : map.entries()) out.insert(e.owner);
+  return out;
+}
+
+inline std::string DeploymentYaml(const std::string& ns, int replicas) {
+  return "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: " + ns +
+         "\nspec:\n  replicas: " + std::to_string(replicas) +
+         "\n  selector:\n    matchLabels:\n      app: web\n  template:\n    metadata:\n"
+         "      labels:\n        app: web\n    spec:\n      containers:\n      - name: pause\n"
+         "        image: registry.k8s.io/pause:3.10\n";
+}
+
+inline int Count(const std::string& ns, const std::string& kind) {
+  auto r = kEnv->Kubectl({"-n", ns, "get", kind, "-o", "name"});
+  if (!r.ok()) return -1;
+  return static_cast<int>(std::count(r.out.begin(), r.out.end(), '\n'));
+}
+
+inline bool Available(const std::string& ns, int replicas) {
+  auto r = kEnv->Kubectl({"-n", ns, "get", "deployment", "web", "-o",
+                          "jsonpath={.status.availableReplicas}/{.status.updatedReplicas}"});
+  const std::string want = std::to_string(replicas) + "/" + std::to_string(replicas);
+  return r.ok() && r.out == want;
+}
+
+// The users that wrote (create, update, patch, delete) in `ns`, from the audit log.
+inline std::set<std::string> Writers(const std::string& ns) {
+  std::ifstream in(kEnv->info().dir + "/logs/audit.log");
+  std::set<std::string> out;
+  std::string line;
+  const std::string in_ns = "\"namespace\":\"" + ns + "\"";
+  while (std::getline(in, line)) {
+    if (line.find(in_ns) == std::string::npos) continue;
+    const size_t u = line.find("\"username\":\"");
+    if (u == std::string::npos) continue;
+    const size_t start = u + 12;
+    const std::string user = line.substr(start, line.find('"', start) - start);
+    if (user == "admin") continue;  // the test itself
+    out.insert(user);
+  }
+  return out;
+}
+
+// Microseconds since the epoch, now.
+inline int64_t NowMicros() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// Microseconds since the epoch of a klog text line's header "Lmmdd hh:mm:ss.uuuuuu" (local time).
+inline std::optional<int64_t> KlogTime(const std::string& line) {
+  if (line.size() < 21) return std::nullopt;
+  struct tm t = {};
+  if (sscanf(line.c_str() + 1, "%2d%2d %2d:%2d:%2d", &t.tm_mon, &t.tm_mday, &t.tm_hour, &t.tm_min,
+             &t.tm_sec) != 5) {
+    return std::nullopt;
+  }
+  const time_t now = time(nullptr);
+  struct tm today = {};
+  localtime_r(&now, &today);
+  t.tm_year = today.tm_year;
+  t.tm_mon -= 1;
+  t.tm_isdst = -1;
+  return static_cast<int64_t>(mktime(&t)) * 1000000 + std::stoll(line.substr(15, 6));
+}
+
+// The time of the first log line after `after_us` containing `text`.
+inline std::optional<int64_t> LogLineTime(const std::string& log, const std::string& text,
+                                          int64_t after_us = 0) {
+  std::istringstream in(log);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.find(text) == std::string::npos) continue;
+    auto t = KlogTime(line);
+    if (t && *t >= after_us) return t;
+  }
+  return std::nullopt;
+}
+
+// A time a replica served a set of ranges: from its "serving <selector>" log line to its
+// "stopping <selector>" line (ShardManager's StartStack and StopStack), or to `end_us` when
+// there is none (still serving, or killed then).
+struct Served {
+  api::ShardSelector shard;
+  int64_t from_us = 0;
+  int64_t to_us = 0;
+};
+
+inline std::vector<Served> ServedFromLog(const std::string& log, int64_t end_us) {
+  std::vector<Served> out;
+  std::map<std::string, size_t> open;  // selector text -> its entry in `out`
+  std::istringstream in(log);
+  for (std::string line; std::getline(in, line);) {
+    for (const std::string verb : {"serving ", "stopping "}) {
+      const size_t at = line.find("] " + verb + "shardRange(");
+      if (at == std::string::npos) continue;
+      const std::string text = line.substr(at + 2 + verb.size());
+      const auto t = KlogTime(line);
+      if (!t) continue;
+      if (verb == "serving ") {
+        auto shard = api::ShardSelector::Parse(text);
+        if (!shard.ok()) continue;
+        open[text] = out.size();
+        out.push_back({.shard = *shard, .from_us = *t, .to_us = end_us});
+      } else if (auto it = open.find(text); it != open.end()) {
+        out[it->second].to_us = *t;
+        open.erase(it);
+      }
+    }
+  }
+  return out;
+}
+
+// Microseconds since the epoch of an RFC 3339 UTC time with microseconds.
+inline std::optional<int64_t> Rfc3339Micro(const std::string& s) {
+  struct tm t = {};
+  int micros = 0;
+  if (sscanf(s.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d.%6dZ", &t.tm_year, &t.tm_mon, &t.tm_mday,
+             &t.tm_hour, &t.tm_min, &t.tm_sec, &micros) != 7) {
+    return std::nullopt;
+  }
+  t.tm_year -= 1900;
+  t.tm_mon -= 1;
+  return static_cast<int64_t>(timegm(&t)) * 1000000 + micros;
+}
+
+// One write (create, update, patch, delete) from the API server's audit log.
+struct AuditWrite {
+  int64_t at_us = 0;  // requestReceivedTimestamp, microseconds since the epoch
+  std::string user, verb, resource, ns, name;
+  int code = 0;  // responseStatus.code
+};
+
+// The writes in `ns` by anyone but the test itself (user admin), in the log's order.
+inline std::vector<AuditWrite> AuditWrites(const std::string& ns) {
+  std::ifstream in(kEnv->info().dir + "/logs/audit.log");
+  std::vector<AuditWrite> out;
+  const std::string in_ns = "\"namespace\":\"" + ns + "\"";
+  for (std::string line; std::getline(in, line);) {
+    if (line.find(in_ns) == std::string::npos) continue;
+    auto event = api::json::Parse(line);
+    if (!event.ok()) continue;
+    auto str = [&](api::json::Path path) {
+      const api::json::Value* v = api::json::GetPath(*event, path);
+      return v != nullptr && v->is_string() ? v->as_string() : std::string();
+    };
+    AuditWrite w{.user = str({"user", "username"}),
+                 .verb = str({"verb"}),
+                 .resource = str({"objectRef", "resource"}),
+                 .ns = str({"objectRef", "namespace"}),
+                 .name = str({"objectRef", "name"})};
+    const std::string sub = str({"objectRef", "subresource"});
+    if (!sub.empty()) w.resource += "/" + sub;
+    if (w.user == "admin" || w.ns != ns) continue;
+    w.at_us = Rfc3339Micro(str({"requestReceivedTimestamp"})).value_or(0);
+    const api::json::Value* code = api::json::GetPath(*event, {"responseStatus", "code"});
+    if (code != nullptr && code->is_number())
+      w.code = static_cast<int>(code->as_int64().value_or(0));
+    out.push_back(std::move(w));
+  }
+  return out;
+}
+
+// "hh:mm:ss.mmm" UTC of microseconds since the epoch, to match the audit log's timestamps.
+inline std::string UtcClock(int64_t us) {
+  const time_t s = us / 1000000;
+  struct tm t = {};
+  gmtime_r(&s, &t);
+  char buf[32];
+  snprintf(buf, sizeof buf, "%02d:%02d:%02d.%03d", t.tm_hour, t.tm_min, t.tm_sec,
+           static_cast<int>(us % 1000000 / 1000));
+  return buf;
+}
+
+// Readers of API objects as the API server returns them (JSON): a string field (empty when
+// absent), an integer field (0 when absent, -1 when not an integer), a list's items.
+inline std::string Str(const api::json::Value& v, api::json::Path path) {
+  const api::json::Value* s = api::json::GetPath(v, path);
+  return s != nullptr && s->is_string() ? s->as_string() : std::string();
+}
+
+inline int64_t Int(const api::json::Value& v, api::json::Path path) {
+  const api::json::Value* n = api::json::GetPath(v, path);
+  return n != nullptr && n->is_number() ? n->as_int64().value_or(-1) : 0;
+}
+
+// The items of a list from the API server (GET <path>), or nullopt.
+inline std::optional<api::json::Value::Array> List(int apiserver_port, const std::string& path) {
+  auto [code, body] = testenv::HttpsGet(apiserver_port, path, kEnv->info().admin_token);
+  if (code != 200) return std::nullopt;
+  auto list = api::json::Parse(body);
+  if (!list.ok() || list->Find("items") == nullptr || !list->Find("items")->is_array()) {
+    return std::nullopt;
+  }
+  return std::move(list->Find("items")->as_array());
+}
+
+inline bool PodReady(const api::json::Value& pod) {
+  const api::json::Value* conditions = api::json::GetPath(pod, {"status", "conditions"});
+  if (conditions == nullptr || !conditions->is_array()) return false;
+  for (const auto& c : conditions->as_array()) {
+    if (Str(c, {"type"}) == "Ready") return Str(c, {"status"}) == "True";
+  }
+  return false;
+}
+
+// A pod that upstream's controllers count (controller.FilterActivePods): not terminating, not
+// Succeeded or Failed.
+inline bool PodActive(const api::json::Value& pod) {
+  const std::string phase = Str(pod, {"status", "phase"});
+  return api::json::GetPath(pod, {"metadata", "deletionTimestamp"}) == nullptr &&
+         phase != "Succeeded" && phase != "Failed";
+}
+
+// "<namespace>/<label app>": the Deployment (of ChaosDeploymentYaml in the test) a pod or
+// ReplicaSet belongs to.
+inline std::string ChaosKey(const api::json::Value& object) {
+  return Str(object, {"metadata", "namespace"}) + "/" + Str(object, {"metadata", "labels", "app"});
+}
+
+// What one poll saw of one Deployment, counted as upstream's rolling update (rolling.go) counts:
+// its active pods, of those the available ones (Ready; minReadySeconds is 0), and the sum of its
+// ReplicaSets' spec.replicas (deploymentutil.GetReplicaCountForReplicaSets), the number
+// NewRSNewReplicas keeps within replicas + maxSurge.
+struct Seen {
+  int active = 0;
+  int available = 0;
+  int rs_replicas = 0;
+  // Per ReplicaSet name: {spec.replicas, active pods}, for the report.
+  std::map<std::string, std::pair<int, int>> sets;
+};
+
+// One poll: per ChaosKey what it saw, and per ReplicaSet ("<namespace>/<name>", from the pods'
+// controller ownerReference) the UIDs of its pods, terminating ones included.
+struct Snapshot {
+  std::map<std::string, Seen> seen;
+  std::map<std::string, std::vector<std::string>> pods_of;
+};
+
+// From one list of the chaos pods and one of their ReplicaSets; nullopt when a list failed.
+inline std::optional<Snapshot> Poll(int apiserver_port) {
+  auto pods = List(apiserver_port, "/api/v1/pods?labelSelector=e2e%3Dchaos");
+  auto sets = List(apiserver_port, "/apis/apps/v1/replicasets?labelSelector=e2e%3Dchaos");
+  if (!pods || !sets) return std::nullopt;
+  Snapshot out;
+  for (const auto& pod : *pods) {
+    std::string owner;
+    const api::json::Value* owners = api::json::GetPath(pod, {"metadata", "ownerReferences"});
+    if (owners != nullptr && owners->is_array() && !owners->as_array().empty()) {
+      owner = Str(owners->as_array()[0], {"name"});
+      out.pods_of[Str(pod, {"metadata", "namespace"}) + "/" + owner].push_back(
+          Str(pod, {"metadata", "uid"}));
+    }
+    if (!PodActive(pod)) continue;
+    Seen& s = out.seen[ChaosKey(pod)];
+    ++s.active;
+    ++s.sets[owner].second;
+    if (PodReady(pod)) ++s.available;
+  }
+  for (const auto& rs : *sets) {
+    Seen& s = out.seen[ChaosKey(rs)];
+    const int replicas = static_cast<int>(Int(rs, {"spec", "replicas"}));
+    s.rs_replicas += replicas;
+    s.sets[Str(rs, {"metadata", "name"})].first = replicas;
+  }
+  return out;
+}
+
+// " <ReplicaSet> <spec.replicas>/<active pods>" for each ReplicaSet of a Seen.
+inline std::string SetsText(const Seen& seen) {
+  std::string out;
+  for (const auto& [name, counts] : seen.sets) {
+    out += " " + name + " " + std::to_string(counts.first) + "/" + std::to_string(counts.second);
+  }
+  return out;
+}
+
+// Sleeps `d` or until `stop`.
+inline void SleepFor(std::stop_token stop, std::chrono::milliseconds d) {
+  const auto until = std::chrono::steady_clock::now() + d;
+  while (!stop.stop_requested() && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(
+        std::min<std::chrono::nanoseconds>(50ms, until - std::chrono::steady_clock::now()));
+  }
+}
+
+// Three replicas and namespaces with a Deployment each, all available.
+class ShardingE2E : public ::testing::Test {
+ protected:
+  void StartReplicas(const std::string& group, int n) {
+    group_ = group;
+    for (int i = 0; i < n; ++i) AddReplica();
+    for (auto& r : replicas_) {
+      ASSERT_TRUE(Eventually([&] { return r->Ready(); }, 60s)) << r->Log();
+    }
+    ASSERT_TRUE(Eventually(
+        [&] {
+          auto m = ReadMap(group_);
+          return m && Owners(*m).size() == replicas_.size() && !Owners(*m).contains("");
+        },
+        30s))
+        << "the replicas did not divide the space";
+  }
+  void AddReplica() {
+    replicas_.push_back(
+        std::make_unique<Replica>(group_, group_ + "-" + std::to_string(next_account_++)));
+  }
+  // Namespaces first; once the coordinator has rebalanced for them, a Deployment in each.
+  void CreateWorkload(const std::string& prefix, int namespaces, int replicas) {
+    ASSERT_NO_FATAL_FAILURE(CreateNamespaces(prefix, namespaces));
+    for (const auto& ns : namespaces_) {
+      auto applied = kEnv->Kubectl({"apply", "-f", "-"}, 60s, DeploymentYaml(ns, replicas));
+      ASSERT_TRUE(applied.ok()) << applied.Describe();
+    }
+    for (const auto& ns : namespaces_) {
+      ASSERT_TRUE(Eventually([&] { return Available(ns, replicas); }, 90s)) << ns;
+    }
+  }
+  // Namespaces <prefix>0.. and then the map unchanged for 3 s (the coordinator has rebalanced).
+  void CreateNamespaces(const std::string& prefix, int namespaces) {
+    for (int i = 0; i < namespaces; ++i) {
+      const std::string ns = prefix + std::to_string(i);
+      namespaces_.push_back(ns);
+      ASSERT_TRUE(kEnv->Kubectl({"create", "namespace", ns}).ok());
+    }
+    std::string last;
+    auto since = std::chrono::steady_clock::now();
+    ASSERT_TRUE(Eventually(
+        [&] {
+          auto m = ReadMap(group_);
+          const std::string now = m ? m->Serialize() : "";
+          if (now != last) {
+            last = now;
+            since = std::chrono::steady_clock::now();
+          }
+          return !now.empty() && std::chrono::steady_clock::now() - since >= 3s;
+        },
+        30s, 200ms));
+  }
+  // The replica serving `ns` now.
+  Replica* ServerOf(const std::string& ns) {
+    auto m = ReadMap(group_);
+    if (!m) return nullptr;
+    const std::string owner = OwnerOf(*m, ns);
+    for (auto& r : replicas_) {
+      if (r->Identity() == owner) return r.get();
+    }
+    return nullptr;
+  }
+  // No surplus: one ReplicaSet and exactly `replicas` pods in every namespace.
+  void ExpectNoSurplus(int replicas) {
+    for (const auto& ns : namespaces_) {
+      EXPECT_EQ(Count(ns, "replicasets"), 1) << ns;
+      EXPECT_EQ(Count(ns, "pods"), replicas) << ns;
+    }
+  }
+  void TearDown() override {
+    for (auto& r : replicas_) {
+      if (r->Running()) r->StopWith(SIGTERM, 30s);
+    }
+    for (const auto& ns : namespaces_) {
+      kEnv->Kubectl({"delete", "namespace", ns, "--wait=false"});
+    }
+  }
+
+  std::string group_;
+  int next_account_ = 0;
+  std::vector<std::unique_ptr<Replica>> replicas_;
+  std::vector<std::string> namespaces_;
+};
+
+}  // namespace kcm::e2e
