@@ -68,7 +68,10 @@ std::set<std::string> Membership::MayServe() const {
 std::set<std::string> Membership::Members() const {
   std::set<std::string> out;
   for (const auto& [name, s] : seen_) {
-    if (Alive(s) && !s.deleted && s.lease.holder == s.member) out.insert(s.member);
+    if (!Alive(s) || s.deleted || s.lease.holder != s.member) continue;
+    if (clock_.Now() - s.changed > fresh_) continue;
+    if (s.lease.renew_time && clock_.WallNow() - *s.lease.renew_time > fresh_ + skew_) continue;
+    out.insert(s.member);
   }
   return out;
 }

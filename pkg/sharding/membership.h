@@ -38,8 +38,11 @@ struct MemberLease {
 
 class Membership {
  public:
-  Membership(std::string group, Clock& clock, Clock::duration skew)
-      : group_(std::move(group)), clock_(clock), skew_(skew) {}
+  // `fresh`: how recently a replica must have renewed to be given ranges (a few retry periods):
+  // a replica killed a moment ago may still serve for a lease duration, but giving it the ranges
+  // of another dead replica would leave them unserved until it too is found dead.
+  Membership(std::string group, Clock& clock, Clock::duration skew, Clock::duration fresh)
+      : group_(std::move(group)), clock_(clock), skew_(skew), fresh_(fresh) {}
 
   // Every member Lease the informer holds now; a Lease gone from it counts as deleted.
   void Update(const std::vector<MemberLease>& leases);
@@ -50,7 +53,7 @@ class Membership {
 
   // Replicas that may still be serving: their ranges must not be given to anyone else.
   std::set<std::string> MayServe() const;
-  // Replicas that hold their own Lease and are alive: they may be given ranges.
+  // Replicas that hold their own Lease and renewed it within `fresh`: they may be given ranges.
   std::set<std::string> Members() const;
   // Leases whose replica is dead for longer than `grace` (to delete).
   std::vector<std::string> Stale(Clock::duration grace) const;
@@ -67,6 +70,7 @@ class Membership {
   const std::string group_;
   Clock& clock_;
   const Clock::duration skew_;
+  const Clock::duration fresh_;
   std::map<std::string, Seen> seen_;  // by Lease name
 };
 

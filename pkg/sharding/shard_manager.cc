@@ -143,7 +143,8 @@ struct ShardManager::Impl {
       : config(std::move(c)),
         clock(config.clock != nullptr ? *config.clock : RealClock::Get()),
         leases(config.client, kLeases, true),
-        membership(config.name, clock, config.clock_skew) {}
+        membership(config.name, clock, config.clock_skew,
+                   2 * config.retry_period + std::chrono::seconds(1)) {}
 
   void Wake() {
     {

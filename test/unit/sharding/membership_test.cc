@@ -25,7 +25,7 @@ class MembershipTest : public ::testing::Test {
   }
 
   FakeClock clock_;
-  Membership m_{"kcm", clock_, seconds(2)};
+  Membership m_{"kcm", clock_, seconds(2), seconds(5)};
 };
 
 TEST_F(MembershipTest, LeaseNamesAreValidObjectNames) {
@@ -47,6 +47,23 @@ TEST_F(MembershipTest, DeadALeaseDurationAfterTheLastRenewalSeen) {
   // b's record never changed for 18 s: dead, although it claims a fresh renewTime.
   EXPECT_EQ(m_.MayServe(), (std::set<std::string>{"a"}));
   EXPECT_EQ(m_.Members(), (std::set<std::string>{"a"}));
+}
+
+// A replica that stopped renewing a moment ago may still serve, but is given nothing: it is
+// probably dead, and whatever it got would wait a lease duration more.
+TEST_F(MembershipTest, OnlyFreshReplicasAreGivenRanges) {
+  m_.Update({Lease("a", "1"), Lease("b", "1")});
+  clock_.Step(seconds(3));
+  m_.Update({Lease("a", "2"), Lease("b", "1")});
+  EXPECT_EQ(m_.Members(), (std::set<std::string>{"a", "b"}));
+  clock_.Step(seconds(3));
+  m_.Update({Lease("a", "3"), Lease("b", "1")});
+  EXPECT_EQ(m_.MayServe(), (std::set<std::string>{"a", "b"}));
+  EXPECT_EQ(m_.Members(), (std::set<std::string>{"a"}));
+  // Seen for the first time, but its renewTime is old.
+  m_.Observe(Lease("c", "1", clock_.WallNow() - seconds(8)));
+  EXPECT_TRUE(m_.MayServe().contains("c"));
+  EXPECT_FALSE(m_.Members().contains("c"));
 }
 
 // A replica that just started sees an old renewTime and need not wait a lease duration.
