@@ -1,5 +1,6 @@
 // --sharding=namespace end to end: replicas of the daemon binary against a private testbed whose
-// API server filters by shardSelector. Each replica runs as its own service account, so the API
+// API server filters by shardSelector. Each replica runs as its own service account, with the roles
+// of deploy/kube-controller-manager-sharded.yaml and nothing more, so the API
 // server's audit log (KCM_TESTBED_AUDIT=writes) tells which replica wrote what (the harness:
 // sharding_harness.h):
 // - three replicas divide the namespaces, each namespace is written by exactly one of them, and

@@ -46,17 +46,49 @@ inline const std::vector<std::string> kLeaseFlags = {"--leader-elect-lease-durat
                                                      "--leader-elect-renew-deadline=4s",
                                                      "--leader-elect-retry-period=1s"};
 
-// A kubeconfig for service account kube-system/<name> (cluster-admin: this file tests who writes
-// what, not RBAC; deploy/'s sharded RBAC is checked by the manifests tests).
+// The RBAC objects (ClusterRole, Role) of deploy/kube-controller-manager-sharded.yaml, applied
+// once: the replicas run with exactly the rights the sharded manifest ships.
+inline bool ApplyShippedShardedRbac() {
+  static const bool applied = [] {
+    std::ifstream in(testenv::SourceDir() + "/deploy/kube-controller-manager-sharded.yaml");
+    std::stringstream all;
+    all << in.rdbuf();
+    std::string docs, doc;
+    std::istringstream lines(all.str() + "\n---\n");
+    for (std::string line; std::getline(lines, line);) {
+      if (line != "---") {
+        doc += line + "\n";
+        continue;
+      }
+      if (doc.find("\nkind: ClusterRole\n") != std::string::npos ||
+          doc.find("\nkind: Role\n") != std::string::npos) {
+        docs += "---\n" + doc;
+      }
+      doc.clear();
+    }
+    return !docs.empty() && kEnv->Kubectl({"apply", "-f", "-"}, 60s, docs).ok();
+  }();
+  return applied;
+}
+
+// A kubeconfig for service account kube-system/<name>, bound to the sharded manifest's roles.
 inline std::string ServiceAccountKubeconfig(const std::string& name) {
-  const std::string rbac = "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: " + name +
-                           "\n  namespace: kube-system\n---\napiVersion: rbac.authorization.k8s.io"
-                           "/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: " +
-                           name +
-                           "\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: "
-                           "ClusterRole\n  name: cluster-admin\nsubjects:\n- kind: "
-                           "ServiceAccount\n  name: " +
-                           name + "\n  namespace: kube-system\n";
+  if (!ApplyShippedShardedRbac()) return "";
+  const std::string subject =
+      "subjects:\n- kind: ServiceAccount\n  name: " + name + "\n  namespace: kube-system\n";
+  const std::string rbac =
+      "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: " + name +
+      "\n  namespace: kube-system\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: "
+      "ClusterRoleBinding\nmetadata:\n  name: " +
+      name +
+      "\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n  name: "
+      "kube-controller-manager-cpp\n" +
+      subject +
+      "---\napiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata:\n  name: " +
+      name +
+      "\n  namespace: kube-system\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: "
+      "Role\n  name: kube-controller-manager-cpp:leader-election\n" +
+      subject;
   if (!kEnv->Kubectl({"apply", "-f", "-"}, 60s, rbac).ok()) return "";
   auto token = kEnv->Kubectl({"-n", "kube-system", "create", "token", name, "--duration=2h"});
   if (!token.ok()) return "";
