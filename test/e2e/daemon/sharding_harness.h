@@ -2,7 +2,7 @@
 // testbed with the API server's audit log of writes on, replicas of the daemon binary each as its
 // own service account (so the audit log tells which replica wrote what), and readers of the shard
 // map, the workload, the audit log and the replicas' logs (which ranges each served when).
-// Included by that one test file only.
+// Included by the sharding e2e test files only.
 #pragma once
 
 #include <gtest/gtest.h>
