@@ -18,6 +18,7 @@
 #include <sstream>
 #include <thread>
 
+#include "test/e2e/daemon/daemon_e2e_util.h"
 #include "test/integration/framework/process.h"
 #include "test/integration/framework/testenv.h"
 
@@ -71,48 +72,6 @@ class Daemon {
   testenv::DaemonProcess process_;
 };
 
-// Microseconds since the epoch of a klog text line's header "Lmmdd hh:mm:ss.uuuuuu" (local time;
-// klog prints no year, so the current one is taken).
-std::optional<int64_t> KlogTime(const std::string& line) {
-  if (line.size() < 21) return std::nullopt;
-  struct tm t = {};
-  if (sscanf(line.c_str() + 1, "%2d%2d %2d:%2d:%2d", &t.tm_mon, &t.tm_mday, &t.tm_hour, &t.tm_min,
-             &t.tm_sec) != 5) {
-    return std::nullopt;
-  }
-  const time_t now = time(nullptr);
-  struct tm today = {};
-  localtime_r(&now, &today);
-  t.tm_year = today.tm_year;
-  t.tm_mon -= 1;
-  t.tm_isdst = -1;
-  const int64_t micros = std::stoll(line.substr(15, 6));
-  return static_cast<int64_t>(mktime(&t)) * 1000000 + micros;
-}
-
-// The time of the first log line containing `text`.
-std::optional<int64_t> LogLineTime(const std::string& log, const std::string& text) {
-  std::istringstream in(log);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.find(text) != std::string::npos) return KlogTime(line);
-  }
-  return std::nullopt;
-}
-
-// Microseconds since the epoch of an RFC 3339 UTC time with microseconds.
-std::optional<int64_t> Rfc3339Micro(const std::string& s) {
-  struct tm t = {};
-  int micros = 0;
-  if (sscanf(s.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d.%6dZ", &t.tm_year, &t.tm_mon, &t.tm_mday,
-             &t.tm_hour, &t.tm_min, &t.tm_sec, &micros) != 7) {
-    return std::nullopt;
-  }
-  t.tm_year -= 1900;
-  t.tm_mon -= 1;
-  return static_cast<int64_t>(timegm(&t)) * 1000000 + micros;
-}
-
 // The string value of "key":"..." in one JSON line ("" when absent).
 std::string JsonString(const std::string& line, const std::string& key) {
   const std::string needle = "\"" + key + "\":\"";
@@ -154,14 +113,6 @@ int PodCount(const std::string& ns) {
   auto r = kEnv->Kubectl({"-n", ns, "get", "pods", "-o", "name"});
   if (!r.ok()) return -1;
   return static_cast<int>(std::count(r.out.begin(), r.out.end(), '\n'));
-}
-
-std::string ReplicaSetYaml(const std::string& ns, int replicas) {
-  return "apiVersion: apps/v1\nkind: ReplicaSet\nmetadata:\n  name: big\n  namespace: " + ns +
-         "\nspec:\n  replicas: " + std::to_string(replicas) +
-         "\n  selector:\n    matchLabels:\n      app: big\n  template:\n    metadata:\n"
-         "      labels:\n        app: big\n    spec:\n      containers:\n      - name: pause\n"
-         "        image: registry.k8s.io/pause:3.10\n";
 }
 
 // A 500-pod ReplicaSet scale-up made slow (5 QPS per controller client, burst 1), so a test can
@@ -311,17 +262,9 @@ subjects:
   if (!applied.ok()) return "";
   auto token = kEnv->Kubectl({"-n", "kube-system", "create", "token", sa, "--duration=1h"});
   if (!token.ok()) return "";
-  std::string t = token.out;
-  while (!t.empty() && (t.back() == '\n' || t.back() == '\r')) t.pop_back();
-  const std::string path =
-      testing::TempDir() + "kcm-e2e-nopods-" + std::to_string(::getpid()) + ".kubeconfig";
-  std::ofstream out(path);
-  out << "apiVersion: v1\nkind: Config\nclusters:\n- name: testbed\n  cluster:\n    server: "
-      << kEnv->info().server << "\n    certificate-authority: " << kEnv->info().ca_file
-      << "\nusers:\n- name: nopods\n  user:\n    token: " << t
-      << "\ncontexts:\n- name: nopods\n  context:\n    cluster: testbed\n    user: nopods\n"
-      << "current-context: nopods\n";
-  return out ? path : "";
+  return WriteTokenKubeconfig(
+      testing::TempDir() + "kcm-e2e-nopods-" + std::to_string(::getpid()) + ".kubeconfig",
+      kEnv->info().server, kEnv->info().ca_file, token.out);
 }
 
 // With --controller-cache-sync-timeout a controller whose caches never sync fails, and the

@@ -29,16 +29,7 @@ TEST_F(ShardingE2E, ThreeReplicasDivideTheNamespaces) {
   ASSERT_NO_FATAL_FAILURE(StartReplicas("kcm-e2e-divide", 3));
   ASSERT_NO_FATAL_FAILURE(CreateWorkload("e2e-divide-", 12, 2));
   ExpectNoSurplus(2);
-  std::this_thread::sleep_for(2s);  // let the API server finish writing its audit lines
-  auto map = ReadMap(group_);
-  ASSERT_TRUE(map.has_value());
-  std::map<std::string, int> per_replica;
-  for (const auto& ns : namespaces_) {
-    Replica* server = ServerOf(ns);
-    ASSERT_NE(server, nullptr) << ns;
-    EXPECT_EQ(Writers(ns), std::set<std::string>{UserOf(server->account())}) << ns;
-    ++per_replica[server->account()];
-  }
+  std::map<std::string, int> per_replica = ExpectWrittenByTheirServers();
   for (auto& r : replicas_) {
     std::cout << "[sharding] " << r->account() << " serves " << per_replica[r->account()]
               << " of the test's namespaces, controller_sharding_namespaces "
@@ -141,14 +132,6 @@ std::vector<int64_t> PodCreateTimes(const std::string& ns, const std::string& us
     }
   }
   return out;
-}
-
-std::string ReplicaSetYaml(const std::string& ns, int replicas) {
-  return "apiVersion: apps/v1\nkind: ReplicaSet\nmetadata:\n  name: big\n  namespace: " + ns +
-         "\nspec:\n  replicas: " + std::to_string(replicas) +
-         "\n  selector:\n    matchLabels:\n      app: big\n  template:\n    metadata:\n"
-         "      labels:\n        app: big\n    spec:\n      containers:\n      - name: pause\n"
-         "        image: registry.k8s.io/pause:3.10\n";
 }
 
 // A replica loses its member Lease mid-way through a slow 150-pod scale-up (5 QPS per controller

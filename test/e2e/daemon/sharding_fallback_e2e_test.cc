@@ -36,14 +36,7 @@ TEST_F(ShardingE2E, ServerWithoutTheGateIsFilteredOnOurSide) {
 
   ASSERT_NO_FATAL_FAILURE(StartReplicas("kcm-e2e-fallback", 2));
   ASSERT_NO_FATAL_FAILURE(CreateWorkload("e2e-fallback-", 8, 2));
-  std::this_thread::sleep_for(2s);  // let the API server finish writing its audit lines
-  std::map<std::string, int> per_replica;
-  for (const auto& ns : namespaces_) {
-    Replica* server = ServerOf(ns);
-    ASSERT_NE(server, nullptr) << ns;
-    EXPECT_EQ(Writers(ns), std::set<std::string>{UserOf(server->account())}) << ns;
-    ++per_replica[server->account()];
-  }
+  std::map<std::string, int> per_replica = ExpectWrittenByTheirServers();
   for (auto& r : replicas_) {
     EXPECT_EQ(r->Metric("controller_sharding_server_side_filtering"), 0);
     EXPECT_EQ(Lines(r->Log(), "the API server ignores shardSelector"), 1) << r->Log();

@@ -28,6 +28,7 @@
 #include "pkg/api/json.h"
 #include "pkg/api/shard_selector.h"
 #include "pkg/sharding/shard_map.h"
+#include "test/e2e/daemon/daemon_e2e_util.h"
 #include "test/integration/framework/process.h"
 #include "test/integration/framework/testenv.h"
 
@@ -92,17 +93,9 @@ inline std::string ServiceAccountKubeconfig(const std::string& name) {
   if (!kEnv->Kubectl({"apply", "-f", "-"}, 60s, rbac).ok()) return "";
   auto token = kEnv->Kubectl({"-n", "kube-system", "create", "token", name, "--duration=2h"});
   if (!token.ok()) return "";
-  std::string t = token.out;
-  while (!t.empty() && (t.back() == '\n' || t.back() == '\r')) t.pop_back();
-  const std::string path =
-      testing::TempDir() + "kcm-e2e-" + name + "-" + std::to_string(::getpid()) + ".kubeconfig";
-  std::ofstream out(path);
-  out << "apiVersion: v1\nkind: Config\nclusters:\n- name: testbed\n  cluster:\n    server: "
-      << kEnv->info().server << "\n    certificate-authority: " << kEnv->info().ca_file
-      << "\nusers:\n- name: u\n  user:\n    token: " << t
-      << "\ncontexts:\n- name: c\n  context:\n    cluster: testbed\n    user: u\n"
-      << "current-context: c\n";
-  return out ? path : "";
+  return WriteTokenKubeconfig(
+      testing::TempDir() + "kcm-e2e-" + name + "-" + std::to_string(::getpid()) + ".kubeconfig",
+      kEnv->info().server, kEnv->info().ca_file, token.out);
 }
 
 inline std::string UserOf(const std::string& service_account) {
@@ -239,36 +232,6 @@ inline int64_t NowMicros() {
       .count();
 }
 
-// Microseconds since the epoch of a klog text line's header "Lmmdd hh:mm:ss.uuuuuu" (local time).
-inline std::optional<int64_t> KlogTime(const std::string& line) {
-  if (line.size() < 21) return std::nullopt;
-  struct tm t = {};
-  if (sscanf(line.c_str() + 1, "%2d%2d %2d:%2d:%2d", &t.tm_mon, &t.tm_mday, &t.tm_hour, &t.tm_min,
-             &t.tm_sec) != 5) {
-    return std::nullopt;
-  }
-  const time_t now = time(nullptr);
-  struct tm today = {};
-  localtime_r(&now, &today);
-  t.tm_year = today.tm_year;
-  t.tm_mon -= 1;
-  t.tm_isdst = -1;
-  return static_cast<int64_t>(mktime(&t)) * 1000000 + std::stoll(line.substr(15, 6));
-}
-
-// The time of the first log line after `after_us` containing `text`.
-inline std::optional<int64_t> LogLineTime(const std::string& log, const std::string& text,
-                                          int64_t after_us = 0) {
-  std::istringstream in(log);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.find(text) == std::string::npos) continue;
-    auto t = KlogTime(line);
-    if (t && *t >= after_us) return t;
-  }
-  return std::nullopt;
-}
-
 // A time a replica served a set of ranges: from its "serving <selector>" log line to its
 // "stopping <selector>" line (ShardManager's StartStack and StopStack), or to `end_us` when
 // there is none (still serving, or killed then).
@@ -301,19 +264,6 @@ inline std::vector<Served> ServedFromLog(const std::string& log, int64_t end_us)
     }
   }
   return out;
-}
-
-// Microseconds since the epoch of an RFC 3339 UTC time with microseconds.
-inline std::optional<int64_t> Rfc3339Micro(const std::string& s) {
-  struct tm t = {};
-  int micros = 0;
-  if (sscanf(s.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d.%6dZ", &t.tm_year, &t.tm_mon, &t.tm_mday,
-             &t.tm_hour, &t.tm_min, &t.tm_sec, &micros) != 7) {
-    return std::nullopt;
-  }
-  t.tm_year -= 1900;
-  t.tm_mon -= 1;
-  return static_cast<int64_t>(timegm(&t)) * 1000000 + micros;
 }
 
 // One write (create, update, patch, delete) from the API server's audit log.
@@ -538,6 +488,20 @@ class ShardingE2E : public ::testing::Test {
       if (r->Identity() == owner) return r.get();
     }
     return nullptr;
+  }
+  // Every test namespace was written only by the replica serving it now (from the audit log, once
+  // the API server has written it); how many of them each replica serves, by account.
+  std::map<std::string, int> ExpectWrittenByTheirServers() {
+    std::this_thread::sleep_for(2s);
+    std::map<std::string, int> per_replica;
+    for (const auto& ns : namespaces_) {
+      Replica* server = ServerOf(ns);
+      EXPECT_NE(server, nullptr) << ns;
+      if (server == nullptr) continue;
+      EXPECT_EQ(Writers(ns), std::set<std::string>{UserOf(server->account())}) << ns;
+      ++per_replica[server->account()];
+    }
+    return per_replica;
   }
   // No surplus: one ReplicaSet and exactly `replicas` pods in every namespace.
   void ExpectNoSurplus(int replicas) {
