@@ -47,18 +47,17 @@ bool WaitForAPIServer(client::RestClient& client, const std::string& host, std::
 // Builds the controllers, starts the informers and runs until stop (the leader's work). An
 // error when a controller cannot be built or fails while running (upstream's StartControllers
 // error: the process exits 1).
-// With `shard` (--sharding=namespace), the informers list and watch only the namespaces it
-// selects, and `stop` is that shard's serving token.
+// With `shard` (--sharding=namespace; null = every namespace), the informers list and watch only
+// the namespaces it selects, and `stop` is that shard's serving token.
 Status RunControllers(const Options& options, const ClientBuilder& clients,
                       record::EventBroadcaster& broadcaster,
                       std::shared_ptr<record::EventSink> events_sink, ControllerReadiness& ready,
-                      std::stop_token stop,
-                      const std::optional<api::ShardSelector>& shard = std::nullopt,
+                      std::stop_token stop, const api::ShardSelector* shard = nullptr,
                       informers::ShardFilterObserver shard_observer = {}) {
   auto informer_client = clients.ClientFor("shared-informers");
   if (!informer_client.ok()) return informer_client.error();
   informers::SharedInformerFactoryOptions fo;
-  fo.shard_selector = shard;
+  if (shard != nullptr) fo.shard_selector = *shard;
   fo.shard_filter_observer = std::move(shard_observer);
   informers::SharedInformerFactory factory(*informer_client,
                                            ResyncPeriod(options.min_resync_period), fo);
@@ -149,7 +148,8 @@ Result<std::unique_ptr<sharding::ShardManager>> NewShardManager(
   sc.serve = [&options, &clients, &broadcaster, events_sink, observer](
                  const api::ShardSelector& shard, std::stop_token stop) {
     ControllerReadiness ready;  // the ShardManager reports readiness
-    return RunControllers(options, clients, broadcaster, events_sink, ready, stop, shard, observer);
+    return RunControllers(options, clients, broadcaster, events_sink, ready, stop, &shard,
+                          observer);
   };
   return sharding::ShardManager::Create(std::move(sc));
 }
