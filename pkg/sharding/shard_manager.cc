@@ -12,7 +12,7 @@
 
 #include "pkg/api/generic_object.h"
 #include "pkg/api/json.h"
-#include "pkg/api/time.h"
+#include "pkg/api/lease.h"
 #include "pkg/client/resource_client.h"
 #include "pkg/informers/shared_informer_factory.h"
 #include "pkg/leaderelection/leader_elector.h"
@@ -118,6 +118,7 @@ struct ShardManager::Impl {
   Clock& clock;
   client::ResourceClient leases;
   Membership membership;
+  api::Decoder lease_decoder;  // Run's thread only
   ShardMetrics metrics;
 
   // A set of ranges being served by one `serve` call.
@@ -161,29 +162,18 @@ struct ShardManager::Impl {
 
   // --- the map Lease ---
 
-  static std::optional<MemberLease> ParseMemberLease(const std::string& raw) {
-    auto doc = api::json::Parse(raw);
-    if (!doc.ok() || !doc->is_object()) return std::nullopt;
-    MemberLease l;
-    const api::json::Value* meta = doc->Find("metadata");
-    const api::json::Value* spec = doc->Find("spec");
-    if (meta == nullptr || !meta->is_object()) return std::nullopt;
-    if (const auto* n = meta->Find("name"); n != nullptr && n->is_string()) l.name = n->as_string();
-    if (const auto* rv = meta->Find("resourceVersion"); rv != nullptr && rv->is_string()) {
-      l.resource_version = rv->as_string();
-    }
-    if (spec != nullptr && spec->is_object()) {
-      if (const auto* h = spec->Find("holderIdentity"); h != nullptr && h->is_string()) {
-        l.holder = h->as_string();
-      }
-      if (const auto* d = spec->Find("leaseDurationSeconds"); d != nullptr && d->as_int64()) {
-        l.lease_duration_seconds = static_cast<int32_t>(*d->as_int64());
-      }
-      if (const auto* t = spec->Find("renewTime"); t != nullptr && t->is_string()) {
-        if (auto parsed = api::ParseRFC3339(t->as_string()); parsed.ok()) l.renew_time = *parsed;
-      }
-    }
-    return l;
+  // A member Lease through the Lease codec (pkg/api/lease.h); nullopt when it does not decode.
+  std::optional<MemberLease> ParseMemberLease(const std::string& raw) {
+    auto lease = api::DecodeLease(lease_decoder, raw);
+    if (!lease.ok()) return std::nullopt;
+    const api::Lease& l = **lease;
+    MemberLease m;
+    m.name = l.metadata.name;
+    m.resource_version = l.metadata.resource_version.str();
+    m.holder = l.spec.holder_identity.value_or("");
+    m.lease_duration_seconds = l.spec.lease_duration_seconds.value_or(0);
+    m.renew_time = l.spec.renew_time;
+    return m;
   }
 
   // The map in a Lease object's JSON (its annotation; a fresh map when it has none yet).
