@@ -6,18 +6,16 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <string_view>
 
+#include "fuzz/check.h"
 #include "pkg/util/duration.h"
 
 namespace {
 
-void Check(bool ok) {
-  if (!ok) std::abort();
-}
+using kcm::fuzz::Check;
 
 void CheckRoundTrip(std::chrono::nanoseconds d) {
   const std::string text = kcm::FormatDuration(d);

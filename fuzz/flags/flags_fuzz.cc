@@ -8,20 +8,18 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "cmd/kube-controller-manager/app/flags.h"
+#include "fuzz/check.h"
 
 namespace {
 
 using kcm::app::CommandLine;
 
-void Check(bool ok) {
-  if (!ok) std::abort();
-}
+using kcm::fuzz::Check;
 
 kcm::Status ParseArgs(CommandLine& cl, std::vector<std::string> args) {
   std::vector<char*> argv;

@@ -7,20 +7,18 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <string>
 #include <string_view>
 #include <tuple>
 
+#include "fuzz/check.h"
 #include "pkg/client/kubeconfig.h"
 
 namespace {
 
 using kcm::client::Kubeconfig;
 
-void Check(bool ok) {
-  if (!ok) std::abort();
-}
+using kcm::fuzz::Check;
 
 std::string Base64(std::string_view in) {
   static constexpr char kAlphabet[] =

@@ -8,10 +8,10 @@
 // built to satisfy it and refuses the one built to violate it.
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <string>
 #include <string_view>
 
+#include "fuzz/check.h"
 #include "pkg/api/codec.h"
 #include "pkg/api/json.h"
 #include "pkg/api/label_selector.h"
@@ -24,9 +24,7 @@ namespace labels = kcm::api::labels;
 using kcm::api::Labels;
 using kcm::api::LabelSelector;
 
-void Check(bool ok) {
-  if (!ok) std::abort();
-}
+using kcm::fuzz::Check;
 
 Labels ToLabels(const labels::Set& set) {
   std::vector<Labels::value_type> items(set.begin(), set.end());

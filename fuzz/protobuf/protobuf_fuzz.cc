@@ -7,10 +7,10 @@
 // and frame built around any input (valid or not) are read without crashing.
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <string>
 #include <string_view>
 
+#include "fuzz/check.h"
 #include "pkg/api/codec.h"
 #include "pkg/api/protobuf.h"
 #include "pkg/api/protobuf/wire.h"
@@ -24,9 +24,7 @@ using kcm::api::protobuf::WireReader;
 using kcm::api::protobuf::WireType;
 namespace pbw = kcm::api::testing;
 
-void Check(bool ok) {
-  if (!ok) std::abort();
-}
+using kcm::fuzz::Check;
 
 // Walks `message` and the length-delimited fields inside it (as messages, to `depth` levels).
 void WalkWire(std::string_view message, int depth) {

@@ -8,12 +8,12 @@
 // with their change. On any other text the splicer must just not crash.
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <map>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "fuzz/check.h"
 #include "pkg/api/deployment.h"
 #include "pkg/api/internal/raw_json.h"
 #include "pkg/api/json.h"
@@ -25,9 +25,7 @@ namespace json = kcm::api::json;
 namespace internal = kcm::api::internal;
 using json::Value;
 
-void Check(bool ok) {
-  if (!ok) std::abort();
-}
+using kcm::fuzz::Check;
 
 // Keys the write path uses, plus a few that are not there.
 constexpr std::string_view kKeys[] = {"metadata", "annotations", "labels", "spec",

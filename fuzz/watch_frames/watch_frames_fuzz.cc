@@ -9,12 +9,12 @@
 // of an unfinished frame are left.
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "fuzz/check.h"
 #include "pkg/client/json_frame_scanner.h"
 #include "pkg/client/json_padding.h"
 #include "pkg/client/length_frame_scanner.h"
@@ -24,9 +24,7 @@ namespace {
 using kcm::client::JsonFrameScanner;
 using kcm::client::LengthFrameScanner;
 
-void Check(bool ok) {
-  if (!ok) std::abort();
-}
+using kcm::fuzz::Check;
 
 // What a scanner handed out: its frames, then its error (reason and message) if the stream
 // failed, and whether an unfinished frame was left.

@@ -3,9 +3,11 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -24,35 +26,66 @@ Error ConfigError(const std::string& file, const std::string& field, const std::
   return Error::Local("InvalidKubeconfig", std::move(msg));
 }
 
-// RFC 3629 UTF-8: no overlong forms, no surrogates, nothing past U+10FFFF.
+// Decodes the RFC 3629 UTF-8 code point at s[*i] (no overlong forms, no surrogates, nothing past
+// U+10FFFF) and advances *i past it; nullopt when the bytes there are not one.
+std::optional<uint32_t> NextCodePoint(std::string_view s, size_t* i) {
+  const auto c = static_cast<unsigned char>(s[*i]);
+  size_t n = 0;
+  uint32_t cp = 0, min = 0;
+  if (c < 0x80) {
+    ++*i;
+    return c;
+  } else if ((c & 0xE0) == 0xC0) {
+    n = 1, cp = c & 0x1F, min = 0x80;
+  } else if ((c & 0xF0) == 0xE0) {
+    n = 2, cp = c & 0x0F, min = 0x800;
+  } else if ((c & 0xF8) == 0xF0) {
+    n = 3, cp = c & 0x07, min = 0x10000;
+  } else {
+    return std::nullopt;
+  }
+  if (s.size() - *i <= n) return std::nullopt;
+  for (size_t k = 1; k <= n; ++k) {
+    const auto cc = static_cast<unsigned char>(s[*i + k]);
+    if ((cc & 0xC0) != 0x80) return std::nullopt;
+    cp = (cp << 6) | (cc & 0x3F);
+  }
+  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return std::nullopt;
+  *i += n + 1;
+  return cp;
+}
+
 bool IsValidUtf8(std::string_view s) {
-  size_t i = 0;
-  while (i < s.size()) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    size_t n = 0;
-    uint32_t cp = 0, min = 0;
-    if (c < 0x80) {
-      ++i;
-      continue;
-    } else if ((c & 0xE0) == 0xC0) {
-      n = 1, cp = c & 0x1F, min = 0x80;
-    } else if ((c & 0xF0) == 0xE0) {
-      n = 2, cp = c & 0x0F, min = 0x800;
-    } else if ((c & 0xF8) == 0xF0) {
-      n = 3, cp = c & 0x07, min = 0x10000;
-    } else {
-      return false;
-    }
-    if (s.size() - i <= n) return false;
-    for (size_t k = 1; k <= n; ++k) {
-      const auto cc = static_cast<unsigned char>(s[i + k]);
-      if ((cc & 0xC0) != 0x80) return false;
-      cp = (cp << 6) | (cc & 0x3F);
-    }
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
-    i += n + 1;
+  for (size_t i = 0; i < s.size();) {
+    if (!NextCodePoint(s, &i)) return false;
   }
   return true;
+}
+
+// The characters YAML 1.1/1.2 allow in a stream (c-printable): tab, line breaks, the printable
+// ASCII range, NEL and the BMP and astral planes without surrogates, U+FFFE and U+FFFF.
+bool IsYamlPrintable(uint32_t cp) {
+  return cp == 0x09 || cp == 0x0A || cp == 0x0D || (cp >= 0x20 && cp <= 0x7E) || cp == 0x85 ||
+         (cp >= 0xA0 && cp <= 0xD7FF) || (cp >= 0xE000 && cp <= 0xFFFD) ||
+         (cp >= 0x10000 && cp <= 0x10FFFF);
+}
+
+// Why UTF-8 text cannot be a YAML stream, or "" when it can. clientcmd's YAML reader refuses text
+// that is not UTF-8 and control characters outside quoted escapes; yaml-cpp would pass them into
+// the strings, a NUL even as a stray byte that is not UTF-8 (a token or a server address nobody
+// can write back).
+std::string YamlTextProblem(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    const size_t at = i;
+    const auto cp = NextCodePoint(s, &i);
+    if (!cp) return "not valid UTF-8 at byte " + std::to_string(at);
+    if (!IsYamlPrintable(*cp)) {
+      char hex[16];
+      std::snprintf(hex, sizeof hex, "U+%04X", static_cast<unsigned>(*cp));
+      return std::string("control character ") + hex + " at byte " + std::to_string(at);
+    }
+  }
+  return "";
 }
 
 // Reads the scalar `key` of `node` into *out; absent keys leave *out alone.
@@ -61,6 +94,10 @@ Status ReadString(const YAML::Node& node, const char* key, const std::string& fi
   const YAML::Node v = node[key];
   if (!v || v.IsNull()) return OkStatus();
   if (!v.IsScalar()) return ConfigError(file, where + "." + key, "must be a string");
+  // An escape in a quoted string can still spell a surrogate, which is no character.
+  if (!IsValidUtf8(v.Scalar())) {
+    return ConfigError(file, where + "." + key, "not a valid Unicode string");
+  }
   *out = v.Scalar();
   return OkStatus();
 }
@@ -111,6 +148,9 @@ Status ForEachNamed(const YAML::Node& root, const char* section, const char* fie
     const YAML::Node name = entry["name"];
     if (!name || !name.IsScalar() || name.Scalar().empty()) {
       return ConfigError(file, section, "entry without a name");
+    }
+    if (!IsValidUtf8(name.Scalar())) {
+      return ConfigError(file, section, "a name that is not a valid Unicode string");
     }
     const std::string where = std::string(section) + "[" + name.Scalar() + "]";
     const YAML::Node body = entry[field];
@@ -237,11 +277,14 @@ KubeconfigLoadingRules KubeconfigLoadingRules::FromEnvironment(std::string expli
 }
 
 Result<Kubeconfig> ParseKubeconfig(std::string_view yaml, const std::string& file) {
-  // YAML text is Unicode; clientcmd's YAML reader refuses bytes that are not, where yaml-cpp
-  // would pass them into the strings (a token or a server address nobody can write back). A
-  // UTF-16 file (byte order mark first) is left to yaml-cpp, which decodes it.
+  // A UTF-16 file (byte order mark first) is left to yaml-cpp, which decodes it; the strings read
+  // from it are checked one by one (ReadString).
   const bool utf16 = yaml.substr(0, 2) == "\xFE\xFF" || yaml.substr(0, 2) == "\xFF\xFE";
-  if (!utf16 && !IsValidUtf8(yaml)) return ConfigError(file, "", "invalid YAML: not valid UTF-8");
+  if (!utf16) {
+    if (std::string problem = YamlTextProblem(yaml); !problem.empty()) {
+      return ConfigError(file, "", "invalid YAML: " + problem);
+    }
+  }
   YAML::Node root;
   try {
     root = YAML::Load(std::string(yaml));

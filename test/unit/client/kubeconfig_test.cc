@@ -252,5 +252,37 @@ TEST(KubeconfigParseTest, TextThatIsNotUtf8IsRefused) {
   EXPECT_EQ(config->current_context, "\xE6\x97\xA5\xF0\x9F\x98\x80");
 }
 
+// Found by fuzz/kubeconfig: a NUL in a plain scalar ("current-context: \0_x") came out of yaml-cpp
+// as a stray byte that is not UTF-8, and other control characters went into the strings as they
+// were. YAML allows neither outside a quoted escape; clientcmd refuses the file, and so do we.
+TEST(KubeconfigParseTest, ControlCharactersAreRefused) {
+  for (const std::string& bad :
+       {std::string("current-context: \0_x\n", 21),
+        std::string("current-context: a\x01"
+                    "b\n"),
+        std::string("users:\n- name: u\x16v\n  user: {token: t}\n"),
+        std::string("current-context: a\x7F\n"), std::string("current-context: \xEF\xBF\xBE\n")}) {
+    auto config = ParseKubeconfig(bad, "/etc/kubernetes/bad.conf");
+    ASSERT_FALSE(config.ok()) << bad;
+    EXPECT_EQ(config.error().reason, "InvalidKubeconfig");
+    EXPECT_THAT(config.error().message, HasSubstr("control character U+"));
+  }
+  // The same characters spelled as escapes in a double-quoted string are YAML, and kept.
+  auto config = ParseKubeconfig("current-context: \"a\\x01\\0b\"\n", "/k.conf");
+  ASSERT_TRUE(config.ok()) << config.error().message;
+  EXPECT_EQ(config->current_context, std::string("a\x01\0b", 4));
+  // Half of a surrogate pair is no character, spelled as an escape or in a UTF-16 file.
+  config = ParseKubeconfig("current-context: \"\\uD800\"\n", "/k.conf");
+  ASSERT_FALSE(config.ok());
+  EXPECT_EQ(config.error().reason, "InvalidKubeconfig");
+  std::string utf16 = "\xFF\xFE";
+  for (char c : std::string("current-context: ")) utf16 += {c, '\0'};
+  utf16 += std::string("\x00\xD8\n\x00", 4);
+  config = ParseKubeconfig(utf16, "/k.conf");
+  ASSERT_FALSE(config.ok()) << config->current_context.size();
+  EXPECT_EQ(config.error().reason, "InvalidKubeconfig");
+  EXPECT_THAT(config.error().message, HasSubstr("current-context: not a valid Unicode string"));
+}
+
 }  // namespace
 }  // namespace kcm::client
