@@ -9,7 +9,9 @@
 #
 # Environment: KCM_TESTBED_DIR (default /tmp/kcm-testbed), KCM_TESTBED_NODES (default 3),
 #              KCM_LOCAL_UP_UPSTREAM=1 forces the upstream controller manager,
-#              KCM_LOCAL_UP_SKIP_BUILD=1 skips hack/build.sh (uses what build/ already has).
+#              KCM_LOCAL_UP_SKIP_BUILD=1 skips hack/build.sh (uses what build/ already has),
+#              KCM_LOCAL_UP_SHARDED_REPLICAS=N (N >= 2) runs N replicas of ours with
+#              --sharding=namespace and the rights of deploy/kube-controller-manager-sharded.yaml.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
@@ -43,22 +45,48 @@ if [ "$use_ours" = 1 ]; then
   hack/testbed up
   # shellcheck disable=SC1091
   source "$state/testbed.env"
-  say "starting OUR kube-controller-manager ($ours)"
+  sharded=${KCM_LOCAL_UP_SHARDED_REPLICAS:-0}
+  [[ "$sharded" =~ ^[0-9]+$ ]] && { [ "$sharded" = 0 ] || [ "$sharded" -ge 2 ]; } ||
+    { echo "ERROR: KCM_LOCAL_UP_SHARDED_REPLICAS must be 0 or a number >= 2, not '$sharded'" >&2; exit 2; }
   # The flags deploy/ uses: leader election on our own Lease (the shipped RBAC allows only that
   # name), serving on loopback at a free port.
-  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-  hack/testbed run kube-controller-manager "$ours" --kubeconfig="$KCM_TESTBED_KCM_KUBECONFIG" \
-    --controllers=deployment,replicaset --leader-elect-resource-name=kube-controller-manager-cpp \
-    --bind-address=127.0.0.1 --secure-port="$port" --v=1
-  for _ in $(seq 1 30); do
-    curl -skf "https://127.0.0.1:$port/readyz" >/dev/null 2>&1 && break
-    sleep 1
+  flags=(--kubeconfig="$KCM_TESTBED_KCM_KUBECONFIG" --controllers=deployment,replicaset
+    --leader-elect-resource-name=kube-controller-manager-cpp --bind-address=127.0.0.1 --v=1)
+  names=(kube-controller-manager)
+  if [ "$sharded" -ge 2 ]; then
+    # The testbed binds its controller-manager user to roles named as deploy/'s; the sharded
+    # manifest's roles of the same names add the member Leases and the namespace informer.
+    say "applying the roles of deploy/kube-controller-manager-sharded.yaml"
+    awk 'BEGIN { RS = "\n---\n" } /\nkind: (Cluster)?Role\n/ { print "---"; print }' \
+      deploy/kube-controller-manager-sharded.yaml |
+      "$KCM_TESTBED_KUBECTL" --kubeconfig="$KCM_TESTBED_ADMIN_KUBECONFIG" apply -f -
+    flags+=(--sharding=namespace)
+    names=()
+    for i in $(seq 1 "$sharded"); do names+=("kube-controller-manager-$i"); done
+  fi
+  urls=()
+  for name in "${names[@]}"; do
+    say "starting OUR kube-controller-manager as $name ($ours)"
+    port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+    hack/testbed run "$name" "$ours" "${flags[@]}" --secure-port="$port"
+    urls+=("https://127.0.0.1:$port")
   done
-  hack/testbed status >/dev/null ||
-    { echo "ERROR: our kube-controller-manager exited (log: $state/logs/kube-controller-manager.log)" >&2; exit 1; }
-  curl -skf "https://127.0.0.1:$port/readyz" >/dev/null ||
-    { echo "ERROR: our kube-controller-manager is not ready after 30s (log: $state/logs/kube-controller-manager.log)" >&2; exit 1; }
-  controller="our kube-controller-manager (log: $state/logs/kube-controller-manager.log; health: https://127.0.0.1:$port/readyz?verbose)"
+  for i in "${!names[@]}"; do
+    name=${names[$i]} url=${urls[$i]}
+    for _ in $(seq 1 30); do
+      curl -skf "$url/readyz" >/dev/null 2>&1 && break
+      sleep 1
+    done
+    hack/testbed status >/dev/null ||
+      { echo "ERROR: a kube-controller-manager exited (log: $state/logs/$name.log)" >&2; exit 1; }
+    curl -skf "$url/readyz" >/dev/null ||
+      { echo "ERROR: $name is not ready after 30s (log: $state/logs/$name.log)" >&2; exit 1; }
+  done
+  if [ "$sharded" -ge 2 ]; then
+    controller="$sharded replicas of our kube-controller-manager sharded by namespace (logs: $state/logs/kube-controller-manager-*.log; health: ${urls[*]/%//readyz?verbose}; the shard map: kubectl -n kube-system get lease kube-controller-manager-cpp-shards -o yaml)"
+  else
+    controller="our kube-controller-manager (log: $state/logs/kube-controller-manager.log; health: ${urls[0]}/readyz?verbose)"
+  fi
 else
   say "starting the testbed in $state with the UPSTREAM kube-controller-manager"
   echo "NOTE: the upstream kube-controller-manager (deployment,replicaset controllers) is standing"
