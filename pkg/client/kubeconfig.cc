@@ -55,11 +55,48 @@ std::optional<uint32_t> NextCodePoint(std::string_view s, size_t* i) {
   return cp;
 }
 
-bool IsValidUtf8(std::string_view s) {
-  for (size_t i = 0; i < s.size();) {
-    if (!NextCodePoint(s, &i)) return false;
+void AppendUtf8(uint32_t cp, std::string* out) {
+  if (cp < 0x80) {
+    out->push_back(static_cast<char>(cp));
+  } else if (cp < 0x800) {
+    out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else if (cp < 0x10000) {
+    out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else {
+    out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
   }
-  return true;
+}
+
+// UTF-16 text (after its byte order mark) as UTF-8, so that one check (YamlTextProblem) and one
+// decoder (yaml-cpp's UTF-8 reader) see every file; nullopt for an odd length or a surrogate
+// without its pair. YAML streams may be UTF-16 (Windows tools write kubeconfigs so).
+std::optional<std::string> Utf16ToUtf8(std::string_view s, bool big_endian) {
+  if (s.size() % 2 != 0) return std::nullopt;
+  auto unit = [&](size_t i) -> uint32_t {
+    const auto a = static_cast<unsigned char>(s[i]), b = static_cast<unsigned char>(s[i + 1]);
+    return big_endian ? (a << 8) | b : (b << 8) | a;
+  };
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size(); i += 2) {
+    uint32_t cp = unit(i);
+    if (cp >= 0xDC00 && cp <= 0xDFFF) return std::nullopt;
+    if (cp >= 0xD800 && cp <= 0xDBFF) {
+      if (i + 4 > s.size()) return std::nullopt;
+      const uint32_t low = unit(i + 2);
+      if (low < 0xDC00 || low > 0xDFFF) return std::nullopt;
+      cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+      i += 2;
+    }
+    AppendUtf8(cp, &out);
+  }
+  return out;
 }
 
 // The characters YAML 1.1/1.2 allow in a stream (c-printable): tab, line breaks, the printable
@@ -73,7 +110,7 @@ bool IsYamlPrintable(uint32_t cp) {
 // Why UTF-8 text cannot be a YAML stream, or "" when it can. clientcmd's YAML reader refuses text
 // that is not UTF-8 and control characters outside quoted escapes; yaml-cpp would pass them into
 // the strings, a NUL even as a stray byte that is not UTF-8 (a token or a server address nobody
-// can write back).
+// can write back). Escapes in quoted strings are yaml-cpp's to check (it refuses a surrogate).
 std::string YamlTextProblem(std::string_view s) {
   for (size_t i = 0; i < s.size();) {
     const size_t at = i;
@@ -94,10 +131,6 @@ Status ReadString(const YAML::Node& node, const char* key, const std::string& fi
   const YAML::Node v = node[key];
   if (!v || v.IsNull()) return OkStatus();
   if (!v.IsScalar()) return ConfigError(file, where + "." + key, "must be a string");
-  // An escape in a quoted string can still spell a surrogate, which is no character.
-  if (!IsValidUtf8(v.Scalar())) {
-    return ConfigError(file, where + "." + key, "not a valid Unicode string");
-  }
   *out = v.Scalar();
   return OkStatus();
 }
@@ -148,9 +181,6 @@ Status ForEachNamed(const YAML::Node& root, const char* section, const char* fie
     const YAML::Node name = entry["name"];
     if (!name || !name.IsScalar() || name.Scalar().empty()) {
       return ConfigError(file, section, "entry without a name");
-    }
-    if (!IsValidUtf8(name.Scalar())) {
-      return ConfigError(file, section, "a name that is not a valid Unicode string");
     }
     const std::string where = std::string(section) + "[" + name.Scalar() + "]";
     const YAML::Node body = entry[field];
@@ -277,13 +307,15 @@ KubeconfigLoadingRules KubeconfigLoadingRules::FromEnvironment(std::string expli
 }
 
 Result<Kubeconfig> ParseKubeconfig(std::string_view yaml, const std::string& file) {
-  // A UTF-16 file (byte order mark first) is left to yaml-cpp, which decodes it; the strings read
-  // from it are checked one by one (ReadString).
-  const bool utf16 = yaml.substr(0, 2) == "\xFE\xFF" || yaml.substr(0, 2) == "\xFF\xFE";
-  if (!utf16) {
-    if (std::string problem = YamlTextProblem(yaml); !problem.empty()) {
-      return ConfigError(file, "", "invalid YAML: " + problem);
-    }
+  std::string utf8;
+  if (yaml.substr(0, 2) == "\xFE\xFF" || yaml.substr(0, 2) == "\xFF\xFE") {
+    auto decoded = Utf16ToUtf8(yaml.substr(2), yaml[0] == '\xFE');
+    if (!decoded) return ConfigError(file, "", "invalid YAML: not valid UTF-16");
+    utf8 = std::move(*decoded);
+    yaml = utf8;
+  }
+  if (std::string problem = YamlTextProblem(yaml); !problem.empty()) {
+    return ConfigError(file, "", "invalid YAML: " + problem);
   }
   YAML::Node root;
   try {

@@ -281,7 +281,35 @@ TEST(KubeconfigParseTest, ControlCharactersAreRefused) {
   config = ParseKubeconfig(utf16, "/k.conf");
   ASSERT_FALSE(config.ok()) << config->current_context.size();
   EXPECT_EQ(config.error().reason, "InvalidKubeconfig");
-  EXPECT_THAT(config.error().message, HasSubstr("current-context: not a valid Unicode string"));
+  EXPECT_THAT(config.error().message, HasSubstr("not valid UTF-16"));
+}
+
+// UTF-16 text (either byte order, a byte order mark first), as Windows tools write kubeconfigs,
+// is read like UTF-8 text and checked the same way: a NUL in it is refused as in UTF-8 (yaml-cpp,
+// decoding UTF-16 itself, had turned "a\0b" into "a\x08 ").
+TEST(KubeconfigParseTest, Utf16TextIsReadAndCheckedLikeUtf8) {
+  auto utf16 = [](const std::u16string& text, bool big_endian) {
+    std::string out = big_endian ? "\xFE\xFF" : "\xFF\xFE";
+    for (char16_t u : text) {
+      const char hi = static_cast<char>(u >> 8), lo = static_cast<char>(u & 0xFF);
+      out += big_endian ? std::string{hi, lo} : std::string{lo, hi};
+    }
+    return out;
+  };
+  for (bool big_endian : {false, true}) {
+    // U+65E5 and U+1F600 (a surrogate pair in UTF-16).
+    auto config =
+        ParseKubeconfig(utf16(u"current-context: \u65E5\U0001F600\n", big_endian), "/k.conf");
+    ASSERT_TRUE(config.ok()) << config.error().message;
+    EXPECT_EQ(config->current_context, "\xE6\x97\xA5\xF0\x9F\x98\x80");
+    config = ParseKubeconfig(utf16(std::u16string(u"current-context: a\0b\n", 21), big_endian),
+                             "/k.conf");
+    ASSERT_FALSE(config.ok());
+    EXPECT_THAT(config.error().message, HasSubstr("control character U+0000"));
+  }
+  auto odd = ParseKubeconfig(std::string("\xFF\xFEk\0:", 5), "/k.conf");
+  ASSERT_FALSE(odd.ok());
+  EXPECT_THAT(odd.error().message, HasSubstr("not valid UTF-16"));
 }
 
 }  // namespace
