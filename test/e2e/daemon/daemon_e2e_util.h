@@ -57,13 +57,21 @@ inline std::optional<int64_t> Rfc3339Micro(const std::string& s) {
   return static_cast<int64_t>(timegm(&t)) * 1000000 + micros;
 }
 
+// A workload of `kind` (ReplicaSet or Deployment, apps/v1) named `name` in `ns`: `replicas`
+// pause pods labelled app=<name>.
+inline std::string PauseWorkloadYaml(const std::string& kind, const std::string& name,
+                                     const std::string& ns, int replicas) {
+  return "apiVersion: apps/v1\nkind: " + kind + "\nmetadata:\n  name: " + name +
+         "\n  namespace: " + ns + "\nspec:\n  replicas: " + std::to_string(replicas) +
+         "\n  selector:\n    matchLabels:\n      app: " + name +
+         "\n  template:\n    metadata:\n      labels:\n        app: " + name +
+         "\n    spec:\n      containers:\n      - name: pause\n"
+         "        image: registry.k8s.io/pause:3.10\n";
+}
+
 // ReplicaSet "big" in `ns`: `replicas` pause pods labelled app=big.
 inline std::string ReplicaSetYaml(const std::string& ns, int replicas) {
-  return "apiVersion: apps/v1\nkind: ReplicaSet\nmetadata:\n  name: big\n  namespace: " + ns +
-         "\nspec:\n  replicas: " + std::to_string(replicas) +
-         "\n  selector:\n    matchLabels:\n      app: big\n  template:\n    metadata:\n"
-         "      labels:\n        app: big\n    spec:\n      containers:\n      - name: pause\n"
-         "        image: registry.k8s.io/pause:3.10\n";
+  return PauseWorkloadYaml("ReplicaSet", "big", ns, replicas);
 }
 
 // Writes a kubeconfig to `path` that reaches `server` (CA file `ca`) with bearer `token` (its

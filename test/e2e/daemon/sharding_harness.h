@@ -187,11 +187,7 @@ inline std::set<std::string> Owners(const sharding::ShardMap& map) {
 }
 
 inline std::string DeploymentYaml(const std::string& ns, int replicas) {
-  return "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: " + ns +
-         "\nspec:\n  replicas: " + std::to_string(replicas) +
-         "\n  selector:\n    matchLabels:\n      app: web\n  template:\n    metadata:\n"
-         "      labels:\n        app: web\n    spec:\n      containers:\n      - name: pause\n"
-         "        image: registry.k8s.io/pause:3.10\n";
+  return PauseWorkloadYaml("Deployment", "web", ns, replicas);
 }
 
 inline int Count(const std::string& ns, const std::string& kind) {
