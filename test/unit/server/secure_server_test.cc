@@ -71,6 +71,23 @@ class FakeAuthorizer : public RequestAuthorizer {
   UserInfo last_user_;
 };
 
+// A server bound off loopback, so that a path outside `always_allow_paths` needs authentication
+// and authorization, which a FakeAuthorizer gives; with the health check "ping". Not started.
+struct ServerWithAuthorizer {
+  explicit ServerWithAuthorizer(std::vector<std::string> always_allow_paths)
+      : server([&] {
+          ServingOptions o = Loopback();
+          o.bind_address = "0.0.0.0";
+          o.always_allow_paths = std::move(always_allow_paths);
+          return o;
+        }()) {
+    server.AddHealthCheck({"ping", [] { return OkStatus(); }});
+    server.SetAuthorizer(authorizer);
+  }
+  std::shared_ptr<FakeAuthorizer> authorizer = std::make_shared<FakeAuthorizer>();
+  SecureServer server;
+};
+
 // S1: health endpoints answer "ok" when every check passes.
 TEST(SecureServerTest, HealthEndpointsPass) {
   SecureServer server(Loopback());
@@ -142,11 +159,8 @@ TEST(SecureServerTest, MetricsRefusedOffLoopbackWithoutAuthorizer) {
 
 // S2: delegated authn/authz decides for paths outside the always-allow list.
 TEST(SecureServerTest, AuthorizerDecides) {
-  ServingOptions o = Loopback();
-  o.bind_address = "0.0.0.0";
-  auto authorizer = std::make_shared<FakeAuthorizer>();
-  SecureServer server(o);
-  server.SetAuthorizer(authorizer);
+  ServerWithAuthorizer s({"/healthz", "/readyz", "/livez"});
+  auto& [authorizer, server] = s;
   ASSERT_TRUE(server.Start().ok());
   EXPECT_EQ(HttpsGet(server.Port(), "/metrics").code, 401);
   EXPECT_EQ(HttpsGet(server.Port(), "/metrics", {.token = "bad"}).code, 403);
@@ -163,12 +177,8 @@ TEST(SecureServerTest, AuthorizerDecides) {
 TEST(SecureServerTest, ListedMetricsServedWithoutCredentials) {
   metrics::CounterVec c("kcm_server_listed_test_total", "test", {});
   c.With({}).Inc();
-  ServingOptions o = Loopback();
-  o.bind_address = "0.0.0.0";
-  o.always_allow_paths = {"/healthz", "/readyz", "/livez", "/metrics"};
-  auto authorizer = std::make_shared<FakeAuthorizer>();
-  SecureServer server(o);
-  server.SetAuthorizer(authorizer);
+  ServerWithAuthorizer s({"/healthz", "/readyz", "/livez", "/metrics"});
+  auto& [authorizer, server] = s;
   ASSERT_TRUE(server.Start().ok());
   auto r = HttpsGet(server.Port(), "/metrics");
   EXPECT_EQ(r.code, 200) << r.body;
@@ -178,12 +188,8 @@ TEST(SecureServerTest, ListedMetricsServedWithoutCredentials) {
 
 // Unlisted, /metrics keeps the delegated authn/authz: no credentials 401, a token 403 or 200.
 TEST(SecureServerTest, UnlistedMetricsStillRefused) {
-  ServingOptions o = Loopback();
-  o.bind_address = "0.0.0.0";
-  o.always_allow_paths = {"/healthz", "/metricz", "/metrics/*"};
-  auto authorizer = std::make_shared<FakeAuthorizer>();
-  SecureServer server(o);
-  server.SetAuthorizer(authorizer);
+  ServerWithAuthorizer s({"/healthz", "/metricz", "/metrics/*"});
+  auto& [authorizer, server] = s;
   ASSERT_TRUE(server.Start().ok());
   EXPECT_EQ(HttpsGet(server.Port(), "/metrics").code, 401);
   EXPECT_EQ(HttpsGet(server.Port(), "/metrics", {.token = "bad"}).code, 403);
@@ -193,13 +199,8 @@ TEST(SecureServerTest, UnlistedMetricsStillRefused) {
 
 // Upstream's path matching: an entry's leading '/' is optional, a trailing '*' is a prefix.
 TEST(SecureServerTest, AlwaysAllowPathsMatchAsUpstream) {
-  ServingOptions o = Loopback();
-  o.bind_address = "0.0.0.0";
-  o.always_allow_paths = {"metrics", "/healthz/*"};
-  auto authorizer = std::make_shared<FakeAuthorizer>();
-  SecureServer server(o);
-  server.AddHealthCheck({"ping", [] { return OkStatus(); }});
-  server.SetAuthorizer(authorizer);
+  ServerWithAuthorizer s({"metrics", "/healthz/*"});
+  auto& [authorizer, server] = s;
   ASSERT_TRUE(server.Start().ok());
   EXPECT_EQ(HttpsGet(server.Port(), "/metrics").code, 200);
   auto ping = HttpsGet(server.Port(), "/healthz/ping");
@@ -213,13 +214,8 @@ TEST(SecureServerTest, AlwaysAllowPathsMatchAsUpstream) {
 }
 
 TEST(SecureServerTest, StarAloneAllowsEveryPath) {
-  ServingOptions o = Loopback();
-  o.bind_address = "0.0.0.0";
-  o.always_allow_paths = {"*"};
-  auto authorizer = std::make_shared<FakeAuthorizer>();
-  SecureServer server(o);
-  server.AddHealthCheck({"ping", [] { return OkStatus(); }});
-  server.SetAuthorizer(authorizer);
+  ServerWithAuthorizer s({"*"});
+  auto& [authorizer, server] = s;
   ASSERT_TRUE(server.Start().ok());
   EXPECT_EQ(HttpsGet(server.Port(), "/metrics").code, 200);
   EXPECT_EQ(HttpsGet(server.Port(), "/livez/ping").code, 200);
