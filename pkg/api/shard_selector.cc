@@ -97,6 +97,21 @@ std::string ShardEndHex(const ShardRange& r) {
   return r.last == UINT64_MAX ? std::string(kTopOfSpace) : ShardHex(r.last + 1);
 }
 
+Result<ShardRange> ParseShardRange(std::string_view start_text, std::string_view end_text) {
+  uint64_t start = 0, end = 0;
+  bool start_top = false, end_top = false;
+  if (!ParseBound(start_text, false, &start, &start_top) ||
+      !ParseBound(end_text, true, &end, &end_top)) {
+    return Error::Local("InvalidShardSelector",
+                        "a bound must be 0x and 16 lowercase hex digits (the end may be " +
+                            std::string(kTopOfSpace) + ")");
+  }
+  if (!end_top && end <= start) {
+    return Error::Local("InvalidShardSelector", "a range's start must be below its end");
+  }
+  return ShardRange{start, end_top ? UINT64_MAX : end - 1};
+}
+
 ShardSelector::ShardSelector(ShardField field, std::vector<ShardRange> ranges)
     : field_(field), ranges_(std::move(ranges)) {}
 
@@ -123,15 +138,9 @@ Result<ShardSelector> ShardSelector::Parse(std::string_view text) {
         !r.Consume(")")) {
       return ParseError(text, "expected shardRange(field, '0x…', '0x…')");
     }
-    uint64_t start = 0, end = 0;
-    bool start_top = false, end_top = false;
-    if (!ParseBound(start_text, false, &start, &start_top) ||
-        !ParseBound(end_text, true, &end, &end_top)) {
-      return ParseError(text, "a bound must be 0x and 16 lowercase hex digits (the end may be " +
-                                  std::string(kTopOfSpace) + ")");
-    }
-    if (!end_top && end <= start) return ParseError(text, "a range's start must be below its end");
-    ranges.push_back({start, end_top ? UINT64_MAX : end - 1});
+    auto range = ParseShardRange(start_text, end_text);
+    if (!range.ok()) return ParseError(text, range.error().message);
+    ranges.push_back(*range);
   } while (r.Consume("||"));
   if (!r.AtEnd()) return ParseError(text, "unexpected text after the last range");
   return ShardSelector(*field, std::move(ranges));

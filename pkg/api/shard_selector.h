@@ -34,6 +34,11 @@ struct ShardRange {
 std::string ShardHex(uint64_t value);
 std::string ShardEndHex(const ShardRange& r);
 
+// The range from its wire bounds: start "0x" + 16 lowercase hex digits, end the same or
+// "0x10000000000000000" (exclusive), start < end. What ShardSelector::Parse takes in each
+// shardRange(…), and the shard map's entries hold.
+Result<ShardRange> ParseShardRange(std::string_view start, std::string_view end);
+
 enum class ShardField { kNamespace, kUid };
 
 class ShardSelector {

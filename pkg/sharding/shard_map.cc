@@ -46,11 +46,11 @@ Result<ShardMap> ShardMap::Parse(std::string_view text) {
       const api::json::Value* f = v.is_object() ? v.Find(key) : nullptr;
       return f != nullptr && f->is_string() ? f->as_string() : std::string();
     };
-    // Reuse the selector's bound syntax and checks.
-    auto sel = api::ShardSelector::Parse("shardRange(object.metadata.namespace, '" + str("start") +
-                                         "', '" + str("end") + "')");
-    if (!sel.ok()) return Invalid(sel.error().message);
-    entries.push_back({sel->ranges()[0], str("owner"), str("next")});
+    // The selector's bound syntax and checks, on the two strings alone (spliced into a selector's
+    // text, a bound holding "') || shardRange(…" would have parsed as a second range).
+    auto range = api::ParseShardRange(str("start"), str("end"));
+    if (!range.ok()) return Invalid(range.error().message);
+    entries.push_back({*range, str("owner"), str("next")});
   }
   return FromEntries(std::move(entries));
 }

@@ -42,9 +42,14 @@ TEST(ShardMapTest, RefusesGapsOverlapsAndJunk) {
   EXPECT_FALSE(ShardMap::FromEntries({{{1, UINT64_MAX}, "a", ""}}).ok());
   EXPECT_FALSE(
       ShardMap::FromEntries({{{0, UINT64_MAX}, "a", ""}, {{0, UINT64_MAX}, "b", ""}}).ok());
-  for (const char* bad :
-       {"", "{}", R"({"ranges":{}})", R"({"ranges":[{"start":"0x0"}]})",
-        R"({"ranges":[{"start":"0x0000000000000000","end":"0x0000000000000001"}]})"}) {
+  for (
+      const char* bad :
+      {"", "{}", R"({"ranges":{}})", R"({"ranges":[{"start":"0x0"}]})",
+       R"({"ranges":[{"start":"0x0000000000000000","end":"0x0000000000000001"}]})",
+       // A bound is only a bound: text that would make a second range if spliced into a
+       // selector (the first entry then read as [0, 0x8000…)) is refused.
+       R"({"ranges":[{"start":"0x0000000000000000', '0x8000000000000000') || shardRange(object.metadata.namespace, '0x0000000000000000","end":"0x0000000000000001","owner":"a"},)"
+       R"({"start":"0x8000000000000000","end":"0x10000000000000000","owner":"b"}]})"}) {
     auto r = ShardMap::Parse(bad);
     EXPECT_FALSE(r.ok()) << bad;
     if (!r.ok()) {
