@@ -1,12 +1,12 @@
 // libFuzzer target for kubeconfig loading (ParseKubeconfig, RestConfigFromKubeconfig). The input
 // is a kubeconfig's text. Checked: it parses or fails with reason InvalidKubeconfig (no exception
-// escapes); a parsed config, written back as YAML (every string double-quoted, the *-data fields
-// base64-encoded again), parses to the same config; resolving its current context gives a
-// RestConfig with a server, or an InvalidKubeconfig error.
-#include <yaml-cpp/yaml.h>
-
+// escapes); a parsed config, written back as YAML (flow style, every string double-quoted with
+// everything but printable ASCII escaped, the *-data fields base64-encoded again), parses to the
+// same config; resolving its current context gives a RestConfig with a server, or an
+// InvalidKubeconfig error.
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -42,55 +42,91 @@ std::string Base64(std::string_view in) {
   return out;
 }
 
-void Field(YAML::Emitter& out, const char* key, const std::string& value) {
-  if (value.empty()) return;
-  out << YAML::Key << key << YAML::Value << YAML::DoubleQuoted << value;
+// `s` as a YAML double-quoted scalar, every character outside printable ASCII escaped by its
+// code point (\xXX, \uXXXX, \UXXXXXXXX), so that nothing a YAML reader treats specially (NEL and
+// the other line breaks it folds, noncharacters yaml-cpp's emitter would replace) is written as
+// itself. A string that is not UTF-8 fails the check: the parser never makes one.
+std::string Quote(std::string_view s) {
+  std::string out = "\"";
+  for (size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const int n = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : 4;
+    Check((c < 0x80 || (c & 0xC0) == 0xC0) && i + n <= s.size());
+    uint32_t cp = n == 1 ? c : c & (0x7F >> n);
+    for (int k = 1; k < n; ++k) {
+      const auto cc = static_cast<unsigned char>(s[i + k]);
+      Check((cc & 0xC0) == 0x80);
+      cp = (cp << 6) | (cc & 0x3F);
+    }
+    i += n;
+    char buf[16];
+    if (cp == '"' || cp == '\\') {
+      out += '\\';
+      out += static_cast<char>(cp);
+    } else if (cp >= 0x20 && cp < 0x7F) {
+      out += static_cast<char>(cp);
+    } else {
+      std::snprintf(buf, sizeof buf,
+                    cp < 0x100     ? "\\x%02X"
+                    : cp < 0x10000 ? "\\u%04X"
+                                   : "\\U%08X",
+                    static_cast<unsigned>(cp));
+      out += buf;
+    }
+  }
+  return out + "\"";
 }
 
-// The config as a kubeconfig file.
+// `"key": value, ` for a non-empty value, into a flow mapping.
+void Field(std::string& out, const char* key, const std::string& value) {
+  if (value.empty()) return;
+  out += std::string("\"") + key + "\": " + Quote(value) + ", ";
+}
+
+// A flow mapping from the fields Field wrote (a trailing ", " dropped).
+std::string Map(std::string fields) {
+  if (fields.size() >= 2) fields.resize(fields.size() - 2);
+  return "{" + fields + "}";
+}
+
+// The config as a kubeconfig file (YAML in flow style: one line).
 std::string Write(const Kubeconfig& c) {
-  YAML::Emitter out;
-  out << YAML::BeginMap;
-  out << YAML::Key << "clusters" << YAML::Value << YAML::BeginSeq;
+  std::string clusters, users, contexts;
   for (const auto& [name, cl] : c.clusters) {
-    out << YAML::BeginMap << YAML::Key << "name" << YAML::Value << YAML::DoubleQuoted << name;
-    out << YAML::Key << "cluster" << YAML::Value << YAML::BeginMap;
-    Field(out, "server", cl.server);
-    Field(out, "certificate-authority", cl.certificate_authority);
-    Field(out, "certificate-authority-data", Base64(cl.certificate_authority_data));
-    Field(out, "tls-server-name", cl.tls_server_name);
-    if (cl.insecure_skip_tls_verify) Field(out, "insecure-skip-tls-verify", "true");
-    if (cl.disable_compression) Field(out, "disable-compression", "true");
-    out << YAML::EndMap << YAML::EndMap;
+    std::string f;
+    Field(f, "server", cl.server);
+    Field(f, "certificate-authority", cl.certificate_authority);
+    Field(f, "certificate-authority-data", Base64(cl.certificate_authority_data));
+    Field(f, "tls-server-name", cl.tls_server_name);
+    if (cl.insecure_skip_tls_verify) Field(f, "insecure-skip-tls-verify", "true");
+    if (cl.disable_compression) Field(f, "disable-compression", "true");
+    clusters += "{\"name\": " + Quote(name) + ", \"cluster\": " + Map(f) + "}, ";
   }
-  out << YAML::EndSeq;
-  out << YAML::Key << "users" << YAML::Value << YAML::BeginSeq;
   for (const auto& [name, u] : c.users) {
-    out << YAML::BeginMap << YAML::Key << "name" << YAML::Value << YAML::DoubleQuoted << name;
-    out << YAML::Key << "user" << YAML::Value << YAML::BeginMap;
-    Field(out, "client-certificate", u.client_certificate);
-    Field(out, "client-certificate-data", Base64(u.client_certificate_data));
-    Field(out, "client-key", u.client_key);
-    Field(out, "client-key-data", Base64(u.client_key_data));
-    Field(out, "token", u.token);
-    Field(out, "tokenFile", u.token_file);
-    out << YAML::EndMap << YAML::EndMap;
+    std::string f;
+    Field(f, "client-certificate", u.client_certificate);
+    Field(f, "client-certificate-data", Base64(u.client_certificate_data));
+    Field(f, "client-key", u.client_key);
+    Field(f, "client-key-data", Base64(u.client_key_data));
+    Field(f, "token", u.token);
+    Field(f, "tokenFile", u.token_file);
+    users += "{\"name\": " + Quote(name) + ", \"user\": " + Map(f) + "}, ";
   }
-  out << YAML::EndSeq;
-  out << YAML::Key << "contexts" << YAML::Value << YAML::BeginSeq;
   for (const auto& [name, cx] : c.contexts) {
-    out << YAML::BeginMap << YAML::Key << "name" << YAML::Value << YAML::DoubleQuoted << name;
-    out << YAML::Key << "context" << YAML::Value << YAML::BeginMap;
-    Field(out, "cluster", cx.cluster);
-    Field(out, "user", cx.user);
-    Field(out, "namespace", cx.ns);
-    out << YAML::EndMap << YAML::EndMap;
+    std::string f;
+    Field(f, "cluster", cx.cluster);
+    Field(f, "user", cx.user);
+    Field(f, "namespace", cx.ns);
+    contexts += "{\"name\": " + Quote(name) + ", \"context\": " + Map(f) + "}, ";
   }
-  out << YAML::EndSeq;
-  Field(out, "current-context", c.current_context);
-  out << YAML::EndMap;
-  Check(out.good());
-  return out.c_str();
+  auto seq = [](std::string items) {
+    if (items.size() >= 2) items.resize(items.size() - 2);
+    return "[" + items + "]";
+  };
+  std::string top = "\"clusters\": " + seq(clusters) + ", \"users\": " + seq(users) +
+                    ", \"contexts\": " + seq(contexts) + ", ";
+  Field(top, "current-context", c.current_context);
+  return Map(top) + "\n";
 }
 
 bool Same(const Kubeconfig& a, const Kubeconfig& b) {
