@@ -107,9 +107,16 @@ Error DecodeApiError(int code, std::string_view body) {
   }
   Error e{code, std::string(errors::ReasonForCode(code)), std::string(DefaultMessage(code)), {}};
   if (!body.empty()) {
-    // Keep the start of whatever the server (or a proxy) said; it is often the only clue.
-    constexpr std::size_t kMaxBody = 1024;
-    e.message += " (" + std::string(body.substr(0, kMaxBody)) + ")";
+    // Keep the start of whatever the server (or a proxy) said, it is often the only clue, but no
+    // more than client-go's maxUnstructuredResponseTextBytes, cut where a character starts.
+    std::string_view text = body;
+    const bool cut = text.size() > kMaxErrorTextBytes;
+    if (cut) {
+      std::size_t end = kMaxErrorTextBytes;
+      while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
+      text = text.substr(0, end);
+    }
+    e.message += " (" + std::string(text) + (cut ? " [truncated])" : ")");
   }
   return e;
 }

@@ -3,12 +3,17 @@
 // thread-safe.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string_view>
 
 #include "pkg/util/errors.h"
 
 namespace kcm::client {
+
+// The most of an error answer's text (a body that is not a Status) an Error keeps: client-go's
+// maxUnstructuredResponseTextBytes. A longer text is cut and ends in " [truncated]".
+inline constexpr std::size_t kMaxErrorTextBytes = 2048;
 
 // The error for an HTTP answer with a non-2xx `code`: the body's Status (kind "Status") when it
 // is one, else a reason synthesized from the code (404 NotFound, 409 Conflict, 410 Expired, ...)

@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "pkg/client/answer_head.h"
+#include "pkg/client/internal/answer.h"
 #include "pkg/client/internal/curl_handle.h"
 #include "pkg/client/internal/transport_impl.h"
 #include "pkg/client/transport.h"
@@ -15,14 +15,31 @@
 namespace kcm::client {
 
 struct HttpStream::State {
+  // A 2xx body's bytes wait in `pending` until Read() hands them over: what one
+  // curl_multi_perform delivers, which libcurl's read loop bounds. The watch's frame scanner
+  // bounds what it keeps of them.
+  class PendingSink final : public BodySink {
+   public:
+    explicit PendingSink(std::string* pending) : pending_(pending) {}
+    void Begin(std::string_view) override {}
+    Status Write(std::string_view data) override {
+      pending_->append(data);
+      return Status();
+    }
+
+   private:
+    std::string* pending_;
+  };
+
   std::shared_ptr<Transport::Impl> impl;  // keeps the share alive while the handle uses it
   HttpRequest request;
   std::string body;  // request.body's bytes, which curl points into
   std::unique_ptr<internal::Handle> handle;
   internal::HeaderList headers;
-  AnswerHead head;
-  std::optional<Error> failure;  // a head bound the callback enforced
-  std::string pending;           // bytes received but not yet handed to Read()
+  std::string pending;  // bytes received but not yet handed to Read()
+  PendingSink sink{&pending};
+  // Every byte of the answer lands here (the error answer's body, within its bound, too).
+  std::optional<internal::Answer> answer;
   std::atomic<bool> canceled{false};
   std::atomic<int> status{0};
   bool added = false;
@@ -36,24 +53,9 @@ struct HttpStream::State {
     if (added) curl_multi_remove_handle(handle->multi.get(), handle->easy.get());
   }
 
-  static size_t Write(char* data, size_t, size_t n, void* user) {
-    static_cast<State*>(user)->pending.append(data, n);
-    return n;
-  }
-  static size_t Header(char* data, size_t, size_t n, void* user) {
-    auto* s = static_cast<State*>(user);
-    if (Status st = s->head.Add(std::string_view(data, n)); !st.ok()) {
-      s->failure = st.error();
-      return 0;
-    }
-    return n;
-  }
-
   void UpdateStatus() {
     if (status.load() != 0) return;
-    long code = 0;
-    curl_easy_getinfo(handle->easy.get(), CURLINFO_RESPONSE_CODE, &code);
-    status.store(static_cast<int>(code));
+    status.store(static_cast<int>(answer->HttpStatus()));
   }
 };
 
@@ -74,10 +76,9 @@ std::unique_ptr<HttpStream> Transport::Stream(const HttpRequest& request) {
     // same stream is read to the end). Watch events are small and mostly local; identity costs
     // bandwidth, not correctness.
     curl_easy_setopt(easy, CURLOPT_ACCEPT_ENCODING, nullptr);
-    curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, &HttpStream::State::Write);
-    curl_easy_setopt(easy, CURLOPT_WRITEDATA, state.get());
-    curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, &HttpStream::State::Header);
-    curl_easy_setopt(easy, CURLOPT_HEADERDATA, state.get());
+    state->answer.emplace(easy, request.max_body_bytes, &state->sink, /*replayable=*/true,
+                          internal::Answer::Kind::kStream);
+    state->answer->Attach();
     state->added = curl_multi_add_handle(state->handle->multi.get(), easy) == CURLM_OK;
   }
   return std::make_unique<HttpStream>(HttpStream::Private{}, std::move(state));
@@ -100,8 +101,9 @@ Result<size_t> HttpStream::Read(std::string* out) {
       return n;
     }
     if (s.done) {
-      if (s.result != CURLE_OK || s.failure) {
-        return internal::TransferError(s.request, s.result, s.handle->errbuf, s.failure);
+      if (!s.answer->Usable(s.result)) {
+        return internal::TransferError(s.request, s.result, s.handle->errbuf,
+                                       s.answer->TakeFailure());
       }
       return size_t{0};
     }
@@ -136,11 +138,16 @@ int HttpStream::status() const {
 }
 
 std::string HttpStream::retry_after() const {
-  return state_->head.retry_after();
+  return state_->answer ? state_->answer->head().retry_after() : std::string();
 }
 
 std::string HttpStream::content_type() const {
-  return state_->head.content_type();
+  return state_->answer ? state_->answer->head().content_type() : std::string();
+}
+
+const std::string& HttpStream::error_body() const {
+  static const std::string kNone;
+  return state_->answer ? state_->answer->body() : kNone;
 }
 
 void HttpStream::Cancel() {

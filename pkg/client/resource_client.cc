@@ -1,41 +1,9 @@
 #include "pkg/client/resource_client.h"
 
-#include <cstdio>
+#include "pkg/api/json.h"
 
 namespace kcm::client {
 namespace {
-
-void AppendJsonString(std::string* out, std::string_view s) {
-  out->push_back('"');
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"':
-        *out += "\\\"";
-        break;
-      case '\\':
-        *out += "\\\\";
-        break;
-      case '\n':
-        *out += "\\n";
-        break;
-      case '\r':
-        *out += "\\r";
-        break;
-      case '\t':
-        *out += "\\t";
-        break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          *out += buf;
-        } else {
-          out->push_back(static_cast<char>(c));
-        }
-    }
-  }
-  out->push_back('"');
-}
 
 void AppendWriteOptions(const WriteOptions& opts, QueryParams* q) {
   if (opts.dry_run) q->emplace_back("dryRun", "All");
@@ -66,13 +34,13 @@ std::string EncodeDeleteOptions(const DeleteOptions& o) {
     bool first = true;
     if (o.precondition_uid) {
       out += "\"uid\":";
-      AppendJsonString(&out, *o.precondition_uid);
+      api::json::AppendQuoted(*o.precondition_uid, &out);
       first = false;
     }
     if (o.precondition_resource_version) {
       if (!first) out += ',';
       out += "\"resourceVersion\":";
-      AppendJsonString(&out, *o.precondition_resource_version);
+      api::json::AppendQuoted(*o.precondition_resource_version, &out);
     }
     out += '}';
   }
@@ -129,7 +97,12 @@ Result<std::string> ResourceClient::List(std::string_view ns, const api::ListOpt
 Status ResourceClient::ListStreaming(std::string_view ns, const api::ListOptions& opts,
                                      BodySink& sink, std::stop_token stop,
                                      std::string_view accept) {
-  Request r{.verb = "GET", .path = Path(ns), .accept = std::string(accept), .body_sink = &sink};
+  // The decoder bounds each item; the whole answer has the bound of one held whole.
+  Request r{.verb = "GET",
+            .path = Path(ns),
+            .accept = std::string(accept),
+            .max_body_bytes = kMaxBufferedListBytes,
+            .body_sink = &sink};
   AppendListOptions(opts, /*watch=*/false, &r.query);
   auto body = client_->Do(r, stop);
   if (!body.ok()) return body.error();

@@ -46,7 +46,8 @@ struct Request {
   std::string accept;        // the Accept header; "" = application/json
   // The largest answer body taken, counted inflated; 0 = RestConfig::max_object_bytes, the
   // bound of one object (every answer but a whole LIST is one: an object, a Status, a review,
-  // /healthz's text). A streamed answer's 2xx body is bounded by its sink instead.
+  // /healthz's text). A streamed answer's items are bounded by its sink, and its whole body by
+  // this too.
   std::size_t max_body_bytes = 0;
   // When set, a 2xx answer's body is handed to it as it arrives and Do returns "" (a streamed
   // LIST, transport.h); error answers are decoded as usual. Not owned.

@@ -7,7 +7,7 @@
 #include <mutex>
 #include <optional>
 
-#include "pkg/client/answer_head.h"
+#include "pkg/client/internal/answer.h"
 #include "pkg/client/internal/curl_handle.h"
 #include "pkg/client/internal/transport_impl.h"
 #include "pkg/client/json_padding.h"
@@ -15,102 +15,8 @@
 namespace kcm::client {
 namespace {
 
-// What the callbacks of one buffered request gather, and the bounds they enforce.
-struct Answer {
-  AnswerHead head;
-  std::string body;
-  std::size_t max_body = 0;
-  // A 2xx body goes to `sink` when set (decided at its first byte, once the status is known);
-  // anything else is buffered.
-  BodySink* sink = nullptr;
-  CURL* easy = nullptr;
-  enum class Mode { kUndecided, kSink, kBuffer } mode = Mode::kUndecided;
-  // Why a callback stopped the transfer (a bound, the sink's error, a refused resend): libcurl
-  // then reports CURLE_WRITE_ERROR or CURLE_ABORTED_BY_CALLBACK, and this is returned instead.
-  std::optional<Error> failure;
-  // Whether the request may be sent again after a reused connection closed before any answer
-  // byte (net/http's Request.isReplayable), and how often it was sent.
-  bool replayable = true;
-  int sends = 0;
-
-  // libcurl sends a request once more on a new connection when a reused one closes before any
-  // answer byte; net/http resends only what is safe (persistConn.shouldRetryRequest: a
-  // replayable method). Called before each send: a second send of a create, update or delete,
-  // which may have reached the server, is refused, and the caller decides, as with net/http.
-  static int OnSend(void* user, char*, char*, int, int) {
-    auto* a = static_cast<Answer*>(user);
-    if (++a->sends > 1 && !a->replayable) {
-      a->failure = Error::Transport(TransportCause::kConnectionReset,
-                                    "connection closed before an answer; not sent again (the "
-                                    "server may have acted on it)");
-      return CURL_PREREQFUNC_ABORT;
-    }
-    return CURL_PREREQFUNC_OK;
-  }
-
-  long HttpStatus() const {
-    long status = 0;
-    curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
-    return status;
-  }
-
-  static size_t OnHeader(char* data, size_t, size_t n, void* user) {
-    auto* a = static_cast<Answer*>(user);
-    if (Status s = a->head.Add(std::string_view(data, n)); !s.ok()) {
-      a->failure = s.error();
-      return 0;  // a short count fails the transfer
-    }
-    return n;
-  }
-
-  static size_t OnBody(char* data, size_t, size_t n, void* user) {
-    auto* a = static_cast<Answer*>(user);
-    if (a->mode == Mode::kUndecided) {
-      const long status = a->HttpStatus();
-      a->mode = a->sink != nullptr && status >= 200 && status < 300 ? Mode::kSink : Mode::kBuffer;
-      if (a->mode == Mode::kSink) {
-        a->sink->Begin(a->head.content_type());
-      } else if (auto length = a->head.content_length(); length && *length > a->max_body) {
-        a->failure = a->TooLarge();  // refused before the first byte is kept
-        return 0;
-      } else if (length) {
-        a->body.reserve(static_cast<std::size_t>(*length) + kJsonPadding);
-      }
-    }
-    if (a->mode == Mode::kSink) {
-      Status s = a->sink->Write(std::string_view(data, n));
-      if (s.ok()) return n;
-      a->failure = s.error();
-      return 0;
-    }
-    // Counted as delivered, i.e. inflated: a gzip bomb stops here, at the request's limit.
-    if (a->body.size() + n > a->max_body) {
-      a->failure = a->TooLarge();
-      return 0;
-    }
-    a->body.append(data, n);
-    return n;
-  }
-
-  Error TooLarge() const {
-    return Error::Transport(TransportCause::kTooLarge,
-                            "response body over " + std::to_string(max_body) + " bytes");
-  }
-};
-
 bool ReadableFile(const std::string& path) {
   return std::ifstream(path).good();
-}
-
-// A handle for round trips: the answer's callbacks are the same for every request, only their
-// data (the request's Answer) changes.
-std::unique_ptr<internal::Handle> NewRoundTripHandle(const Transport::Impl& impl) {
-  std::unique_ptr<internal::Handle> handle = impl.NewHandle();
-  if (handle) {
-    curl_easy_setopt(handle->easy.get(), CURLOPT_HEADERFUNCTION, &Answer::OnHeader);
-    curl_easy_setopt(handle->easy.get(), CURLOPT_PREREQFUNCTION, &Answer::OnSend);
-  }
-  return handle;
 }
 
 // Each thread's handles, one per Transport it sends requests through. A worker thread sends one
@@ -138,7 +44,7 @@ class ThreadHandles {
       if (auto owner = entries_.front().owner.lock()) owner->Retire(entries_.front().handle);
       entries_.erase(entries_.begin());
     }
-    auto handle = NewRoundTripHandle(*impl);
+    auto handle = impl->NewHandle();
     if (!handle) return nullptr;
     internal::Handle* h = impl->Register(std::move(handle));
     entries_.push_back({impl, h});
@@ -164,7 +70,7 @@ class HandleLease {
     thread_local ThreadHandles cache;
     handle_ = cache.For(impl);
     if (handle_ != nullptr && handle_->busy) {
-      own_ = NewRoundTripHandle(*impl);
+      own_ = impl->NewHandle();
       handle_ = own_.get();
     }
     if (handle_ != nullptr) handle_->busy = true;
@@ -242,18 +148,12 @@ Result<HttpResponse> Transport::RoundTrip(const HttpRequest& request, std::stop_
   CURL* easy = h->easy.get();
   h->errbuf[0] = '\0';
   h->RetireUnaskedConnection();
-  Answer answer;
-  answer.max_body = request.max_body_bytes;
-  answer.sink = request.body_sink;
-  answer.easy = easy;
-  answer.replayable = request.method == "GET" || request.method == "HEAD" ||
-                      request.method == "OPTIONS" || request.method == "TRACE";
+  const bool replayable = request.method == "GET" || request.method == "HEAD" ||
+                          request.method == "OPTIONS" || request.method == "TRACE";
+  internal::Answer answer(easy, request.max_body_bytes, request.body_sink, replayable);
   internal::HeaderList headers;
   impl_->Configure(easy, &h->proxy, request, headers);
-  curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, &Answer::OnBody);
-  curl_easy_setopt(easy, CURLOPT_WRITEDATA, &answer);
-  curl_easy_setopt(easy, CURLOPT_HEADERDATA, &answer);
-  curl_easy_setopt(easy, CURLOPT_PREREQDATA, &answer);
+  answer.Attach();
 
   CURLcode rc = CURLE_OK;
   bool finished = false;
@@ -270,19 +170,16 @@ Result<HttpResponse> Transport::RoundTrip(const HttpRequest& request, std::stop_
     curl_multi_remove_handle(h->multi.get(), easy);
   }
   if (!finished) return Error::Local(errors::reason::kCanceled, "request canceled");
-  if (rc != CURLE_OK || answer.failure) {
-    return internal::TransferError(request, rc, h->errbuf, std::move(answer.failure));
+  if (!answer.Usable(rc)) {
+    return internal::TransferError(request, rc, h->errbuf, answer.TakeFailure());
   }
   HttpResponse resp;
   resp.status = static_cast<int>(answer.HttpStatus());
-  if (answer.sink != nullptr && answer.mode == Answer::Mode::kUndecided && resp.status >= 200 &&
-      resp.status < 300) {
-    answer.sink->Begin(answer.head.content_type());  // a 2xx answer without a body
-  }
-  resp.body = std::move(answer.body);
+  answer.BeginEmptyBody();  // a 2xx answer without a body still begins its sink
+  resp.body = std::move(answer.body());
   EnsurePadding(resp.body);
-  resp.retry_after = answer.head.retry_after();
-  resp.content_type = answer.head.content_type();
+  resp.retry_after = answer.head().retry_after();
+  resp.content_type = answer.head().content_type();
   return resp;
 }
 

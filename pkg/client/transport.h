@@ -46,13 +46,16 @@ struct HttpRequest {
   // stall_timeout 0 = no such limit (watches, which are legitimately silent).
   std::chrono::seconds stall_timeout{0};
   long stall_bytes_per_second = 1;
-  // RoundTrip only: the largest buffered body (counted inflated); a longer one fails with cause
-  // kTooLarge as soon as it passes the limit. Every buffered answer has one: this default, or
-  // the caller's (RestClient sets RestConfig::max_object_bytes).
+  // The largest 2xx body (counted inflated), buffered or given to body_sink; a longer one fails
+  // with cause kTooLarge as soon as it passes the limit (a Content-Length over it, before the
+  // first byte). Every answer has one: this default, or the caller's (RestClient sets
+  // RestConfig::max_object_bytes). A Stream's body is not bounded as a whole, only a
+  // Content-Length it announces: its frames are, one by one. An error (non-2xx) answer's body is
+  // read to internal::kMaxErrorBodyBytes (64 KiB) and no further.
   std::size_t max_body_bytes = kDefaultMaxObjectBytes;
-  // RoundTrip only: where a 2xx answer's body goes (HttpResponse::body then stays empty); other
-  // answers (errors, whose Status body is decoded) are buffered as usual, within
-  // max_body_bytes. The sink bounds what it keeps (a LIST item's limit). Not owned.
+  // RoundTrip only: where a 2xx answer's body goes (HttpResponse::body then stays empty); error
+  // answers are buffered as usual. The sink bounds what it keeps (a LIST item's limit). Not
+  // owned.
   BodySink* body_sink = nullptr;
 };
 
@@ -113,9 +116,14 @@ class HttpStream {
   HttpStream(const HttpStream&) = delete;
   HttpStream& operator=(const HttpStream&) = delete;
 
-  // Appends newly received body bytes to *out. Returns the number appended; 0 means the response
-  // ended cleanly (or Cancel() was called). Blocks until data, end, error or cancel.
+  // Appends newly received body bytes of a 2xx answer to *out. Returns the number appended; 0
+  // means the response ended cleanly (or Cancel() was called). Blocks until data, end, error or
+  // cancel. An error (non-2xx) answer's body is not handed over: Read returns 0 once it has been
+  // read, within its bound, into error_body().
   Result<size_t> Read(std::string* out);
+  // The first bytes of an error answer's body (internal::kMaxErrorBodyBytes at most; the rest is
+  // not read), once Read() has returned 0 for it.
+  const std::string& error_body() const;
   // The HTTP status; known once Read() has returned something (0 before).
   int status() const;
   std::string retry_after() const;

@@ -70,13 +70,8 @@ Result<std::optional<std::string>> WatchStream::Next() {
       if (status < 200 || status >= 300) {
         done_ = true;
         if (!n.ok()) return n.error();
-        // An error answer: read the (small) Status body to its end, then decode it.
-        std::string body = std::move(chunk);
-        while (true) {
-          auto more = stream_->Read(&body);
-          if (!more.ok() || *more == 0) break;
-        }
-        return DecodeApiError(status, body);
+        // An error answer: the transport has read its body, within its bound.
+        return DecodeApiError(status, stream_->error_body());
       }
     }
     if (!n.ok()) {

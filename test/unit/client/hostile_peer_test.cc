@@ -15,6 +15,7 @@
 #include "pkg/api/codec.h"
 #include "pkg/api/list_stream.h"
 #include "pkg/client/answer_head.h"
+#include "pkg/client/api_errors.h"
 #include "pkg/client/resource_client.h"
 #include "pkg/client/transport.h"
 #include "pkg/client/watch_stream.h"
@@ -107,11 +108,63 @@ TEST(HostilePeerTest, GzipBombStopsAtTheRequestsLimit) {
     Status Write(std::string_view) override { return OkStatus(); }
   };
   Discard discard;
+  // An error answer is read to its own, smaller bound: the answer is the error, its text cut.
   auto error_answer = client->Do(
       {.verb = "GET", .path = "/api/v1/pods", .query = {{"error", "1"}}, .body_sink = &discard});
   ASSERT_FALSE(error_answer.ok());
-  EXPECT_EQ(error_answer.error().transport, TransportCause::kTooLarge)
-      << error_answer.error().ToString();
+  EXPECT_EQ(error_answer.error().code, 500) << error_answer.error().ToString();
+  EXPECT_NE(error_answer.error().message.find("[truncated]"), std::string::npos);
+  EXPECT_LT(error_answer.error().message.size(), kMaxErrorTextBytes + 100);
+  EXPECT_LT(Since(t0), kPrompt);
+}
+
+// An error answer whose body never ends — to a request, to a streamed LIST, to a watch — is read
+// to internal::kMaxErrorBodyBytes and no further: the connection is dropped, not drained, and the
+// error keeps the text's first kMaxErrorTextBytes (client-go's maxUnstructuredResponseTextBytes)
+// with a visible cut.
+TEST(HostilePeerTest, EndlessErrorBodyIsReadToItsBoundOnly) {
+  std::atomic<std::size_t> most_sent{0};
+  TestServer server([&](const RecordedRequest&, Conn& c) {
+    c.StartChunked(500, {{"Content-Type", "text/plain"}});
+    const std::string block(64 << 10, 'e');
+    std::size_t sent = 0;
+    while (sent < (std::size_t{1} << 30) && c.WriteAll("10000\r\n" + block + "\r\n")) {
+      sent += block.size();
+    }
+    std::size_t prev = most_sent.load();
+    while (sent > prev && !most_sent.compare_exchange_weak(prev, sent)) {
+    }
+  });
+  auto client = Client(server.url(), std::size_t{16} << 20);
+  ASSERT_NE(client, nullptr);
+  auto expect_cut = [&](const Error& e, const std::string& what) {
+    EXPECT_EQ(e.code, 500) << what << ": " << e.ToString();
+    EXPECT_EQ(e.transport, TransportCause::kNone) << what << ": " << e.ToString();
+    EXPECT_NE(e.message.find("eeee [truncated])"), std::string::npos) << what;
+    EXPECT_LT(e.message.size(), kMaxErrorTextBytes + 100) << what;
+  };
+
+  const auto t0 = std::chrono::steady_clock::now();
+  auto get = client->Do({.verb = "GET", .path = "/api/v1/namespaces/default/pods/p"});
+  ASSERT_FALSE(get.ok());
+  expect_cut(get.error(), "GET");
+  auto post = client->Do({.verb = "POST", .path = "/api/v1/namespaces/default/pods", .body = "{}"});
+  ASSERT_FALSE(post.ok());
+  expect_cut(post.error(), "POST");
+
+  auto watch = client->Watch({.verb = "GET", .path = "/api/v1/pods", .query = {{"watch", "true"}}});
+  ASSERT_TRUE(watch.ok()) << watch.error().ToString();
+  auto frame = (*watch)->Next();
+  ASSERT_FALSE(frame.ok());
+  expect_cut(frame.error(), "WATCH");
+  EXPECT_LT(Since(t0), kPrompt);
+
+  // What the server got written before the client stopped reading: the bound plus what the
+  // loopback socket buffers hold, far under the 1 GiB it would have sent.
+  const auto wait = std::chrono::steady_clock::now();
+  while (most_sent.load() == 0 && Since(wait) < kPrompt) std::this_thread::sleep_for(10ms);
+  EXPECT_GT(most_sent.load(), 0u);
+  EXPECT_LT(most_sent.load(), std::size_t{32} << 20);
 }
 
 // Interim (1xx) answers without end: refused after the fifth, not read forever on a busy core.
