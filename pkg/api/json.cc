@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "pkg/api/internal/ondemand.h"
+#include "pkg/util/utf8.h"
 
 namespace kcm::api::json {
 namespace {
@@ -316,11 +317,28 @@ void AppendQuoted(std::string_view s, std::string* out) {
   static constexpr char kHex[] = "0123456789abcdef";
   out->push_back('"');
   size_t run = 0;  // start of the pending run of bytes that need no escaping
-  for (size_t i = 0; i < s.size(); ++i) {
+  for (size_t i = 0; i < s.size();) {
     unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    if (c >= 0x80) {
+      // Go's encoding/json coerces strings to valid UTF-8: a byte that is not is written as
+      // U+FFFD, so a peer's text we pass on (an error in a condition or an event) stays JSON.
+      char32_t cp = 0;
+      const size_t n = utf8::SequenceLength(s.substr(i), &cp);
+      if (n > 0) {
+        i += n;
+        continue;
+      }
+      out->append(s.data() + run, i - run);
+      out->append(utf8::kReplacement);
+      run = ++i;
+      continue;
+    }
+    if (c >= 0x20 && c != '"' && c != '\\') {
+      ++i;
+      continue;
+    }
     out->append(s.data() + run, i - run);
-    run = i + 1;
+    run = ++i;
     switch (c) {
       case '"':
         out->append("\\\"");

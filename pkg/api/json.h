@@ -78,7 +78,8 @@ class Value {
 Result<Value> Parse(std::string_view text);
 
 // Compact serialization: no whitespace, members in stored order, strings escaped per RFC 8259
-// (quote, backslash and all control characters; UTF-8 passes through unchanged).
+// (quote, backslash and all control characters; UTF-8 passes through unchanged, and a byte that
+// is not UTF-8 becomes U+FFFD, as Go's encoding/json writes it).
 std::string Serialize(const Value& v);
 void SerializeTo(const Value& v, std::string* out);
 // Appends `s` as a quoted, escaped JSON string.

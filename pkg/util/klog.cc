@@ -1,10 +1,15 @@
 #include "pkg/util/klog.h"
 
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <cstdio>
+#include <ctime>
 #include <mutex>
 
 #include "pkg/util/duration.h"
+#include "pkg/util/utf8.h"
 
 namespace kcm::klog {
 namespace {
@@ -12,48 +17,71 @@ namespace {
 // Set once by InitLogging before threads start, read afterwards (see the header).
 std::atomic<Format> g_format{Format::kText};
 
-// A double-quoted string with quotes, backslashes and control characters escaped; the two
-// formats differ only in how other control characters are written (`control`: a printf format).
-std::string Quote(std::string_view s, const char* control) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, control, c);
-          out += buf;
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  return out + "\"";
+// Characters a reader of the log could take for a line break or a terminal's control: C0, DEL,
+// C1, and the Unicode line and paragraph separators.
+bool IsControl(char32_t cp) {
+  return cp < 0x20 || (cp >= 0x7F && cp <= 0x9F) || cp == 0x2028 || cp == 0x2029;
 }
 
-// Go's %q for the printable subset klog meets (the text format).
+enum class Style { kGo, kJson };
+
+// Appends `s` with every control character escaped and every byte that is not UTF-8 escaped
+// (Go's strconv.Quote, klog's text values: \xNN) or replaced (JSON: U+FFFD, as zap does), so no
+// byte of a peer's text can end a line, forge one or reach a terminal raw. `quoted`: inside a
+// double-quoted string, where " and \ are escaped too.
+void AppendEscaped(std::string& out, std::string_view s, Style style, bool quoted) {
+  char buf[16];
+  while (!s.empty()) {
+    char32_t cp = 0;
+    const std::size_t n = utf8::SequenceLength(s, &cp);
+    if (n == 0) {
+      if (style == Style::kGo) {
+        std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned char>(s[0]));
+        out += buf;
+      } else {
+        out += "\\ufffd";
+      }
+      s.remove_prefix(1);
+      continue;
+    }
+    if (quoted && (cp == '"' || cp == '\\')) {
+      out += '\\';
+      out += static_cast<char>(cp);
+    } else if (cp == '\n') {
+      out += "\\n";
+    } else if (cp == '\t') {
+      out += "\\t";
+    } else if (cp == '\r') {
+      out += "\\r";
+    } else if (IsControl(cp)) {
+      const bool byte = style == Style::kGo && cp < 0x80;
+      std::snprintf(buf, sizeof buf, byte ? "\\x%02x" : "\\u%04x", static_cast<unsigned>(cp));
+      out += buf;
+    } else {
+      out.append(s.data(), n);
+    }
+    s.remove_prefix(n);
+  }
+}
+
+// A double-quoted string in `style`.
+std::string Quote(std::string_view s, Style style) {
+  std::string out;
+  out.reserve(s.size() + 2);
+  out += '"';
+  AppendEscaped(out, s, style, /*quoted=*/true);
+  out += '"';
+  return out;
+}
+
+// Go's %q, as klog's text format quotes a string value.
 std::string GoQuote(std::string_view s) {
-  return Quote(s, "\\x%02x");
+  return Quote(s, Style::kGo);
 }
 
 // A JSON string (the JSON format).
 std::string JsonString(std::string_view s) {
-  return Quote(s, "\\u%04x");
+  return Quote(s, Style::kJson);
 }
 
 const char* BaseName(const char* file) {
@@ -64,7 +92,14 @@ const char* BaseName(const char* file) {
   return base;
 }
 
-// One JSON line to stderr; the mutex keeps lines from interleaving across threads.
+// Lines from every thread go to stderr whole, one write each under this lock.
+void WriteLine(const std::string& line) {
+  static std::mutex mu;
+  std::lock_guard lock(mu);
+  std::fwrite(line.data(), 1, line.size(), stderr);
+}
+
+// One JSON line to stderr.
 void WriteJsonLine(const char* caller_file, int line, google::LogSeverity severity, int v,
                    const std::string* err, std::string_view msg,
                    const std::vector<internal::KeyValue>& kvs) {
@@ -73,10 +108,7 @@ void WriteJsonLine(const char* caller_file, int line, google::LogSeverity severi
   double ms =
       static_cast<double>(std::chrono::duration_cast<std::chrono::microseconds>(now).count()) /
       1000.0;
-  std::string out = internal::FormatJson(ms, caller_file, line, severity, v, err, msg, kvs);
-  static std::mutex mu;
-  std::lock_guard lock(mu);
-  std::fwrite(out.data(), 1, out.size(), stderr);
+  WriteLine(internal::FormatJson(ms, caller_file, line, severity, v, err, msg, kvs));
 }
 
 }  // namespace
@@ -133,25 +165,39 @@ class JsonSink : public google::LogSink {
   }
 };
 
+// In text mode every line reaches the output through this sink, with glog's header and its
+// message escaped (internal::EscapeMessage): a structured line's values are quoted already, and
+// no peer's text in a plain LOG() line can break or forge a line either.
+class TextSink : public google::LogSink {
+ public:
+  void send(google::LogSeverity severity, const char* /*full_filename*/, const char* base_filename,
+            int line, const google::LogMessageTime& time, const char* message,
+            size_t message_len) override {
+    WriteLine(internal::FormatTextLine(severity, time.tm(), time.usec(),
+                                       static_cast<long>(::syscall(SYS_gettid)), base_filename,
+                                       line, std::string_view(message, message_len)));
+  }
+};
+
 }  // namespace
 
 void InitLogging(const char* argv0, Format format, std::chrono::nanoseconds flush_frequency) {
   FLAGS_logbufsecs = static_cast<int32_t>(std::max<int64_t>(
       1, std::chrono::duration_cast<std::chrono::seconds>(flush_frequency).count()));
   g_format = format;
-  if (format == Format::kJson) {
-    FLAGS_logtostderr = false;
-    FLAGS_alsologtostderr = false;
-    FLAGS_stderrthreshold = google::NUM_SEVERITIES;  // glog writes nothing to stderr itself
-  } else {
-    FLAGS_logtostderr = true;
-    FLAGS_log_year_in_prefix = false;  // klog's header: "I1201 00:11:50.812873 pid file:line]"
-  }
+  // glog writes nothing itself, to stderr or files; a sink of ours writes each line.
+  FLAGS_logtostderr = false;
+  FLAGS_alsologtostderr = false;
+  FLAGS_stderrthreshold = google::NUM_SEVERITIES;
   google::InitGoogleLogging(argv0);
+  for (int s = 0; s < google::NUM_SEVERITIES; ++s) google::SetLogDestination(s, "");  // no files
+  // They live as long as glog may call them: to the end of the process.
+  static JsonSink json_sink;
+  static TextSink text_sink;
   if (format == Format::kJson) {
-    for (int s = 0; s < google::NUM_SEVERITIES; ++s) google::SetLogDestination(s, "");  // no files
-    static JsonSink sink;  // lives as long as glog may call it: to the end of the process
-    google::AddLogSink(&sink);
+    google::AddLogSink(&json_sink);
+  } else {
+    google::AddLogSink(&text_sink);
   }
 }
 
@@ -192,6 +238,32 @@ std::string FormatText(const std::string* err, std::string_view msg,
     }
   }
   return text;
+}
+
+std::string EscapeMessage(std::string_view message) {
+  std::string out;
+  out.reserve(message.size());
+  AppendEscaped(out, message, Style::kGo, /*quoted=*/false);
+  return out;
+}
+
+std::string FormatTextLine(google::LogSeverity severity, const std::tm& tm, int usec, long tid,
+                           const char* base_filename, int line, std::string_view message) {
+  // glog's header, which is klog's: "I1206 03:29:09.123456  4242 file.cc:42] ".
+  char head[96];
+  const char letter = severity >= 0 && severity < google::NUM_SEVERITIES
+                          ? google::GetLogSeverityName(severity)[0]
+                          : 'I';
+  std::snprintf(head, sizeof head, "%c%02d%02d %02d:%02d:%02d.%06d %5ld ", letter, tm.tm_mon + 1,
+                tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, usec, tid);
+  std::string out = head;
+  out += base_filename;
+  out += ':';
+  out += std::to_string(line);
+  out += "] ";
+  out += EscapeMessage(message);
+  out += '\n';
+  return out;
 }
 
 Value DurationValue(std::chrono::nanoseconds d) {

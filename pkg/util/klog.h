@@ -3,7 +3,10 @@
 // ts, caller, msg, v or err, then the key/value pairs). InfoS/ErrorS take a message and
 // alternating keys and values, as klog.InfoS/ErrorS do; KRef renders an object reference as
 // "ns/name" in text and {"name","namespace"} in JSON. Plain LOG()/VLOG() lines keep working and
-// come out in the configured format too.
+// come out in the configured format too. Nothing a peer sent reaches the output raw: values are
+// quoted, and in both formats every line's text has its control characters (C0, DEL, C1,
+// U+2028/2029) escaped and its bytes that are not UTF-8 escaped or replaced
+// (docs/architecture.md, "Logs").
 //
 // The format is chosen once by InitLogging in main, before any thread starts (like glog's own
 // flags); emitting is thread-safe.
@@ -13,6 +16,7 @@
 
 #include <chrono>
 #include <concepts>
+#include <ctime>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -81,6 +85,13 @@ std::string FormatText(const std::string* err, std::string_view msg,
 std::string FormatJson(double ts_ms, const char* caller_file, int line,
                        google::LogSeverity severity, int v, const std::string* err,
                        std::string_view msg, const std::vector<KeyValue>& kvs);
+
+// A glog message as the text format writes it: control characters escaped and bytes that are not
+// UTF-8 written as \xNN (as klog's quoted values), quotes and backslashes left as they are.
+std::string EscapeMessage(std::string_view message);
+// One whole line of the text format: glog's header (klog's), then the escaped message.
+std::string FormatTextLine(google::LogSeverity severity, const std::tm& tm, int usec, long tid,
+                           const char* base_filename, int line, std::string_view message);
 
 void Emit(const char* file, int line, google::LogSeverity severity, int v, const std::string* err,
           std::string_view msg, const std::vector<KeyValue>& kvs);

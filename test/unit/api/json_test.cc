@@ -59,6 +59,17 @@ TEST(JsonTest, SerializeEscapesQuotesBackslashAndControlCharsAndPassesUtf8) {
   EXPECT_EQ(Parse(Serialize(Value::String(s)))->as_string(), s);
 }
 
+// A string holding bytes that are not UTF-8 (a peer's error text passed on into a condition or an
+// event) is written as JSON that parses: each such byte becomes U+FFFD, as Go's encoding/json
+// writes it; well-formed sequences, up to four bytes, pass unchanged.
+TEST(JsonTest, SerializeReplacesBytesThatAreNotUtf8) {
+  const std::string s = "a\xff b\xc0\xaf c\xed\xa0\x80 d\xe2\x82 \xc3\xa9\xf0\x9f\x9a\x80";
+  const std::string r = "\xef\xbf\xbd";
+  EXPECT_EQ(Serialize(Value::String(s)), "\"a" + r + " b" + r + r + " c" + r + r + r + " d" + r +
+                                             r + " \xc3\xa9\xf0\x9f\x9a\x80\"");
+  EXPECT_TRUE(Parse(Serialize(Value::String(s))).ok());
+}
+
 TEST(JsonTest, ParseUnescapesUnicodeEscapes) {
   auto v = Parse(R"("\u00e9\ud83d\ude80\n")");
   ASSERT_TRUE(v.ok());
