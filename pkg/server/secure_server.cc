@@ -283,8 +283,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
       Reply(Text(400, "Bad Request\n"));
       return;
     }
-    // Paths with a handler take any method and answer it themselves; the rest only read.
-    if (req.method() != http::verb::get && !head_ && !server_.ServedByWorker(path)) {
+    // The health endpoints only read; paths with a handler answer every method themselves, and
+    // any other path is 404 whatever the method, after authorization (upstream's mux).
+    if (req.method() != http::verb::get && !head_ &&
+        IsHealthEndpoint(path.substr(0, path.find('/', 1)))) {
       Reply(Text(405, "method not allowed\n"));
       return;
     }

@@ -103,8 +103,8 @@ class SecureServer {
   // Serves the exact path `path` with `handler`, on a worker thread, once the request is
   // authorized with the verb its method names in lower case ("get", "put"), as upstream's
   // RequestInfoFactory does for paths that are not API resources. The handler sees every method
-  // and answers those it does not take itself (405, 406). A second handler for a path replaces
-  // the first.
+  // and answers those it does not take itself (405, 406); a path without a handler is 404
+  // whatever the method. A second handler for a path replaces the first.
   void Handle(std::string path, Handler handler);
   // Without an authorizer, paths outside always_allow_paths are served only on a loopback bind
   // address (S2: /metrics is never open to anyone unauthenticated off loopback).

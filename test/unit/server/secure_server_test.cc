@@ -199,7 +199,8 @@ TEST(SecureServerTest, UnlistedMetricsStillRefused) {
 
 // Handle: a path's handler runs after authorization with the verb of the request's method in
 // lower case (upstream's RequestInfoFactory for non-resource paths), sees the method, body and
-// Accept header, and answers every method itself; a path without a handler only reads (405).
+// Accept header, and answers every method itself; another path is 404 whatever the method
+// (upstream's mux), and the health endpoints only read (405).
 TEST(SecureServerTest, HandlersSeeTheRequestAfterAuthorizationByMethod) {
   ServerWithAuthorizer s({"/healthz"});
   auto& [authorizer, server] = s;
@@ -229,7 +230,9 @@ TEST(SecureServerTest, HandlersSeeTheRequestAfterAuthorizationByMethod) {
   EXPECT_EQ(denied.code, 403);
   EXPECT_NE(denied.body.find("cannot put path \"/debug/flags/v\""), std::string::npos)
       << denied.body;
-  EXPECT_EQ(HttpsGet(server.Port(), "/nope", {.token = "good", .method = "PUT"}).code, 405);
+  EXPECT_EQ(HttpsGet(server.Port(), "/nope", {.token = "good", .method = "PUT"}).code, 404);
+  EXPECT_EQ(HttpsGet(server.Port(), "/nope", {.method = "PUT"}).code, 401);
+  EXPECT_EQ(HttpsGet(server.Port(), "/healthz", {.method = "PUT"}).code, 405);
 }
 
 // A handler that throws answers 500 and the server goes on serving.
