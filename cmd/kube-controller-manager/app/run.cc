@@ -277,6 +277,8 @@ int Run(const Options& options, const BuildInfo& build,
                           }});
   }
   if (shards) {
+    // The member Lease fences this replica's writes as the leader's Lease does otherwise.
+    server.AddHealthCheck({"leaderElection", [&] { return shards->Healthy(); }});
     server.AddReadyCheck({"shards", [&] { return shards->Ready(); }});
   } else {
     server.AddReadyCheck({"informer-sync", [&] { return ready.InformersSynced(); }});
