@@ -68,7 +68,7 @@ class LeaderElector {
   bool IsLeader() const;
   // The holder of the last observed record ("" before the first observation).
   std::string GetLeader() const;
-  // For a health check (upstream's HealthzAdaptor, check "leaderElection"): an error if we lead
+  // For a health check (L6; upstream's HealthzAdaptor, check "leaderElection"): an error if we lead
   // but have not renewed for longer than lease_duration + max_tolerable_expired_lease (a stuck
   // elector), and — beyond upstream, which keeps answering ok while the API server is
   // unreachable — as soon as a leader has gone a retry period and half the renew deadline

@@ -1,4 +1,4 @@
-// The component-base metrics every upstream component serves and operators' dashboards read:
+// The component-base metrics (M6) every upstream component serves and operators' dashboards read:
 // kubernetes_build_info (upstream component-base metrics.RegisterBuildInfo) and
 // kubernetes_feature_enabled, one series per feature gate of upstream v1.37.2 (its
 // featureGate.AddMetrics), with upstream's names, labels, help and [BETA] stability marks.

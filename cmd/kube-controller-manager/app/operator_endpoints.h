@@ -1,4 +1,4 @@
-// The endpoints operators read besides /metrics and the health checks, installed on the
+// The endpoints operators read besides /metrics and the health checks (S3), installed on the
 // daemon's SecureServer as upstream kube-controller-manager's Run installs them
 // (controller-manager app.NewBaseHandler, statusz.Install, flagz.Install): /configz always,
 // /statusz and /flagz under the ComponentStatusz and ComponentFlagz gates, /debug/flags/v (and
