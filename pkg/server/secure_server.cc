@@ -298,6 +298,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
     if (auto accept = req.find(http::field::accept); accept != req.end()) {
       job.request.accept = std::string(accept->value());
     }
+    if (auto agent = req.find(http::field::user_agent); agent != req.end()) {
+      job.request.user_agent = std::string(agent->value());
+    }
     job.request.body = req.body();
     // An always-allowed path is served with no authentication either: upstream authenticates a
     // request without credentials as system:anonymous and its path authorizer allows the path

@@ -156,6 +156,11 @@ TEST(OperatorEndpointsE2E, StatuszAndFlagzNegotiateTheirForms) {
   for (const auto& p : At(*s, {"paths"})->as_array()) paths += p.as_string() + " ";
   EXPECT_EQ(paths, "/configz /flagz /healthz /livez /metrics /readyz ") << statusz.body;
 
+  // curl gets it indented, as upstream's isPrettyPrint decides by User-Agent.
+  auto pretty = d.Call(
+      "/statusz", {.headers = {std::string("Accept: ") + kStatuszJson, "User-Agent: curl/8.5.0"}});
+  EXPECT_EQ(pretty.body.rfind("{\n  \"kind\": \"Statusz\",\n", 0), 0u) << pretty.body;
+
   auto flagz = d.Call("/flagz", {.headers = {std::string("Accept: ") + kFlagzJson}});
   ASSERT_EQ(flagz.code, 200) << flagz.body;
   auto f = json::Parse(flagz.body);

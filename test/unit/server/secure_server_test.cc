@@ -213,9 +213,11 @@ TEST(SecureServerTest, HandlersSeeTheRequestAfterAuthorizationByMethod) {
   });
   ASSERT_TRUE(server.Start().ok());
   EXPECT_EQ(HttpsGet(server.Port(), "/debug/flags/v", {.method = "PUT", .body = "3"}).code, 401);
-  auto r =
-      HttpsGet(server.Port(), "/debug/flags/v?x=1",
-               {.token = "good", .headers = {"Accept: text/plain"}, .method = "PUT", .body = "3"});
+  auto r = HttpsGet(server.Port(), "/debug/flags/v?x=1",
+                    {.token = "good",
+                     .headers = {"Accept: text/plain", "User-Agent: curl/8.5.0"},
+                     .method = "PUT",
+                     .body = "3"});
   EXPECT_EQ(r.code, 201) << r.body;
   EXPECT_EQ(r.body, "took 3");
   EXPECT_EQ(authorizer->last_verb(), "put");
@@ -225,6 +227,7 @@ TEST(SecureServerTest, HandlersSeeTheRequestAfterAuthorizationByMethod) {
     EXPECT_EQ(seen.method, "PUT");
     EXPECT_EQ(seen.query, "x=1");
     EXPECT_EQ(seen.accept, "text/plain");
+    EXPECT_EQ(seen.user_agent, "curl/8.5.0");
   }
   auto denied = HttpsGet(server.Port(), "/debug/flags/v", {.token = "bad", .method = "PUT"});
   EXPECT_EQ(denied.code, 403);
