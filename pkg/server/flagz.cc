@@ -13,7 +13,7 @@ namespace json = api::json;
 
 struct Flagz {
   std::string component;
-  std::map<std::string, std::string> flags;
+  FlagReader read;
   std::once_flag text_once;
   std::string text;  // written once under text_once
 
@@ -21,14 +21,16 @@ struct Flagz {
     std::call_once(text_once, [this] {
       const std::string separator = RandomZpageSeparator();
       text = ZpageTextHeader(component, "flagz");
-      for (const auto& [name, value] : flags) text += name + separator + value + "\n";
+      for (const auto& [name, value] : read()) text += name + separator + value + "\n";
     });
     return text;
   }
 
   json::Value Object(const std::string& version) const {
     json::Value::Object members;
-    for (const auto& [name, value] : flags) members.emplace_back(name, json::Value::String(value));
+    for (const auto& [name, value] : read()) {
+      members.emplace_back(name, json::Value::String(value));
+    }
     json::Value o = json::Value::MakeObject({
         {"kind", json::Value::String("Flagz")},
         {"apiVersion", json::Value::String(std::string(kZpageGroup) + "/" + version)},
@@ -41,10 +43,10 @@ struct Flagz {
 
 }  // namespace
 
-Handler NewFlagzHandler(std::string component, std::map<std::string, std::string> flags) {
+Handler NewFlagzHandler(std::string component, FlagReader read) {
   auto state = std::make_shared<Flagz>();
   state->component = std::move(component);
-  state->flags = std::move(flags);
+  state->read = std::move(read);
   // Every method gets the page, as upstream's handler does (the authorizer saw the verb).
   return [state](const Request& request) {
     auto negotiated = NegotiateZpage(request, "Flagz");

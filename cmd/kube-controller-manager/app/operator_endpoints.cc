@@ -54,7 +54,14 @@ void InstallOperatorEndpoints(server::SecureServer& server, const Options& optio
     server.Handle("/debug/flags/", index);
   }
   if (options.feature_gates.Enabled(features::kComponentFlagz)) {
-    server.Handle("/flagz", server::NewFlagzHandler(kComponent, flag_values));
+    // The values of start, but --v as /debug/flags/v may have set it since (upstream reads
+    // its flags' values at each request).
+    server.Handle("/flagz", server::NewFlagzHandler(kComponent, [flag_values] {
+                    auto now = flag_values;
+                    now["v"] = std::to_string(
+                        std::atomic_ref<int32_t>(FLAGS_v).load(std::memory_order_relaxed));
+                    return now;
+                  }));
     listed.push_back("/flagz");
   }
   if (options.feature_gates.Enabled(features::kComponentStatusz)) {

@@ -298,6 +298,8 @@ TEST(OperatorEndpointsE2E, DebugFlagsVChangesVerbosityAtRunTime) {
   auto put = d.Call("/debug/flags/v", {.method = "PUT", .body = "4"});
   ASSERT_EQ(put.code, 200) << put.body;
   EXPECT_EQ(put.body, "successfully set klog.logging.verbosity to 4\n");
+  auto flagz = d.Call("/flagz", {.headers = {std::string("Accept: ") + kFlagzJson}});
+  EXPECT_NE(flagz.body.find("\"v\":\"4\""), std::string::npos) << flagz.body;
   ASSERT_TRUE(apply("loud").ok());
   EXPECT_TRUE(Eventually([&] { return d.Log().find(v4 + "loud") != std::string::npos; }, 30s))
       << d.Log();
