@@ -32,6 +32,13 @@ constexpr const char* kCompiler = "clang " __clang_version__;
 constexpr const char* kCompiler = "gcc " __VERSION__;
 #endif
 
+// major.minor of the Kubernetes release we implement: "1.37".
+std::string EmulationVersion() {
+  std::string v = KCM_KUBERNETES_VERSION;  // "v1.37.2"
+  if (v.starts_with("v")) v.erase(0, 1);
+  return v.substr(0, v.find('.', v.find('.') + 1));
+}
+
 void PrintVersion(const std::string& mode, const std::string& git_version) {
   if (mode == "raw") {
     std::string v = KCM_KUBERNETES_VERSION;  // "v1.37.2"
@@ -103,7 +110,8 @@ int main(int argc, char** argv) {
   // A second signal, or a graceful stop running past kShutdownBound, ends the process at once.
   const std::stop_token stop = kcm::SetupSignalHandler(kShutdownBound);
 
-  int code = kcm::app::Run(options, {git_version, KCM_GIT_COMMIT}, stop);
+  int code = kcm::app::Run(options, {git_version, KCM_GIT_COMMIT, EmulationVersion(), kCompiler},
+                           command.FlagValues(), stop);
   google::FlushLogFiles(google::GLOG_INFO);
   return code;
 }

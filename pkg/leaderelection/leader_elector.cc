@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "pkg/client/api_errors.h"
+#include "pkg/util/duration.h"
 
 namespace kcm::leaderelection {
 namespace {
@@ -87,6 +88,7 @@ bool LeaderElector::Acquire(std::stop_token stop) {
     const bool acquired = TryAcquireOrRenew(stop);
     MaybeReportTransition();
     if (acquired) {
+      RecordRenewal();
       config_.lock->RecordEvent("became leader");
       metrics_.LeaderOn();
       LOG(INFO) << "successfully acquired lease " << desc;
@@ -109,7 +111,10 @@ bool LeaderElector::RenewUntilLost(std::stop_token stop) {
     for (;;) {
       if (stop.stop_requested()) return false;
       renewed = TryAcquireOrRenewBefore(deadline, stop);
-      if (renewed) break;
+      if (renewed) {
+        RecordRenewal();
+        break;
+      }
       // Another candidate holds the lease now (it took over, or an admin rewrote it): we are
       // certainly not the leader, so stop the leading work at once instead of retrying until the
       // renew deadline, which would let in-flight syncs keep writing next to the new leader.
@@ -278,11 +283,26 @@ std::string LeaderElector::GetLeader() const {
 Status LeaderElector::Check(Clock::duration max_tolerable_expired_lease) const {
   std::lock_guard lock(mu_);
   if (observed_record_.holder_identity != identity_) return OkStatus();
-  if (clock_.Now() - observed_time_ > config_.lease_duration + max_tolerable_expired_lease) {
+  const Clock::time_point now = clock_.Now();
+  if (now - observed_time_ > config_.lease_duration + max_tolerable_expired_lease) {
     return Error::Local("LeaderElection",
                         "failed election to renew leadership on lease " + config_.name);
   }
+  // A leader renews every retry period; once half the renew deadline more has passed without a
+  // success, renewals are failing or hanging (an unreachable API server), not merely slow, and
+  // the lease will be given up at the renew deadline.
+  if (now - last_renewed_ > config_.retry_period + config_.renew_deadline / 2) {
+    const auto ago = std::chrono::duration_cast<std::chrono::milliseconds>(now - last_renewed_);
+    return Error::Local("LeaderElection", "the leader cannot renew lease " + config_.name +
+                                              ": no renewal has succeeded for " +
+                                              FormatDuration(ago));
+  }
   return OkStatus();
+}
+
+void LeaderElector::RecordRenewal() {
+  std::lock_guard lock(mu_);
+  last_renewed_ = clock_.Now();
 }
 
 LeaderElectionRecord LeaderElector::ObservedRecord() const {

@@ -68,8 +68,12 @@ class LeaderElector {
   bool IsLeader() const;
   // The holder of the last observed record ("" before the first observation).
   std::string GetLeader() const;
-  // For a health check: an error if we lead but have not renewed for longer than
-  // lease_duration + max_tolerable_expired_lease (a stuck elector).
+  // For a health check (L6; upstream's HealthzAdaptor, check "leaderElection"): an error if we lead
+  // but have not renewed for longer than lease_duration + max_tolerable_expired_lease (a stuck
+  // elector), and — beyond upstream, which keeps answering ok while the API server is
+  // unreachable — as soon as a leader has gone a retry period and half the renew deadline
+  // without a successful renewal (failing or hanging requests): it can no longer renew and will
+  // stop leading at the renew deadline.
   Status Check(Clock::duration max_tolerable_expired_lease) const;
 
   struct Private {
@@ -88,6 +92,8 @@ class LeaderElector {
   bool TryAcquireOrRenewBefore(Clock::time_point deadline, std::stop_token stop);
   void Release();
   void MaybeReportTransition();
+  // A successful acquisition or renewal, for Check.
+  void RecordRenewal();
 
   LeaderElectionRecord ObservedRecord() const;
   void SetObservedRecord(const LeaderElectionRecord& record);
@@ -105,6 +111,8 @@ class LeaderElector {
   LeaderElectionRecord observed_record_;  // guarded by mu_
   // When WE saw the record change, by our own clock: expiry never trusts the holder's clock.
   Clock::time_point observed_time_{};  // guarded by mu_
+  // The last successful acquisition or renewal, by our clock.
+  Clock::time_point last_renewed_{};  // guarded by mu_
 };
 
 }  // namespace kcm::leaderelection

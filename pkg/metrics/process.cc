@@ -52,20 +52,30 @@ double BootTimeSeconds() {
   return 0;
 }
 
+// The fields of /proc/self/stat after the command name (which may hold spaces): f[0] is field
+// 3 (state); utime=14, stime=15, starttime=22, vsize=23, rss=24.
+bool ReadStatFields(std::string (&f)[24]) {
+  std::ifstream stat_file("/proc/self/stat");
+  std::string stat((std::istreambuf_iterator<char>(stat_file)), {});
+  size_t close = stat.rfind(')');
+  if (close == std::string::npos) return false;
+  std::istringstream fields(stat.substr(close + 2));
+  for (auto& x : f) fields >> x;
+  return true;
+}
+
 }  // namespace
+
+double ProcessStartTimeSeconds() {
+  std::string f[24];
+  if (!ReadStatFields(f)) return 0;
+  return BootTimeSeconds() + std::stod(f[19]) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
 
 void UpdateProcessMetrics() {
   ProcessMetrics& m = Get();
   std::lock_guard lock(m.mu);
-  std::ifstream stat_file("/proc/self/stat");
-  std::string stat((std::istreambuf_iterator<char>(stat_file)), {});
-  // Fields after the command name (which may hold spaces) start after the last ')'.
-  size_t close = stat.rfind(')');
-  if (close != std::string::npos) {
-    std::istringstream fields(stat.substr(close + 2));
-    std::string f[24];
-    for (auto& x : f) fields >> x;
-    // f[0] is field 3 (state); utime=14, stime=15, starttime=22, vsize=23, rss=24.
+  if (std::string f[24]; ReadStatFields(f)) {
     const double ticks = static_cast<double>(sysconf(_SC_CLK_TCK));
     const double page = static_cast<double>(sysconf(_SC_PAGESIZE));
     double cpu = (std::stod(f[11]) + std::stod(f[12])) / ticks;

@@ -7,4 +7,9 @@ namespace kcm::metrics {
 
 void UpdateProcessMetrics();
 
+// When this process started, in seconds since the epoch (/proc: boot time + start ticks), 0 if
+// /proc cannot tell; what process_start_time_seconds reports, also for /statusz and
+// /metrics/slis.
+double ProcessStartTimeSeconds();
+
 }  // namespace kcm::metrics

@@ -3,10 +3,10 @@
 // health check waiting (a thread per connection cannot promise that). Each connection has one
 // deadline for its TLS handshake plus request (Go's ReadTimeout) and an idle keep-alive timeout
 // (upstream's IdleTimeout); connections beyond max_connections are closed at accept. Blocking
-// work — delegated authorization (TokenReview, SubjectAccessReview) and /metrics serialization —
-// runs on a small worker pool with a bounded queue; health endpoints are answered on the I/O
-// thread. Connection state is touched only on the I/O thread; workers get copies of what they
-// need and post the outcome back.
+// work — delegated authorization (TokenReview, SubjectAccessReview), /metrics serialization and
+// the handlers of Handle — runs on a small worker pool with a bounded queue; health endpoints
+// (healthz.h) are answered on the I/O thread. Connection state is touched only on the I/O thread;
+// workers get copies of what they need and post the outcome back.
 #include "pkg/server/secure_server.h"
 
 #include <glog/logging.h>
@@ -20,6 +20,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
+#include <cctype>
 #include <optional>
 #include <thread>
 
@@ -28,6 +29,7 @@
 #include "pkg/server/always_allow_paths.h"
 #include "pkg/server/authentication.h"
 #include "pkg/server/tls_context.h"
+#include "pkg/util/klog.h"
 
 namespace kcm::server {
 namespace {
@@ -45,7 +47,7 @@ constexpr auto kShutdownTimeout = std::chrono::seconds(1);
 // Accept failures (EMFILE, ENFILE) back off instead of spinning.
 constexpr auto kAcceptBackoff = std::chrono::milliseconds(100);
 
-const std::string kTextPlain = "text/plain; charset=utf-8";
+const std::string kMetricsContentType = "text/plain; version=0.0.4; charset=utf-8";
 
 struct ServerMetrics {
   metrics::Counter refused_connections;
@@ -63,41 +65,21 @@ const ServerMetrics& GetServerMetrics() {
   return m;
 }
 
-struct Response {
-  int code = 200;
-  std::string content_type = kTextPlain;
-  std::string body;
-  std::vector<std::pair<std::string, std::string>> headers;
-};
-
 Response Text(int code, std::string body) {
-  return Response{code, kTextPlain, std::move(body), {}};
+  return TextResponse(code, std::move(body));
 }
 
-bool IsHealthEndpoint(std::string_view root) {
-  return root == "/healthz" || root == "/livez" || root == "/readyz";
-}
-
-// The value of a query parameter's every occurrence ("exclude=a&exclude=b").
-std::vector<std::string> QueryValues(std::string_view query, std::string_view key) {
-  std::vector<std::string> out;
-  size_t pos = 0;
-  while (pos <= query.size()) {
-    size_t end = query.find('&', pos);
-    if (end == std::string_view::npos) end = query.size();
-    std::string_view item = query.substr(pos, end - pos);
-    size_t eq = item.find('=');
-    if (item.substr(0, eq) == key) {
-      out.emplace_back(eq == std::string_view::npos ? "" : item.substr(eq + 1));
-    }
-    pos = end + 1;
-  }
-  return out;
+// The authorization verb of a request for a path that is not an API resource: its method in
+// lower case (upstream's RequestInfoFactory.NewRequestInfo).
+std::string Verb(std::string_view method) {
+  std::string verb(method);
+  for (char& c : verb) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return verb;
 }
 
 // What a worker needs to decide one request: copies, never the connection itself.
 struct Job {
-  std::string path;
+  Request request;
   std::string bearer_token;
   std::optional<UserInfo> user;  // authenticated by the server (certificate, front proxy)
   bool authorize = true;         // false: only /metrics serialization is needed
@@ -107,8 +89,9 @@ struct Job {
 
 struct SecureServer::Impl {
   ServingOptions options;
-  std::vector<HealthCheck> health_checks;
-  std::vector<HealthCheck> ready_checks;
+  HealthChecks checks;
+  HealthSlis slis;
+  std::map<std::string, Handler, std::less<>> handlers;
   std::shared_ptr<RequestAuthorizer> authorizer;
   AlwaysAllowPaths always_allow;  // parsed from options.always_allow_paths by Start
   util::X509StorePtr client_ca;
@@ -133,57 +116,29 @@ struct SecureServer::Impl {
   }
 
   // Health endpoints and 404s; runs on the I/O thread (checks are quick by contract).
-  Response ServeLocal(const std::string& path, std::string_view query) const {
-    size_t slash = path.find('/', 1);
-    std::string root = path.substr(0, slash);
-    if (!IsHealthEndpoint(root)) return Text(404, "404 page not found\n");
-    std::vector<const HealthCheck*> checks;
-    for (const auto& c : health_checks) checks.push_back(&c);
-    if (root == "/readyz") {
-      for (const auto& c : ready_checks) checks.push_back(&c);
-    }
-    if (slash != std::string::npos) {
-      // /healthz/<name>: that one check (upstream's adaptCheckToHandler).
-      std::string name = path.substr(slash + 1);
-      for (const HealthCheck* c : checks) {
-        if (c->name != name) continue;
-        Status s = c->check();
-        if (s.ok()) return Text(200, "ok");
-        return Text(500, "internal server error: " + s.error().message + "\n");
-      }
+  Response ServeLocal(const std::string& path, std::string_view query) {
+    if (!IsHealthEndpoint(path.substr(0, path.find('/', 1)))) {
       return Text(404, "404 page not found\n");
     }
-    std::vector<std::string> excluded = QueryValues(query, "exclude");
-    bool verbose = !QueryValues(query, "verbose").empty();
-    bool ok = true;
-    std::string detail;
-    std::string endpoint = root.substr(1);
-    for (const HealthCheck* c : checks) {
-      if (std::find(excluded.begin(), excluded.end(), c->name) != excluded.end()) {
-        detail += "[+]" + c->name + " excluded: ok\n";
-        continue;
-      }
-      Status s = c->check();
-      if (s.ok()) {
-        detail += "[+]" + c->name + " ok\n";
-      } else {
-        ok = false;
-        detail += "[-]" + c->name + " failed: " + s.error().message + "\n";
-      }
-    }
-    if (ok) return Text(200, verbose ? detail + endpoint + " check passed\n" : "ok");
-    return Text(500, detail + endpoint + " check failed\n");
+    return ServeHealth(checks, slis, path, query);
   }
 
-  // Runs on a worker: authorization (may block on the network), then /metrics serialization.
+  // Paths answered on a worker: serialization and handlers may take a while.
+  bool ServedByWorker(std::string_view path) const {
+    return path == "/metrics" || path == "/metrics/slis" || handlers.contains(path);
+  }
+
+  // Runs on a worker: authorization (may block on the network), then the path's handler.
   // nullopt = allowed, and the I/O thread serves the path itself.
-  std::optional<Response> Decide(const Job& job) const {
+  std::optional<Response> Decide(const Job& job) {
     if (stopping) return Text(503, "shutting down\n");
+    const std::string& path = job.request.path;
     if (job.authorize) {
-      auto decision = job.user ? authorizer->AuthorizeUser(*job.user, "get", job.path)
-                               : authorizer->Authorize(job.bearer_token, "get", job.path);
+      const std::string verb = Verb(job.request.method);
+      auto decision = job.user ? authorizer->AuthorizeUser(*job.user, verb, path)
+                               : authorizer->Authorize(job.bearer_token, verb, path);
       if (!decision.ok()) {
-        LOG(WARNING) << "authorizing " << job.path << ": " << decision.error().ToString();
+        KLOG_ERRORS(decision.error().ToString(), "Authorizing a request failed", "path", path);
         return Text(500, "Internal Server Error: authorization failed\n");
       }
       if (*decision == RequestAuthorizer::Decision::kUnauthenticated) {
@@ -191,14 +146,22 @@ struct SecureServer::Impl {
       }
       if (*decision == RequestAuthorizer::Decision::kForbidden) {
         std::string who = job.user ? "User \"" + job.user->name + "\" " : std::string();
-        return Text(403, "forbidden: " + who + "cannot get path \"" + job.path + "\"\n");
+        return Text(403, "forbidden: " + who + "cannot " + verb + " path \"" + path + "\"\n");
       }
     }
-    if (job.path == "/metrics") {
+    if (path == "/metrics") {
       metrics::UpdateProcessMetrics();
-      return Response{
-          200, "text/plain; version=0.0.4; charset=utf-8", metrics::SerializeText(), {}};
+      return Response{200, kMetricsContentType, metrics::SerializeText(), {}};
     }
+    if (path == "/metrics/slis") {
+      // Upstream's metrics.HandlerWithReset: DELETE empties the registry.
+      if (job.request.method == "DELETE") {
+        slis.Reset();
+        return Text(200, "metrics reset\n");
+      }
+      return Response{200, kMetricsContentType, slis.SerializeText(), {}};
+    }
+    if (auto it = handlers.find(path); it != handlers.end()) return it->second(job.request);
     return std::nullopt;
   }
 
@@ -315,18 +278,30 @@ class Connection : public std::enable_shared_from_this<Connection> {
     size_t q = target.find('?');
     std::string path(target.substr(0, q));
     query_ = q == std::string_view::npos ? "" : std::string(target.substr(q + 1));
-    if (req.method() != http::verb::get && !head_) {
-      Reply(Text(405, "method not allowed\n"));
-      return;
-    }
     if (path.empty() || path[0] != '/') {
       keep_alive_ = false;
       Reply(Text(400, "Bad Request\n"));
       return;
     }
+    // The health endpoints only read; paths with a handler answer every method themselves, and
+    // any other path is 404 whatever the method, after authorization (upstream's mux).
+    if (req.method() != http::verb::get && !head_ &&
+        IsHealthEndpoint(path.substr(0, path.find('/', 1)))) {
+      Reply(Text(405, "method not allowed\n"));
+      return;
+    }
 
     Job job;
-    job.path = path;
+    job.request.method = std::string(req.method_string());
+    job.request.path = path;
+    job.request.query = query_;
+    if (auto accept = req.find(http::field::accept); accept != req.end()) {
+      job.request.accept = std::string(accept->value());
+    }
+    if (auto agent = req.find(http::field::user_agent); agent != req.end()) {
+      job.request.user_agent = std::string(agent->value());
+    }
+    job.request.body = req.body();
     // An always-allowed path is served with no authentication either: upstream authenticates a
     // request without credentials as system:anonymous and its path authorizer allows the path
     // (DelegatingAuthorizationOptions.toAuthorizer: "kubernetes.io/always-allow-paths" ahead of
@@ -344,7 +319,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     } else {
       Authenticate(job);
     }
-    if (!job.authorize && path != "/metrics") {
+    if (!job.authorize && !server_.ServedByWorker(path)) {
       Reply(server_.ServeLocal(path, query_));  // Health checks: never behind the workers.
       return;
     }
@@ -362,11 +337,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
       try {
         outcome = self->server_.Decide(job);
       } catch (const std::exception& e) {  // An exception must not end a worker thread.
-        LOG(ERROR) << "serving " << job.path << ": " << e.what();
+        KLOG_ERRORS(e.what(), "Serving a request failed", "path", job.request.path);
         outcome = Text(500, "Internal Server Error\n");
       }
       self->server_.pending.fetch_sub(1);
-      net::post(executor, [self, path = job.path, outcome = std::move(outcome)]() mutable {
+      net::post(executor, [self, path = job.request.path, outcome = std::move(outcome)]() mutable {
         self->Reply(outcome ? std::move(*outcome) : self->server_.ServeLocal(path, self->query_));
       });
     });
@@ -496,10 +471,13 @@ SecureServer::~SecureServer() {
 }
 
 void SecureServer::AddHealthCheck(HealthCheck check) {
-  impl_->health_checks.push_back(std::move(check));
+  impl_->checks.health.push_back(std::move(check));
 }
 void SecureServer::AddReadyCheck(HealthCheck check) {
-  impl_->ready_checks.push_back(std::move(check));
+  impl_->checks.ready.push_back(std::move(check));
+}
+void SecureServer::Handle(std::string path, Handler handler) {
+  impl_->handlers.insert_or_assign(std::move(path), std::move(handler));
 }
 void SecureServer::SetAuthorizer(std::shared_ptr<RequestAuthorizer> authorizer) {
   impl_->authorizer = std::move(authorizer);

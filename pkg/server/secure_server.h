@@ -1,6 +1,7 @@
-// SecureServer: the daemon's HTTPS endpoint for /metrics, /healthz, /livez and /readyz
-// (daemon.md S1, S2). Health checks and the authorizer are set before Start; Start/Stop are called
-// from one thread; checks run on the server's I/O thread and must be thread-safe and quick.
+// SecureServer: the daemon's HTTPS endpoint for /metrics, /metrics/slis, /healthz, /livez,
+// /readyz and the paths given handlers (the z-pages, /debug/flags/v) (daemon.md S1, S2). Health
+// checks, handlers and the authorizer are set before Start; Start/Stop are called from one
+// thread; checks run on the server's I/O thread and must be thread-safe and quick.
 //
 // Serving is asynchronous (one I/O thread, docs/design/daemon.md, "pkg/server"): each connection
 // has a deadline for its TLS handshake plus request, an idle keep-alive timeout, and the number
@@ -16,6 +17,8 @@
 #include <string_view>
 #include <vector>
 
+#include "pkg/server/handler.h"
+#include "pkg/server/healthz.h"
 #include "pkg/util/result.h"
 
 namespace kcm::server {
@@ -86,11 +89,6 @@ class RequestAuthorizer {
   }
 };
 
-struct HealthCheck {
-  std::string name;
-  std::function<Status()> check;
-};
-
 class SecureServer {
  public:
   explicit SecureServer(ServingOptions options);
@@ -102,6 +100,12 @@ class SecureServer {
   // /<endpoint>/<name> runs one check, ?exclude=<name> skips one, ?verbose lists them.
   void AddHealthCheck(HealthCheck check);
   void AddReadyCheck(HealthCheck check);
+  // Serves the exact path `path` with `handler`, on a worker thread, once the request is
+  // authorized with the verb its method names in lower case ("get", "put"), as upstream's
+  // RequestInfoFactory does for paths that are not API resources. The handler sees every method
+  // and answers those it does not take itself (405, 406); a path without a handler is 404
+  // whatever the method. A second handler for a path replaces the first.
+  void Handle(std::string path, Handler handler);
   // Without an authorizer, paths outside always_allow_paths are served only on a loopback bind
   // address (S2: /metrics is never open to anyone unauthenticated off loopback).
   void SetAuthorizer(std::shared_ptr<RequestAuthorizer> authorizer);

@@ -134,6 +134,9 @@ struct ShardManager::Impl {
   std::atomic<bool> coordinating{false};
   std::atomic<bool> serving_all{false};
   std::atomic<bool> member{false};
+  // The member Lease's elector while Run runs, for Healthy (guarded by elector_mu).
+  std::mutex elector_mu;
+  std::shared_ptr<leaderelection::LeaderElector> member_elector;
 
   std::mutex mu;
   std::condition_variable_any cv;
@@ -623,6 +626,16 @@ Status ShardManager::Ready() const {
   return OkStatus();
 }
 
+Status ShardManager::Healthy() const {
+  std::shared_ptr<leaderelection::LeaderElector> elector;
+  {
+    std::lock_guard lock(impl_->elector_mu);
+    elector = impl_->member_elector;
+  }
+  // The tolerance of the leader's check (upstream's NewLeaderHealthzAdaptor(20 s)).
+  return elector ? elector->Check(std::chrono::seconds(20)) : OkStatus();
+}
+
 Status ShardManager::Run(std::stop_token stop) {
   Impl& d = *impl_;
   std::stop_source run;
@@ -654,7 +667,16 @@ Status ShardManager::Run(std::stop_token stop) {
   };
   auto e = leaderelection::LeaderElector::Create(std::move(lc));
   if (!e.ok()) return e.error();
-  (*e)->Run(run.get_token());
+  std::shared_ptr<leaderelection::LeaderElector> elector = std::move(*e);
+  {
+    std::lock_guard lock(d.elector_mu);
+    d.member_elector = elector;
+  }
+  elector->Run(run.get_token());
+  {
+    std::lock_guard lock(d.elector_mu);
+    d.member_elector.reset();
+  }
   if (lost) {
     return Error::Local("MemberLeaseLost",
                         "lost member lease " + d.config.lease_namespace + "/" + member_name);

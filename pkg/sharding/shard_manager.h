@@ -63,6 +63,9 @@ class ShardManager {
 
   // /readyz: the member Lease is held and every range this replica owns is being served.
   Status Ready() const;
+  // /healthz's "leaderElection" in sharded mode: the member Lease's elector check (a stuck
+  // elector, or renewals of a held member Lease failing for a retry period).
+  Status Healthy() const;
   // Whether this replica currently coordinates (holds Lease `<name>`).
   bool Coordinating() const;
 

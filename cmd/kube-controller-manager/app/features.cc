@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "cmd/kube-controller-manager/app/upstream_feature_gates.h"
 #include "cmd/kube-controller-manager/app/upstream_flags.h"
 #include "pkg/util/strings.h"
 
@@ -45,10 +46,13 @@ bool IsUpstreamGate(std::string_view name) {
 }  // namespace
 
 const std::vector<GateSpec>& KnownGates() {
-  // Upstream v1.37 defaults. The DaemonSet/HPA/Job/StatefulSet gates govern controllers this
+  // Upstream v1.37 defaults. ComponentFlagz and ComponentStatusz (component-base zpages) serve
+  // /flagz and /statusz. The DaemonSet/HPA/Job/StatefulSet gates govern controllers this
   // binary does not run; DeploymentReplicaSetTerminatingReplicas is honoured by detecting
   // whether the API server stores status.terminatingReplicas instead.
   static const std::vector<GateSpec> kGates = {
+      {kComponentFlagz, true, "BETA", false},
+      {kComponentStatusz, true, "BETA", false},
       {"DeploymentReplicaSetTerminatingReplicas", true, "BETA", true},
       {"StaleControllerConsistencyDaemonSet", true, "BETA", true},
       {"StaleControllerConsistencyHPA", true, "BETA", true},
@@ -98,8 +102,12 @@ Status FeatureGate::Set(std::string_view value) {
 
 bool FeatureGate::Enabled(std::string_view name) const {
   if (auto it = overrides_.find(name); it != overrides_.end()) return it->second;
-  const GateSpec* spec = Find(name);
-  return spec != nullptr && spec->default_value;
+  if (const GateSpec* spec = Find(name)) return spec->default_value;
+  // Gates that govern nothing here still report upstream's default (kubernetes_feature_enabled).
+  const auto& upstream = UpstreamGates();
+  auto it = std::lower_bound(upstream.begin(), upstream.end(), name,
+                             [](const UpstreamGate& g, std::string_view n) { return g.name < n; });
+  return it != upstream.end() && it->name == name && it->default_value;
 }
 
 std::string FeatureGate::String() const {

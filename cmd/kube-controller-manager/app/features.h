@@ -17,6 +17,11 @@ namespace kcm::app::features {
 inline constexpr std::string_view kStaleControllerConsistencyReplicaSet =
     "StaleControllerConsistencyReplicaSet";
 
+// /flagz and /statusz are served (component-base zpages/features). Beta, on by default since
+// v1.36.
+inline constexpr std::string_view kComponentFlagz = "ComponentFlagz";
+inline constexpr std::string_view kComponentStatusz = "ComponentStatusz";
+
 struct GateSpec {
   std::string_view name;
   bool default_value;
@@ -37,7 +42,8 @@ class FeatureGate {
   // Applies "Name=bool,..." (spaces around entries allowed, empty entries ignored). On error
   // nothing is changed.
   Status Set(std::string_view value);
-  // The gate's value; false for an unknown name.
+  // The gate's value: as set, else its default (upstream's for a gate that changes nothing
+  // here); false for an unknown name.
   bool Enabled(std::string_view name) const;
   // The explicitly set gates as "A=true,B=false" (sorted), for logging the effective flags.
   std::string String() const;

@@ -72,6 +72,11 @@ bool FlagSet::Changed(const std::string& name) const {
   return std::find(changed_.begin(), changed_.end(), name) != changed_.end();
 }
 
+const std::string* FlagSet::LastValue(const std::string& name) const {
+  auto it = last_values_.find(name);
+  return it == last_values_.end() ? nullptr : &it->second;
+}
+
 Status FlagSet::Apply(Flag& flag, const std::string& value) {
   if (flag.is_bool() && value != "true" && value != "false" && value != "1" && value != "0" &&
       value != "t" && value != "f" && value != "TRUE" && value != "FALSE" && value != "True" &&
@@ -81,6 +86,7 @@ Status FlagSet::Apply(Flag& flag, const std::string& value) {
                       "\" flag: strconv.ParseBool: parsing \"" + value + "\": invalid syntax");
   }
   if (!Changed(flag.name)) changed_.push_back(flag.name);
+  last_values_[flag.name] = value;
   if (!flag.set) {
     if (std::find(not_applicable_set_.begin(), not_applicable_set_.end(), flag.name) ==
         not_applicable_set_.end()) {

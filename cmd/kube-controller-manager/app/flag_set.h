@@ -6,6 +6,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -49,6 +50,9 @@ class FlagSet {
   const std::vector<std::string>& NotApplicableSet() const { return not_applicable_set_; }
   bool Changed(const std::string& name) const;
   bool Has(const std::string& name) const;
+  // The last value the command line gave the flag (bare boolean flags: "true"), or nullptr.
+  const std::string* LastValue(const std::string& name) const;
+  const std::vector<FlagSection>& sections() const { return sections_; }
 
   // Upstream's --help layout: description, "Usage:", then each section's flags sorted by name and
   // aligned in columns.
@@ -62,6 +66,7 @@ class FlagSet {
   std::string command_;
   std::vector<FlagSection> sections_;
   std::vector<std::string> changed_;
+  std::map<std::string, std::string> last_values_;
   std::vector<std::string> not_applicable_set_;
 };
 

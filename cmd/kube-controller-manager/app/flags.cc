@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "cmd/kube-controller-manager/app/flag_set.h"
+#include "cmd/kube-controller-manager/app/flagz_values.h"
 #include "cmd/kube-controller-manager/app/upstream_flags.h"
 #include "pkg/util/duration.h"
 
@@ -298,6 +299,12 @@ void CommandLine::Define() {
        "ReplicaSets synced at once; more is more responsive and more CPU and network.",
        Int(&o.concurrent_replicaset_syncs)});
 
+  add("Debugging flags",
+      {"profiling", "", "", DefaultText(o.enable_profiling),
+       "Serve /debug/flags/v, where a PUT of a number sets the log verbosity at run time "
+       "(upstream also serves Go's profiler at /debug/pprof, which this binary does not have).",
+       Bool(&o.enable_profiling)});
+
   const std::string misc = "Misc flags";
   add(misc, {"kubeconfig", "", "string", "",
              "Kubeconfig with the API server's address and credentials. Neither this nor "
@@ -357,6 +364,10 @@ Status CommandLine::Parse(int argc, char** argv) {
   return flags_->Parse(args);
 }
 
+std::map<std::string, std::string> CommandLine::FlagValues() const {
+  return FlagzValues(*flags_);
+}
+
 void CommandLine::PrintUsage(std::ostream& out) const {
   flags_->PrintUsage(out,
                      "The Kubernetes controller manager runs the control loops that move the "
@@ -384,6 +395,7 @@ std::string EffectiveFlags(const Options& o) {
       << " --kube-api-content-type=" << o.kube_api_content_type
       << " --use-service-account-credentials="
       << (o.use_service_account_credentials ? "true" : "false") << " --sharding=" << o.sharding
+      << " --profiling=" << (o.enable_profiling ? "true" : "false")
       << " --leader-elect=" << (le.leader_elect ? "true" : "false")
       << " --leader-elect-lease-duration=" << FormatDuration(le.lease_duration)
       << " --leader-elect-renew-deadline=" << FormatDuration(le.renew_deadline)

@@ -5,6 +5,7 @@
 // --vmodule are on the command line, as upstream. Built and parsed once in main; not thread-safe.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -36,6 +37,8 @@ class CommandLine {
   const std::string& reported_version() const { return reported_version_; }
   // Dashed names of flags given on the command line that this binary accepts but does not act on.
   const std::vector<std::string>& NotApplicable() const;
+  // Every flag's effective value, as /flagz lists them (flagz_values.h).
+  std::map<std::string, std::string> FlagValues() const;
 
   void PrintUsage(std::ostream& out) const;
 

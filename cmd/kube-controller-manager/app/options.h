@@ -66,6 +66,9 @@ struct Options {
   std::vector<std::string> authorization_always_allow_paths =
       server::ServingOptions{}.always_allow_paths;
   bool use_service_account_credentials = false;
+  // --profiling: upstream serves /debug/pprof and /debug/flags/v with it; this binary serves
+  // /debug/flags/v (it has no Go profiler).
+  bool enable_profiling = true;
   std::string logging_format = "text";  // "text" | "json"
   std::chrono::nanoseconds log_flush_frequency = std::chrono::seconds(5);
   int verbosity = 0;

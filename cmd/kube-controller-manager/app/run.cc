@@ -5,8 +5,10 @@
 #include <atomic>
 #include <optional>
 
+#include "cmd/kube-controller-manager/app/component_metrics.h"
 #include "cmd/kube-controller-manager/app/controller_context.h"
 #include "cmd/kube-controller-manager/app/flags.h"
+#include "cmd/kube-controller-manager/app/operator_endpoints.h"
 #include "pkg/client/kubeconfig.h"
 #include "pkg/client/user_agent.h"
 #include "pkg/informers/shared_informer_factory.h"
@@ -156,10 +158,13 @@ Result<std::unique_ptr<sharding::ShardManager>> NewShardManager(
 
 }  // namespace
 
-int Run(const Options& options, const BuildInfo& build, std::stop_token stop) {
+int Run(const Options& options, const BuildInfo& build,
+        const std::map<std::string, std::string>& flag_values, std::stop_token stop) {
   LOG(INFO) << "Version: " << build.version << (build.commit.empty() ? "" : " commit ")
             << build.commit;
   LOG(INFO) << "Flags: " << EffectiveFlags(options);
+  RegisterBuildInfo(build);
+  RecordFeatureInfo(options.feature_gates);
 
   auto config = client::BuildConfigFromFlags(options.master, options.kubeconfig);
   if (!config.ok()) {
@@ -272,6 +277,8 @@ int Run(const Options& options, const BuildInfo& build, std::stop_token stop) {
                           }});
   }
   if (shards) {
+    // The member Lease fences this replica's writes as the leader's Lease does otherwise.
+    server.AddHealthCheck({"leaderElection", [&] { return shards->Healthy(); }});
     server.AddReadyCheck({"shards", [&] { return shards->Ready(); }});
   } else {
     server.AddReadyCheck({"informer-sync", [&] { return ready.InformersSynced(); }});
@@ -305,6 +312,7 @@ int Run(const Options& options, const BuildInfo& build, std::stop_token stop) {
     return 1;
   }
   server.SetAuthorizer(std::make_shared<server::DelegatingAuthorizer>(*authn, *authz));
+  InstallOperatorEndpoints(server, options, build, flag_values);
   if (options.secure_port != 0) {
     Status s = server.Start();
     if (!s.ok()) {

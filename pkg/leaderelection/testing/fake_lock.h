@@ -97,6 +97,12 @@ class FakeLock final : public ResourceLock {
     std::lock_guard lock(mu_);
     fail_always_ = std::move(e);
   }
+  // Calls succeed again (the failures of FailNext and FailAlways are dropped).
+  void StopFailing() {
+    std::lock_guard lock(mu_);
+    failures_.clear();
+    fail_always_.reset();
+  }
   // Calls so far, in order ("get", "create", "update").
   std::vector<std::string> Ops() const {
     std::lock_guard lock(mu_);

@@ -421,8 +421,39 @@ TEST_F(LeaderElectorTest, CheckFailsWhenTheLeaderIsStuck) {  // L3
   clock_.Step(seconds(2));
   ASSERT_TRUE(WaitUntil([&] { return in_update->load(); }));
   clock_.Step(seconds(34));  // 36 s since the last renewal
-  EXPECT_TRUE(elector_->Check(seconds(30)).ok());
-  EXPECT_FALSE(elector_->Check(seconds(20)).ok());
+  // Upstream's tolerance: 36 s > 15 s + 20 s.
+  Status stuck = elector_->Check(seconds(20));
+  ASSERT_FALSE(stuck.ok());
+  EXPECT_EQ(stuck.error().message, "failed election to renew leadership on lease " + name_);
+  // Within a larger tolerance, the renewal that hangs still fails the check (ours, beyond
+  // upstream: two retry periods without a renewal).
+  Status hanging = elector_->Check(seconds(30));
+  ASSERT_FALSE(hanging.ok());
+  EXPECT_EQ(hanging.error().message,
+            "the leader cannot renew lease " + name_ + ": no renewal has succeeded for 36s");
+}
+
+// Beyond upstream (which answers ok until lease_duration + 20 s, long after a leader that cannot
+// reach the API server has given up): the check fails once a retry period and half the renew
+// deadline (2 s + 5 s) have passed without a successful renewal, and recovers with the next one.
+TEST_F(LeaderElectorTest, CheckFailsWhileTheLeaderCannotRenew) {
+  Start(Config());
+  ASSERT_TRUE(WaitUntil([&] { return started_.load() && clock_.Waiters() == 1; }));
+  EXPECT_TRUE(elector_->Check(seconds(20)).ok());
+  lock_->FailAlways(Error::Transport(TransportCause::kConnectionRefused, "connection refused"));
+  for (int i = 0; i < 3; ++i) {  // 2, 4, 6 s: failing, but a slow API server could look so
+    ASSERT_TRUE(StepAndWait(seconds(2)));
+    EXPECT_TRUE(elector_->Check(seconds(20)).ok()) << i;
+  }
+  ASSERT_TRUE(StepAndWait(seconds(2)));  // 8 s without a renewal
+  Status s = elector_->Check(seconds(20));
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().message,
+            "the leader cannot renew lease " + name_ + ": no renewal has succeeded for 8s");
+  lock_->StopFailing();  // the API server is back before the renew deadline
+  ASSERT_TRUE(StepAndWait(seconds(2)));
+  EXPECT_TRUE(elector_->Check(seconds(20)).ok());
+  EXPECT_TRUE(elector_->IsLeader());
 }
 
 TEST(LeaderElectorConfigTest, RejectsInconsistentDurations) {  // L3

@@ -197,6 +197,97 @@ TEST(SecureServerTest, UnlistedMetricsStillRefused) {
   EXPECT_EQ(authorizer->calls(), 3);
 }
 
+// Handle: a path's handler runs after authorization with the verb of the request's method in
+// lower case (upstream's RequestInfoFactory for non-resource paths), sees the method, body and
+// Accept header, and answers every method itself; another path is 404 whatever the method
+// (upstream's mux), and the health endpoints only read (405).
+TEST(SecureServerTest, HandlersSeeTheRequestAfterAuthorizationByMethod) {
+  ServerWithAuthorizer s({"/healthz"});
+  auto& [authorizer, server] = s;
+  std::mutex mu;
+  Request seen;
+  server.Handle("/debug/flags/v", [&](const Request& r) {
+    std::lock_guard lock(mu);
+    seen = r;
+    return Response{201, "text/plain", "took " + r.body, {{"X-Test", "1"}}};
+  });
+  ASSERT_TRUE(server.Start().ok());
+  EXPECT_EQ(HttpsGet(server.Port(), "/debug/flags/v", {.method = "PUT", .body = "3"}).code, 401);
+  auto r = HttpsGet(server.Port(), "/debug/flags/v?x=1",
+                    {.token = "good",
+                     .headers = {"Accept: text/plain", "User-Agent: curl/8.5.0"},
+                     .method = "PUT",
+                     .body = "3"});
+  EXPECT_EQ(r.code, 201) << r.body;
+  EXPECT_EQ(r.body, "took 3");
+  EXPECT_EQ(authorizer->last_verb(), "put");
+  EXPECT_EQ(authorizer->last_path(), "/debug/flags/v");
+  {
+    std::lock_guard lock(mu);
+    EXPECT_EQ(seen.method, "PUT");
+    EXPECT_EQ(seen.query, "x=1");
+    EXPECT_EQ(seen.accept, "text/plain");
+    EXPECT_EQ(seen.user_agent, "curl/8.5.0");
+  }
+  auto denied = HttpsGet(server.Port(), "/debug/flags/v", {.token = "bad", .method = "PUT"});
+  EXPECT_EQ(denied.code, 403);
+  EXPECT_NE(denied.body.find("cannot put path \"/debug/flags/v\""), std::string::npos)
+      << denied.body;
+  EXPECT_EQ(HttpsGet(server.Port(), "/nope", {.token = "good", .method = "PUT"}).code, 404);
+  EXPECT_EQ(HttpsGet(server.Port(), "/nope", {.method = "PUT"}).code, 401);
+  EXPECT_EQ(HttpsGet(server.Port(), "/healthz", {.method = "PUT"}).code, 405);
+}
+
+// A handler that throws answers 500 and the server goes on serving.
+TEST(SecureServerTest, HandlerExceptionIs500) {
+  SecureServer server(Loopback());
+  server.Handle("/boom", [](const Request&) -> Response { throw std::runtime_error("boom"); });
+  server.Handle("/fine", [](const Request&) { return TextResponse(200, "fine"); });
+  ASSERT_TRUE(server.Start().ok());
+  EXPECT_EQ(HttpsGet(server.Port(), "/boom").code, 500);
+  EXPECT_EQ(HttpsGet(server.Port(), "/fine").body, "fine");
+}
+
+// /metrics/slis: every check a health endpoint's root ran, as upstream's SLI families; a single
+// check's sub-path records nothing (upstream the same); DELETE resets.
+TEST(SecureServerTest, MetricsSlisRecordHealthChecksAndReset) {
+  SecureServer server(Loopback());
+  server.AddHealthCheck({"ping", [] { return OkStatus(); }});
+  server.AddReadyCheck({"informer-sync", [] { return Status(Error::Local("", "not synced")); }});
+  ASSERT_TRUE(server.Start().ok());
+  ASSERT_EQ(HttpsGet(server.Port(), "/healthz").code, 200);
+  ASSERT_EQ(HttpsGet(server.Port(), "/readyz").code, 500);
+  ASSERT_EQ(HttpsGet(server.Port(), "/readyz").code, 500);
+  ASSERT_EQ(HttpsGet(server.Port(), "/livez/ping").code, 200);
+  auto r = HttpsGet(server.Port(), "/metrics/slis");
+  ASSERT_EQ(r.code, 200);
+  EXPECT_EQ(r.content_type, "text/plain; version=0.0.4; charset=utf-8");
+  for (const char* line : {
+           "kubernetes_healthcheck{name=\"ping\",type=\"healthz\"} 1",
+           "kubernetes_healthcheck{name=\"informer-sync\",type=\"readyz\"} 0",
+           "kubernetes_healthchecks_total{name=\"informer-sync\",status=\"error\",type=\"readyz\"} "
+           "2",
+           "kubernetes_healthchecks_total{name=\"ping\",status=\"success\",type=\"readyz\"} 2",
+           "# HELP kubernetes_healthchecks_total [STABLE] This metric records the results of all "
+           "healthcheck.",
+       }) {
+    EXPECT_NE(r.body.find(line), std::string::npos) << line << "\n" << r.body;
+  }
+  EXPECT_EQ(r.body.find("type=\"livez\""), std::string::npos) << r.body;
+  EXPECT_NE(r.body.find("process_start_time_seconds "), std::string::npos);
+  auto reset = HttpsGet(server.Port(), "/metrics/slis", {.method = "DELETE"});
+  EXPECT_EQ(reset.code, 200);
+  EXPECT_EQ(reset.body, "metrics reset\n");
+  // Upstream's reset empties the start time too, for good; the next health check comes back.
+  EXPECT_EQ(HttpsGet(server.Port(), "/metrics/slis").body, "");
+  ASSERT_EQ(HttpsGet(server.Port(), "/healthz").code, 200);
+  auto after = HttpsGet(server.Port(), "/metrics/slis");
+  EXPECT_NE(after.body.find("kubernetes_healthcheck{name=\"ping\",type=\"healthz\"} 1"),
+            std::string::npos)
+      << after.body;
+  EXPECT_EQ(after.body.find("process_start_time_seconds"), std::string::npos) << after.body;
+}
+
 // Upstream's path matching: an entry's leading '/' is optional, a trailing '*' is a prefix.
 TEST(SecureServerTest, AlwaysAllowPathsMatchAsUpstream) {
   ServerWithAuthorizer s({"metrics", "/healthz/*"});

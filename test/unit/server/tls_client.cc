@@ -28,6 +28,8 @@ HttpsResponse HttpsGet(int port, const std::string& path, const GetOptions& o) {
   if (auto transport = client::Transport::Create(config); transport.ok()) {
     client::HttpRequest request;
     request.url = "https://127.0.0.1:" + std::to_string(port) + path;
+    request.method = o.method;
+    request.body = o.body;
     request.timeout = std::chrono::milliseconds(o.timeout_ms);
     if (!o.token.empty()) request.headers.emplace_back("Authorization", "Bearer " + o.token);
     for (const auto& h : o.headers) {
@@ -39,6 +41,7 @@ HttpsResponse HttpsGet(int port, const std::string& path, const GetOptions& o) {
     if (auto answer = (*transport)->RoundTrip(request); answer.ok()) {
       r.code = answer->status;
       r.body = std::move(answer->body);
+      r.content_type = std::move(answer->content_type);
     }
   }
   r.took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -

@@ -15,6 +15,7 @@ namespace kcm::server::testing {
 struct HttpsResponse {
   long code = 0;  // 0 = no answer
   std::string body;
+  std::string content_type;
   std::chrono::milliseconds took{0};
 };
 
@@ -24,10 +25,12 @@ struct GetOptions {
   std::string key_file;
   std::vector<std::string> headers;  // "Name: value"
   long timeout_ms = 20000;
+  std::string method = "GET";
+  std::string body;  // sent as is (PUT, POST)
 };
 
-// GET https://127.0.0.1:<port><path> through pkg/client's Transport, a new connection each time
-// (server certificate not verified).
+// <method> https://127.0.0.1:<port><path> through pkg/client's Transport, a new connection each
+// time (server certificate not verified).
 HttpsResponse HttpsGet(int port, const std::string& path, const GetOptions& options = {});
 
 // A blocking TCP connection to 127.0.0.1:port (-1 on failure). Receive timeout 3 s.
