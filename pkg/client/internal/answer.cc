@@ -70,8 +70,8 @@ size_t Answer::Body(const char* data, size_t n) {
     const auto length = head_.content_length();
     if (status < 200 || status >= 300) {
       mode_ = Mode::kErrorBody;
-      body_.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(
-                        length.value_or(0), kMaxErrorBodyBytes)) +
+      body_.reserve(static_cast<std::size_t>(
+                        std::min<std::uint64_t>(length.value_or(0), kMaxErrorBodyBytes)) +
                     kJsonPadding);
     } else if (length && *length > max_body_) {
       failure_ = TooLarge();  // refused before the first byte is kept

@@ -61,8 +61,8 @@ std::string PodList() {
 
 std::string Status(int code, std::string_view reason, std::string_view message_json) {
   return R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":")" +
-         std::string(message_json) + R"(","reason":")" + std::string(reason) +
-         R"(","code":)" + std::to_string(code) + "}";
+         std::string(message_json) + R"(","reason":")" + std::string(reason) + R"(","code":)" +
+         std::to_string(code) + "}";
 }
 
 // kForgedLogText as a JSON string's content.
@@ -222,9 +222,8 @@ ScriptedApiServer::ScriptedApiServer(Call attacked, Attack attack)
 
 std::size_t ScriptedApiServer::attacked_requests() const {
   const auto requests = server_.requests();
-  return static_cast<std::size_t>(std::count_if(requests.begin(), requests.end(), [&](auto& r) {
-    return Classify(r) == attacked_;
-  }));
+  return static_cast<std::size_t>(std::count_if(requests.begin(), requests.end(),
+                                                [&](auto& r) { return Classify(r) == attacked_; }));
 }
 
 std::string ScriptedApiServer::Requests() const {
@@ -324,11 +323,13 @@ void ScriptedApiServer::Hostile(const RecordedRequest& r, Conn& c) const {
       }
       return;
     case Attack::kBadContentLength:
-      c.WriteAll("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 12abc\r\n\r\n{}");
+      c.WriteAll(
+          "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 12abc\r\n\r\n{}");
       c.HoldOpen();
       return;
     case Attack::kNegativeContentLength:
-      c.WriteAll("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: -1\r\n\r\n{}");
+      c.WriteAll(
+          "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: -1\r\n\r\n{}");
       c.HoldOpen();
       return;
     case Attack::kHugeContentLength:

@@ -31,11 +31,11 @@ enum class Call {
 
 // Every shape of hostile answer.
 enum class Attack {
-  kEndlessBody,        // 200, chunked, never ends
-  kEndlessErrorBody,   // 500, chunked, never ends
-  kGzipBomb,           // 200, 256 MiB inflated from 256 kB
-  kEndlessInterim,     // 100 Continue without end
-  kBadContentLength,   // "Content-Length: 12abc"
+  kEndlessBody,       // 200, chunked, never ends
+  kEndlessErrorBody,  // 500, chunked, never ends
+  kGzipBomb,          // 200, 256 MiB inflated from 256 kB
+  kEndlessInterim,    // 100 Continue without end
+  kBadContentLength,  // "Content-Length: 12abc"
   kNegativeContentLength,
   kHugeContentLength,  // 1 TiB announced, a few bytes sent, held open
   kEndlessHead,        // header lines without end
