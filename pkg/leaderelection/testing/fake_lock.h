@@ -46,15 +46,15 @@ class FakeLock final : public ResourceLock {
   FakeLock(std::shared_ptr<FakeLeaseStore> store, std::string identity)
       : store_(std::move(store)), identity_(std::move(identity)) {}
 
-  Result<LeaderElectionRecord> Get(std::stop_token) override {
-    if (auto e = Begin("get")) return *e;
+  Result<LeaderElectionRecord> Get(std::stop_token stop) override {
+    if (auto e = Begin("get", stop)) return *e;
     std::lock_guard lock(store_->mu_);
     if (!store_->record_) return Error{404, "NotFound", "leases \"kcm\" not found", {}};
     last_rv_ = store_->rv_;
     return *store_->record_;
   }
-  Status Create(const LeaderElectionRecord& record, std::stop_token) override {
-    if (auto e = Begin("create")) return *e;
+  Status Create(const LeaderElectionRecord& record, std::stop_token stop) override {
+    if (auto e = Begin("create", stop)) return *e;
     std::lock_guard lock(store_->mu_);
     if (store_->record_) return Error{409, "AlreadyExists", "already exists", {}};
     store_->record_ = record;
@@ -62,7 +62,7 @@ class FakeLock final : public ResourceLock {
     return OkStatus();
   }
   Status Update(const LeaderElectionRecord& record, std::stop_token stop) override {
-    if (auto e = Begin("update")) return *e;
+    if (auto e = Begin("update", stop)) return *e;
     if (hang_updates) {
       // A request that never gets an answer: it ends only when its stop token is requested
       // (bounded at 30 s of real time so a broken test cannot hang).
@@ -70,7 +70,6 @@ class FakeLock final : public ResourceLock {
       std::condition_variable_any cv;
       std::unique_lock l(m);
       cv.wait_for(l, stop, std::chrono::seconds(30), [] { return false; });
-      ++hung_updates_ended;
       return errors::Canceled("request canceled");
     }
     if (before_update) before_update();
@@ -121,12 +120,16 @@ class FakeLock final : public ResourceLock {
   std::function<void()> before_update;
   // While set, Update blocks until its stop token is requested, then fails "Canceled".
   std::atomic<bool> hang_updates{false};
-  std::atomic<int> hung_updates_ended{0};
 
  private:
-  std::optional<Error> Begin(const char* verb) {
+  // A call whose stop token is already requested fails "Canceled" without touching the store,
+  // as RestClient::Do sends no request after the stop: after the elector's renew-deadline cut-off
+  // (LeaderElector::TryAcquireOrRenewBefore) the rest of that attempt fails, as upstream's
+  // requests do under an expired context.
+  std::optional<Error> Begin(const char* verb, const std::stop_token& stop) {
     std::lock_guard lock(mu_);
     ops_.push_back(verb);
+    if (stop.stop_requested()) return errors::Canceled("request canceled");
     if (fail_always_) return fail_always_;
     if (!failures_.empty()) {
       Error e = failures_.front();

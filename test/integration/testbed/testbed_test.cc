@@ -117,13 +117,17 @@ TEST(Testbed, ControllerManagerUserIsLimitedByRbac) {
 
 TEST(Testbed, EtcdctlReachesEtcdAndCompacts) {
   KCM_REQUIRE_TESTBED();
-  // Other tests share this etcd and compact it too (the informers' 410 test): a compaction at a
-  // revision another one has already passed fails with "required revision has been compacted",
-  // so the current revision is read again and compacted once more.
+  // Other tests share this etcd and compact it too (the informers' 410 test, the client's
+  // expired-list test), each at a revision it read: a compaction at a revision another one has
+  // already reached fails with "required revision has been compacted", and so would every retry
+  // at the current revision while nothing writes. Each attempt therefore writes a key of its own
+  // and compacts at the revision that write made, which no compaction can have reached before;
+  // only the two compactions above can reach it after, so five attempts always suffice.
   bool compacted = false;
   std::string failure;
   for (int attempt = 0; attempt < 5 && !compacted; ++attempt) {
-    auto r = kEnv->Etcdctl({"endpoint", "status", "--write-out=fields"});
+    auto r = kEnv->Etcdctl(
+        {"put", "/kcm-testbed-test/compaction", std::to_string(attempt), "--write-out=fields"});
     ASSERT_TRUE(r.ok()) << r.Describe();
     std::string revision;
     for (const auto& line : Lines(r.out)) {

@@ -337,20 +337,25 @@ TEST_F(LeaderElectorTest, HungRenewalIsCutOffAtTheRenewDeadline) {
   Start(std::move(c));
   ASSERT_TRUE(WaitUntil([&] { return started_.load() && clock_.Waiters() == 1; }));
   lock_->hang_updates = true;
-  clock_.Step(milliseconds(200));  // the renewal starts and hangs
-  // Without a cut-off it would hang for the lock's 30 s bound; WaitUntil gives up after 10 s.
-  ASSERT_TRUE(WaitUntil([&] { return lock_->hung_updates_ended.load() >= 1; }));
+  const size_t before = lock_->OpCount();
+  clock_.Step(milliseconds(200));  // the renewal starts and hangs; its deadline is +500 ms
+  // The cut-off ends the whole attempt: the hung update fails "Canceled" and so does the slow
+  // path's read, never sent after it. Only after that read is the elector's wait on the clock
+  // the retry this test releases (a step taken earlier would reach no waiter, and the retry
+  // would wait on a clock that no longer moves). Without a cut-off the update would hang for the
+  // lock's 30 s bound, past WaitUntil's 10 s.
+  ASSERT_TRUE(WaitForAttemptAfter(before + 1));
+  const auto ops = lock_->Ops();
+  EXPECT_EQ((std::vector<std::string>(ops.begin() + before, ops.end())),
+            (std::vector<std::string>{"update", "get"}));
   EXPECT_FALSE(stopped_);
-  lock_->hang_updates = false;
-  lock_->FailAlways(Error{0, "Transport", "connection refused", {}});
-  // Step only once the elector waits for its next retry on the clock: a step taken while it is
-  // still handling the cut-off would reach no waiter, and the retry would then wait forever on a
-  // clock that no longer moves (seen under ASan with two tests at a time).
-  ASSERT_TRUE(WaitUntil([&] { return clock_.Waiters() == 1; }));
-  clock_.Step(milliseconds(600));  // past the deadline on the elector's clock too
+  EXPECT_TRUE(elector_->IsLeader());
+  clock_.Step(milliseconds(600));  // past the deadline on the elector's clock: no more retries
   ASSERT_TRUE(WaitUntil([&] { return run_returned_.load(); }));
   EXPECT_TRUE(stopped_);
   EXPECT_TRUE(work_done_);
+  EXPECT_EQ(lock_->OpCount(), before + 2);
+  EXPECT_EQ(lock_->Events().back(), "me stopped leading");
 }
 
 TEST_F(LeaderElectorTest, AnotherElectorOfTheSameNameDoesNotResetTheMetric) {  // L5
