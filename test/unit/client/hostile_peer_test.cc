@@ -120,8 +120,9 @@ TEST(HostilePeerTest, GzipBombStopsAtTheRequestsLimit) {
 
 // An error answer whose body never ends — to a request, to a streamed LIST, to a watch — is read
 // to internal::kMaxErrorBodyBytes and no further: the connection is dropped, not drained, and the
-// error keeps the text's first kMaxErrorTextBytes (client-go's maxUnstructuredResponseTextBytes)
-// with a visible cut.
+// error keeps the text's first kMaxErrorTextBytes with a visible cut: upstream's
+// transformUnstructuredResponseError reads at most maxUnstructuredResponseTextBytes of a watch's
+// error answer, and newUnstructuredResponseError keeps no more of any text.
 TEST(HostilePeerTest, EndlessErrorBodyIsReadToItsBoundOnly) {
   std::atomic<std::size_t> most_sent{0};
   TestServer server([&](const RecordedRequest&, Conn& c) {
