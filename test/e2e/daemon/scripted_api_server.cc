@@ -5,6 +5,8 @@
 #include <functional>
 #include <map>
 
+#include "pkg/api/json.h"
+
 namespace kcm::e2e {
 namespace {
 
@@ -59,27 +61,12 @@ std::string PodList() {
          R"([{"name":"c","image":"pause"}]},"status":{"phase":"Running"}}]})";
 }
 
-std::string Status(int code, std::string_view reason, std::string_view message_json) {
-  return R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":")" +
-         std::string(message_json) + R"(","reason":")" + std::string(reason) + R"(","code":)" +
-         std::to_string(code) + "}";
-}
-
-// kForgedLogText as a JSON string's content.
-std::string JsonEscaped(std::string_view s) {
-  std::string out;
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
+// A Status answer; `message` is escaped as JSON the way the daemon's own writer escapes strings.
+std::string Status(int code, std::string_view reason, std::string_view message) {
+  std::string out =
+      R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":)";
+  api::json::AppendQuoted(message, &out);
+  out += R"(,"reason":")" + std::string(reason) + R"(","code":)" + std::to_string(code) + "}";
   return out;
 }
 
@@ -369,8 +356,7 @@ void ScriptedApiServer::Hostile(const RecordedRequest& r, Conn& c) const {
     case Attack::kForgedStatus:
       // JSON cannot carry the text's last byte, which is not UTF-8; the rest it carries escaped,
       // to come out of the Status decoder as the raw characters.
-      c.Respond(403, Status(403, "Forbidden",
-                            JsonEscaped(kForgedLogText.substr(0, kForgedLogText.size() - 1))));
+      c.Respond(403, Status(403, "Forbidden", kForgedLogText.substr(0, kForgedLogText.size() - 1)));
       return;
   }
 }
