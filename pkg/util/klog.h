@@ -118,7 +118,7 @@ void ErrorS(const char* file, int line, const std::string& err, std::string_view
   static_assert(sizeof...(KV) % 2 == 0, "ErrorS takes alternating keys and values");
   std::vector<KeyValue> kvs;
   Collect(kvs, kv...);
-  Emit(file, line, google::GLOG_ERROR, 0, &err, msg, kvs);
+  Emit(file, line, google::GLOG_ERROR, 0, err.empty() ? nullptr : &err, msg, kvs);
 }
 
 }  // namespace internal
@@ -131,5 +131,6 @@ void ErrorS(const char* file, int line, const std::string& err, std::string_view
   if (!VLOG_IS_ON(level)) {      \
   } else                         \
     ::kcm::klog::internal::InfoS(__FILE__, __LINE__, level, __VA_ARGS__)
-// KLOG_ERRORS(error_text, "msg", "key", value): an error line with its cause as "err".
+// KLOG_ERRORS(error_text, "msg", "key", value): an error line with its cause as "err"; an empty
+// cause is left out, as klog.ErrorS(nil, ...) leaves it.
 #define KLOG_ERRORS(err, ...) ::kcm::klog::internal::ErrorS(__FILE__, __LINE__, err, __VA_ARGS__)

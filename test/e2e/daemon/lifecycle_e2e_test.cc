@@ -284,8 +284,9 @@ TEST(LifecycleE2E, ControllerThatCannotStartEndsTheProcess) {
   if (d.Running()) d.StopWith(SIGKILL);
   const std::string log = d.Log();
   EXPECT_NE(log.find("timed out waiting for caches to sync"), std::string::npos) << log;
-  EXPECT_TRUE(log.find("controller \"replicaset\" failed") != std::string::npos ||
-              log.find("controller \"deployment\" failed") != std::string::npos)
+  // The cause is a quoted value of the structured line: its quotes come out escaped.
+  EXPECT_TRUE(log.find(R"(controller \"replicaset\" failed)") != std::string::npos ||
+              log.find(R"(controller \"deployment\" failed)") != std::string::npos)
       << log;
   auto holder = kEnv->Kubectl(
       {"-n", "kube-system", "get", "lease", kLease, "-o", "jsonpath={.spec.holderIdentity}"});
