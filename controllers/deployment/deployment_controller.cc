@@ -94,10 +94,10 @@ DeploymentController::DeploymentController(
       options_.consistency_rv_getters;
   const bool informer_getters = getters.empty() && d_informer_.informer && rs_informer_.informer;
   if (informer_getters) {
-    getters[kDeploymentsGroupResource] = [informer = d_informer_.informer] {
+    getters[api::kDeployments.GroupResource()] = [informer = d_informer_.informer] {
       return informer->LastStoreSyncResourceVersion();
     };
-    getters[kDeploymentReplicaSetsGroupResource] = [informer = rs_informer_.informer] {
+    getters[api::kReplicaSets.GroupResource()] = [informer = rs_informer_.informer] {
       return informer->LastStoreSyncResourceVersion();
     };
   }
@@ -116,7 +116,7 @@ DeploymentController::DeploymentController(
   }
 }
 
-void DeploymentController::RecordWrite(const Deployment& d, const char* group_resource,
+void DeploymentController::RecordWrite(const Deployment& d, const std::string& group_resource,
                                        const std::string& resource_version) {
   if (!consistency_) return;
   consistency_->WroteAt(cache::MetaNamespaceKeyFunc(d), d.metadata.uid, group_resource,
@@ -209,7 +209,7 @@ Result<runtime::ReconcileResult> DeploymentController::HandleErr(
 DeploymentPtr DeploymentController::ResolveControllerRef(const std::string& ns,
                                                          const api::OwnerReference& ref) const {
   // A controllerRef of another kind is not ours to follow.
-  if (ref.kind != "Deployment" || ref.api_version.rfind("apps/", 0) != 0) return nullptr;
+  if (ref.kind != api::kDeployments.kind || ref.api_version.rfind("apps/", 0) != 0) return nullptr;
   auto d = d_informer_.lister.ByNamespace(ns).Get(ref.name);
   if (!d.ok() || (*d)->metadata.uid != ref.uid) return nullptr;  // gone, or recreated
   return *d;
@@ -295,7 +295,7 @@ std::vector<runtime::Request> DeploymentController::OnReplicaSetDelete(
 
 DeploymentPtr DeploymentController::GetDeploymentForPod(const api::Pod& pod) const {
   const api::OwnerReference* ref = pod.metadata.ControllerRef();
-  if (ref == nullptr || ref->kind != "ReplicaSet") return nullptr;
+  if (ref == nullptr || ref->kind != api::kReplicaSets.kind) return nullptr;
   auto rs = rs_informer_.lister.ByNamespace(pod.metadata.namespace_).Get(ref->name);
   if (!rs.ok() || (*rs)->metadata.uid != ref->uid) return nullptr;
   const api::OwnerReference* rs_ref = (*rs)->metadata.ControllerRef();
@@ -320,7 +320,8 @@ std::vector<runtime::Request> DeploymentController::OnPodDelete(const api::Pod& 
 
 void DeploymentController::Eventf(const Deployment& d, std::string_view type,
                                   std::string_view reason, const std::string& message) {
-  recorder_->Event(record::GetReference(d, "Deployment", "apps/v1"), type, reason, message);
+  recorder_->Event(record::GetReference(d, api::kDeployments.kind, api::kDeployments.ApiVersion()),
+                   type, reason, message);
 }
 
 // --- syncDeployment ---------------------------------------------------------------------------
@@ -339,8 +340,9 @@ Result<ReplicaSets> DeploymentController::GetReplicaSetsForDeployment(const Depl
         if (!fresh.ok()) return fresh.error();
         return (*fresh)->metadata;
       },
-      "Deployment", d.metadata.uid);
-  controller::ControllerRefManager manager(d.metadata, "apps/v1", "Deployment", *selector,
+      std::string(api::kDeployments.kind), d.metadata.uid);
+  controller::ControllerRefManager manager(d.metadata, api::kDeployments.ApiVersion(),
+                                           std::string(api::kDeployments.kind), *selector,
                                            std::move(can_adopt));
   auto claimed = manager.ClaimObjects(ReplicaSetsToClaim(ns, d.metadata.uid),
                                       controller::ReplicaSetPatcher(*replicasets_));

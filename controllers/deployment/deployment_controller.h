@@ -44,8 +44,6 @@ using PodMap = std::map<std::string, std::vector<PodPtr>>;
 
 inline constexpr const char* kControllerName = "deployment";
 inline constexpr int kMaxRetries = 15;  // upstream maxRetries: then the key is dropped
-inline constexpr const char* kDeploymentsGroupResource = "deployments.apps";
-inline constexpr const char* kDeploymentReplicaSetsGroupResource = "replicasets.apps";
 
 struct DeploymentControllerOptions {
   int concurrent_deployment_syncs = kDefaultConcurrentDeploymentSyncs;  // workers
@@ -198,7 +196,7 @@ class DeploymentController final : public runtime::Reconciler {
               const std::string& message);
   api::Time Now() const { return clock_.WallNow(); }
   // Records a write of this sync for the read-your-own-writes check (no-op when it is off).
-  void RecordWrite(const Deployment& d, const char* group_resource,
+  void RecordWrite(const Deployment& d, const std::string& group_resource,
                    const std::string& resource_version);
   // History cleanup's deletes that the ReplicaSet informer has not applied yet (see
   // deleted_rss_).

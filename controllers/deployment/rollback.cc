@@ -99,7 +99,7 @@ Status DeploymentController::UpdateDeploymentAndClearRollbackTo(Deployment& d) {
       deployments_->Update(d.metadata.namespace_, d.metadata.name, std::move(body).value());
   if (!updated.ok()) return updated.error();
   d = **updated;
-  RecordWrite(d, kDeploymentsGroupResource, d.metadata.resource_version);
+  RecordWrite(d, api::kDeployments.GroupResource(), d.metadata.resource_version);
   return OkStatus();
 }
 

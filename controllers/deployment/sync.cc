@@ -42,7 +42,7 @@ Status DeploymentController::UpdateStatus(Deployment& d) {
   auto updated = deployments_->UpdateStatus(d, d.status);
   if (!updated.ok()) return updated.error();
   d = **updated;
-  RecordWrite(d, kDeploymentsGroupResource, d.metadata.resource_version);
+  RecordWrite(d, api::kDeployments.GroupResource(), d.metadata.resource_version);
   return OkStatus();
 }
 
@@ -122,7 +122,7 @@ Result<ReplicaSetPtr> DeploymentController::GetNewReplicaSet(Deployment& d,
       Result<ReplicaSetPtr> updated = replicasets_->Update(
           existing->metadata.namespace_, existing->metadata.name, std::move(body).value());
       if (updated.ok()) {
-        RecordWrite(d, kDeploymentReplicaSetsGroupResource, (*updated)->metadata.resource_version);
+        RecordWrite(d, api::kReplicaSets.GroupResource(), (*updated)->metadata.resource_version);
       }
       return updated;
     }
@@ -176,7 +176,7 @@ Result<ReplicaSetPtr> DeploymentController::GetNewReplicaSet(Deployment& d,
   Result<ReplicaSetPtr> create = replicasets_->Create(d.metadata.namespace_, std::move(*body));
   if (create.ok()) {
     created = *create;
-    RecordWrite(d, kDeploymentReplicaSetsGroupResource, created->metadata.resource_version);
+    RecordWrite(d, api::kReplicaSets.GroupResource(), created->metadata.resource_version);
   } else if (errors::IsAlreadyExists(create.error())) {
     already_exists = true;
     // Ours already (an earlier sync created it and the cache has not seen it), or a collision.
@@ -317,7 +317,7 @@ Result<DeploymentController::ScaleResult> DeploymentController::ScaleReplicaSet(
   auto updated =
       replicasets_->Update(rs->metadata.namespace_, rs->metadata.name, std::move(body).value());
   if (!updated.ok()) return updated.error();
-  RecordWrite(d, kDeploymentReplicaSetsGroupResource, (*updated)->metadata.resource_version);
+  RecordWrite(d, api::kReplicaSets.GroupResource(), (*updated)->metadata.resource_version);
   if (size_needs_update) {
     Eventf(d, "Normal", "ScalingReplicaSet",
            "Scaled " + operation + " replica set " + rs->metadata.name + " from " +

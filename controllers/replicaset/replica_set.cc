@@ -38,7 +38,7 @@ std::vector<std::string> PodControllerUIDIndexFunc(const api::Object& obj) {
 }
 
 bool IsReplicaSetRef(const api::OwnerReference& ref) {
-  return ref.kind == kControllerKind && ref.api_version.rfind("apps/", 0) == 0;
+  return ref.kind == std::string(api::kReplicaSets.kind) && ref.api_version.rfind("apps/", 0) == 0;
 }
 
 }  // namespace
@@ -70,10 +70,10 @@ ReplicaSetController::ReplicaSetController(
     const bool informer_getters =
         getters.empty() && rs_informer_.informer && pod_informer_.informer;
     if (informer_getters) {
-      getters[kReplicaSetsGroupResource] = [informer = rs_informer_.informer] {
+      getters[api::kReplicaSets.GroupResource()] = [informer = rs_informer_.informer] {
         return informer->LastStoreSyncResourceVersion();
       };
-      getters[kPodsGroupResource] = [informer = pod_informer_.informer] {
+      getters[api::kPods.GroupResource()] = [informer = pod_informer_.informer] {
         return informer->LastStoreSyncResourceVersion();
       };
     }
@@ -212,7 +212,7 @@ void ReplicaSetController::RecordPodWrite(std::string_view ns, const api::OwnerR
                                           const std::string& resource_version) {
   if (!consistency_ || !IsReplicaSetRef(owner)) return;
   consistency_->WroteAt(runtime::Request{std::string(ns), owner.name}.Key(), owner.uid,
-                        kPodsGroupResource, resource_version);
+                        api::kPods.GroupResource(), resource_version);
 }
 
 std::vector<runtime::Enqueue> ReplicaSetController::DeleteReplicaSet(const ReplicaSetPtr& rs) {

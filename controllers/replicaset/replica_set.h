@@ -43,9 +43,6 @@ using controller::ReplicaSetPtr;
 
 // At most this many pods are created or deleted by one sync (upstream BurstReplicas).
 inline constexpr int kBurstReplicas = 500;
-// The owner a ReplicaSet's pods name.
-inline constexpr const char* kControllerApiVersion = "apps/v1";
-inline constexpr const char* kControllerKind = "ReplicaSet";
 // Pods in one slow-start batch and deletions run at most this many at once (the client's rate
 // limiter is the real bound).
 inline constexpr int kMaxConcurrentWrites = 64;
@@ -75,10 +72,6 @@ struct ReplicaSetControllerOptions {
   // inject their own (with neither, the check is off).
   std::map<std::string, controller::ConsistencyStore::LastSyncRVGetter> consistency_rv_getters;
 };
-
-// The group resources the ConsistencyStore tracks (upstream GroupResource.String()).
-inline constexpr const char* kReplicaSetsGroupResource = "replicasets.apps";
-inline constexpr const char* kPodsGroupResource = "pods";
 
 class ReplicaSetController final : public runtime::Reconciler {
  public:

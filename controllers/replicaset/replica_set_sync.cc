@@ -57,9 +57,10 @@ Result<std::vector<PodPtr>> ReplicaSetController::ClaimPods(const api::ReplicaSe
         if (!fresh.ok()) return fresh.error();
         return (*fresh)->metadata;
       },
-      kControllerKind, rs.metadata.uid);
-  controller::ControllerRefManager manager(rs.metadata, kControllerApiVersion, kControllerKind,
-                                           selector, std::move(can_adopt));
+      std::string(api::kReplicaSets.kind), rs.metadata.uid);
+  controller::ControllerRefManager manager(rs.metadata, api::kReplicaSets.ApiVersion(),
+                                           std::string(api::kReplicaSets.kind), selector,
+                                           std::move(can_adopt));
   controller::ClaimResult<api::Pod> result =
       manager.ClaimObjects(pods, controller::PodPatcher(*pod_control_));
   if (!result.status.ok()) return result.status.error();
@@ -99,8 +100,8 @@ Status ReplicaSetController::ManageReplicas(const std::vector<PodPtr>& filtered_
     KLOG_V_INFOS(2, "Too few replicas", "replicaSet",
                  klog::KRef(rs.metadata.namespace_, rs.metadata.name), "need", rs.spec.replicas,
                  "creating", count);
-    const api::OwnerReference controller_ref =
-        api::ControllerOwnerReference(kControllerApiVersion, kControllerKind, rs.metadata);
+    const api::OwnerReference controller_ref = api::ControllerOwnerReference(
+        api::kReplicaSets.ApiVersion(), std::string(api::kReplicaSets.kind), rs.metadata);
     controller::SlowStartResult result = controller::SlowStartBatch(
         count, 1,
         [&]() -> Status {
@@ -118,7 +119,7 @@ Status ReplicaSetController::ManageReplicas(const std::vector<PodPtr>& filtered_
     // them, or the ReplicaSet would be stuck until the expectations expire.
     if (const int skipped = count - result.successes; skipped > 0) {
       KLOG_V_INFOS(2, "Slow-start failure. Skipping creation of pods, decrementing expectations",
-                   "podsSkipped", skipped, "kind", "ReplicaSet", "replicaSet",
+                   "podsSkipped", skipped, "kind", api::kReplicaSets.kind, "replicaSet",
                    klog::KRef(rs.metadata.namespace_, rs.metadata.name));
       expectations_.LowerExpectations(key, skipped, 0);
     }
@@ -163,7 +164,7 @@ Status ReplicaSetController::ManageReplicas(const std::vector<PodPtr>& filtered_
           if (s.ok()) return;
           // The deletion will not be observed (or already was, for NotFound): don't wait for it.
           KLOG_V_INFOS(2, "Failed to delete pod, decremented expectations", "pod", pod_keys[i],
-                       "kind", "ReplicaSet", "replicaSet",
+                       "kind", api::kReplicaSets.kind, "replicaSet",
                        klog::KRef(rs.metadata.namespace_, rs.metadata.name));
           expectations_.DeletionObserved(key, pod_keys[i]);
           if (errors::IsNotFound(s.error())) return;
@@ -267,7 +268,7 @@ Result<runtime::ReconcileResult> ReplicaSetController::Reconcile(const runtime::
     return updated.error();
   }
   if (consistency_) {
-    consistency_->WroteAt(key, rs->metadata.uid, kReplicaSetsGroupResource,
+    consistency_->WroteAt(key, rs->metadata.uid, api::kReplicaSets.GroupResource(),
                           (*updated)->metadata.resource_version);
   }
   if (terminating && (*updated)->status.terminating_replicas == std::nullopt && *updated != rs) {

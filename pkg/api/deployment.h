@@ -15,6 +15,7 @@
 #include "pkg/api/label_selector.h"
 #include "pkg/api/object.h"
 #include "pkg/api/pod_template.h"
+#include "pkg/api/resource.h"
 #include "pkg/api/shared_text.h"
 #include "pkg/util/result.h"
 
@@ -64,7 +65,7 @@ struct Deployment final : Object {
   // points into it.
   SharedText raw_json;
 
-  std::string_view Kind() const override { return "Deployment"; }
+  std::string_view Kind() const override { return kDeployments.kind; }
   const ObjectMeta& Meta() const override { return metadata; }
 };
 

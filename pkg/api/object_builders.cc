@@ -7,6 +7,7 @@
 #include "pkg/api/internal/decode_error.h"
 #include "pkg/api/internal/raw_json.h"
 #include "pkg/api/internal/raw_json_lex.h"
+#include "pkg/api/resource.h"
 
 namespace kcm::api {
 
@@ -260,8 +261,8 @@ Result<std::string> PodFromTemplate(const PodTemplate& pod_template, std::string
     meta.Set("ownerReferences", Value::MakeArray({OwnerReferenceToJson(*controller_ref)}));
   }
   Value pod = Value::MakeObject();
-  pod.Set("apiVersion", Value::String("v1"));
-  pod.Set("kind", Value::String("Pod"));
+  pod.Set("apiVersion", Value::String(kPods.ApiVersion()));
+  pod.Set("kind", Value::String(std::string(kPods.kind)));
   pod.Set("metadata", std::move(meta));
   const Value* spec = tmpl->Find("spec");
   pod.Set("spec", spec != nullptr ? *spec : Value::MakeObject());
@@ -293,8 +294,8 @@ Result<std::string> NewReplicaSetFromDeployment(const Deployment& d,
   meta.Set("labels", StringMap(labels));
   if (!opts.annotations.empty()) meta.Set("annotations", StringMap(opts.annotations));
   Value owners = Value::MakeArray();
-  owners.as_array().push_back(
-      OwnerReferenceToJson(ControllerOwnerReference("apps/v1", "Deployment", d.metadata)));
+  owners.as_array().push_back(OwnerReferenceToJson(ControllerOwnerReference(
+      kDeployments.ApiVersion(), std::string(kDeployments.kind), d.metadata)));
   meta.Set("ownerReferences", std::move(owners));
 
   Value spec = Value::MakeObject();
@@ -305,8 +306,8 @@ Result<std::string> NewReplicaSetFromDeployment(const Deployment& d,
   spec.Set("template", std::move(tmpl).value());
 
   Value rs = Value::MakeObject();
-  rs.Set("apiVersion", Value::String("apps/v1"));
-  rs.Set("kind", Value::String("ReplicaSet"));
+  rs.Set("apiVersion", Value::String(kReplicaSets.ApiVersion()));
+  rs.Set("kind", Value::String(std::string(kReplicaSets.kind)));
   rs.Set("metadata", std::move(meta));
   rs.Set("spec", std::move(spec));
   return json::Serialize(rs);
@@ -317,7 +318,8 @@ Result<std::string> NewPodFromReplicaSet(const ReplicaSet& rs) {
     return Error::Local("InvalidArgument", "unable to create pods, no labels in the template of " +
                                                rs.metadata.namespace_ + "/" + rs.metadata.name);
   }
-  const OwnerReference owner = ControllerOwnerReference("apps/v1", "ReplicaSet", rs.metadata);
+  const OwnerReference owner = ControllerOwnerReference(
+      kReplicaSets.ApiVersion(), std::string(kReplicaSets.kind), rs.metadata);
   return PodFromTemplate(rs.spec.pod_template, rs.metadata.name + "-", rs.metadata.namespace_,
                          &owner);
 }

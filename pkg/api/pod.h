@@ -11,6 +11,7 @@
 #include "pkg/api/decoder.h"
 #include "pkg/api/json_input.h"
 #include "pkg/api/object.h"
+#include "pkg/api/resource.h"
 #include "pkg/util/result.h"
 
 namespace kcm::api {
@@ -51,7 +52,7 @@ struct Pod final : Object {
     if (static_cast<uint32_t>(clamped) > restart_count_max) restart_count_max = clamped;
   }
 
-  std::string_view Kind() const override { return "Pod"; }
+  std::string_view Kind() const override { return kPods.kind; }
   const ObjectMeta& Meta() const override { return metadata; }
 
   bool IsReady() const { return ready == ConditionStatus::kTrue; }

@@ -14,6 +14,7 @@
 #include "pkg/api/label_selector.h"
 #include "pkg/api/object.h"
 #include "pkg/api/pod_template.h"
+#include "pkg/api/resource.h"
 #include "pkg/api/shared_text.h"
 #include "pkg/util/result.h"
 
@@ -49,7 +50,7 @@ struct ReplicaSet final : Object {
   // points into it.
   SharedText raw_json;
 
-  std::string_view Kind() const override { return "ReplicaSet"; }
+  std::string_view Kind() const override { return kReplicaSets.kind; }
   const ObjectMeta& Meta() const override { return metadata; }
 };
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "pkg/api/list_options.h"
+#include "pkg/api/resource.h"
 
 namespace kcm::client {
 
@@ -16,6 +17,10 @@ struct GroupVersionResource {
   std::string group;  // "" for the core group
   std::string version;
   std::string resource;  // plural lower-case: "pods", "deployments"
+
+  static GroupVersionResource Of(const api::Resource& r) {
+    return {std::string(r.group), std::string(r.version), std::string(r.resource)};
+  }
 };
 
 using QueryParams = std::vector<std::pair<std::string, std::string>>;

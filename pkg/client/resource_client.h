@@ -48,6 +48,10 @@ std::string EncodeDeleteOptions(const DeleteOptions& options);
 class ResourceClient {
  public:
   ResourceClient(std::shared_ptr<RestClient> client, GroupVersionResource gvr, bool namespaced);
+  // A built-in resource, by its descriptor (api/resource.h).
+  ResourceClient(std::shared_ptr<RestClient> client, const api::Resource& resource)
+      : ResourceClient(std::move(client), GroupVersionResource::Of(resource), resource.namespaced) {
+  }
 
   // `ns` is ignored for cluster-scoped resources; "" on a namespaced resource means all
   // namespaces (list/watch/deletecollection only).

@@ -55,7 +55,7 @@ class FencedTypedClient final : public TypedClient<T> {
  private:
   // "update replicaset ns/name" (the fence's refusal names the write).
   static std::string Describe(std::string_view verb, std::string_view ns, std::string_view name) {
-    std::string resource = ResourceTraits<T>::kResource;
+    std::string resource(ResourceTraits<T>::kResource.resource);
     resource.pop_back();  // "replicasets" -> "replicaset"
     std::string out = std::string(verb) + " " + resource + " " + std::string(ns);
     if (!name.empty()) out += "/" + std::string(name);

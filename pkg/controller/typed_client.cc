@@ -43,8 +43,7 @@ Result<std::shared_ptr<const T>> DecodeBody(const std::string& body) {
 template <typename T>
 RestTypedClient<T>::RestTypedClient(std::shared_ptr<client::RestClient> client,
                                     std::stop_token cancel)
-    : resources_(std::move(client), ResourceTraits<T>::Gvr(), /*namespaced=*/true),
-      cancel_(std::move(cancel)) {}
+    : resources_(std::move(client), ResourceTraits<T>::kResource), cancel_(std::move(cancel)) {}
 
 template <typename T>
 auto RestTypedClient<T>::Get(std::string_view ns, std::string_view name) -> Result<Ptr> {

@@ -14,6 +14,7 @@
 
 #include "pkg/api/deployment.h"
 #include "pkg/api/replicaset.h"
+#include "pkg/api/resource.h"
 #include "pkg/client/resource_client.h"
 #include "pkg/util/result.h"
 
@@ -32,9 +33,7 @@ struct ResourceTraits;
 template <>
 struct ResourceTraits<api::ReplicaSet> {
   using StatusType = api::ReplicaSetStatus;
-  static constexpr const char* kResource = "replicasets";  // for messages and the ActionLog
-  static constexpr const char* kGroupResource = "replicasets.apps";
-  static client::GroupVersionResource Gvr() { return {"apps", "v1", "replicasets"}; }
+  static constexpr const api::Resource& kResource = api::kReplicaSets;
   static Result<std::shared_ptr<const api::ReplicaSet>> Decode(api::Decoder& decoder,
                                                                api::JsonInput json);
   // The body of PUT .../status: `rs` as last read with `status` in place of its modelled status.
@@ -45,9 +44,7 @@ struct ResourceTraits<api::ReplicaSet> {
 template <>
 struct ResourceTraits<api::Deployment> {
   using StatusType = api::DeploymentStatus;
-  static constexpr const char* kResource = "deployments";
-  static constexpr const char* kGroupResource = "deployments.apps";
-  static client::GroupVersionResource Gvr() { return {"apps", "v1", "deployments"}; }
+  static constexpr const api::Resource& kResource = api::kDeployments;
   static Result<std::shared_ptr<const api::Deployment>> Decode(api::Decoder& decoder,
                                                                api::JsonInput json);
   // The body of PUT .../status: `d` as last read with its metadata.annotations and `status`

@@ -2,20 +2,26 @@
 
 namespace kcm::informers {
 
+namespace {
+
+ResourceType Of(const api::Resource& r, const api::Codec& codec) {
+  return ResourceType{r.GroupResource(), client::GroupVersionResource::Of(r), r.namespaced, &codec};
+}
+
+}  // namespace
+
 const ResourceType& PodsResource() {
-  static const ResourceType r{"pods", {"", "v1", "pods"}, true, &api::PodCodec()};
+  static const ResourceType r = Of(api::kPods, api::PodCodec());
   return r;
 }
 
 const ResourceType& ReplicaSetsResource() {
-  static const ResourceType r{
-      "replicasets.apps", {"apps", "v1", "replicasets"}, true, &api::ReplicaSetCodec()};
+  static const ResourceType r = Of(api::kReplicaSets, api::ReplicaSetCodec());
   return r;
 }
 
 const ResourceType& DeploymentsResource() {
-  static const ResourceType r{
-      "deployments.apps", {"apps", "v1", "deployments"}, true, &api::DeploymentCodec()};
+  static const ResourceType r = Of(api::kDeployments, api::DeploymentCodec());
   return r;
 }
 

@@ -5,11 +5,7 @@
 #include "pkg/api/json_input.h"
 
 namespace kcm::leaderelection {
-namespace {
-
-const client::GroupVersionResource kLeases{"coordination.k8s.io", "v1", "leases"};
-
-}  // namespace
+namespace {}  // namespace
 
 LeaderElectionRecord LeaseSpecToRecord(const api::LeaseSpec& spec) {
   LeaderElectionRecord r;
@@ -34,7 +30,7 @@ api::LeaseSpec RecordToLeaseSpec(const LeaderElectionRecord& record) {
 LeaseLock::LeaseLock(std::shared_ptr<client::RestClient> client, std::string lease_namespace,
                      std::string lease_name, std::string identity,
                      std::shared_ptr<record::EventRecorder> recorder)
-    : leases_(std::move(client), kLeases, /*namespaced=*/true),
+    : leases_(std::move(client), api::kLeases),
       namespace_(std::move(lease_namespace)),
       name_(std::move(lease_name)),
       identity_(std::move(identity)),

@@ -8,8 +8,6 @@
 namespace kcm::record {
 namespace {
 
-const client::GroupVersionResource kEvents{"", "v1", "events"};
-
 // Upstream refuses to write an event without a namespace rather than guess one.
 Status RequireNamespace(const api::Event& event) {
   if (event.metadata.namespace_.empty()) {
@@ -34,7 +32,7 @@ Result<std::string> EncodeEvent(const api::Event& event) {
 }
 
 ClientEventSink::ClientEventSink(std::shared_ptr<client::RestClient> client)
-    : events_(std::move(client), kEvents, /*namespaced=*/true) {}
+    : events_(std::move(client), api::kEvents) {}
 
 Result<api::Event> ClientEventSink::Create(const api::Event& event) {
   if (Status s = RequireNamespace(event); !s.ok()) return s.error();

@@ -16,10 +16,9 @@ Result<std::unique_ptr<RunnableController>> StartReplicaSetController(Controller
   std::shared_ptr<record::EventBroadcaster> broadcaster = NewControllerEventBroadcaster(ctx, *rest);
   std::shared_ptr<record::EventRecorder> recorder =
       broadcaster->NewRecorder({"replicaset-controller", ""});
-  auto pods = std::make_shared<client::ResourceClient>(
-      *rest, client::GroupVersionResource{"", "v1", "pods"}, true);
-  auto pod_control =
-      std::make_shared<controller::RealPodControl>(pods, *recorder, "apps/v1", fence);
+  auto pods = std::make_shared<client::ResourceClient>(*rest, api::kPods);
+  auto pod_control = std::make_shared<controller::RealPodControl>(
+      pods, *recorder, api::kReplicaSets.ApiVersion(), fence);
 
   replicaset::ReplicaSetControllerOptions options;
   options.concurrent_replicaset_syncs = ctx.options.concurrent_replicaset_syncs;

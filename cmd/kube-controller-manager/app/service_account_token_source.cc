@@ -9,7 +9,8 @@
 namespace kcm::app {
 namespace {
 
-const client::GroupVersionResource kServiceAccounts{"", "v1", "serviceaccounts"};
+const client::GroupVersionResource kServiceAccounts =
+    client::GroupVersionResource::Of(api::kServiceAccounts);
 
 // The error, its message prefixed with what was being done (code, reason and cause kept).
 Error Annotate(Error e, const std::string& what) {

@@ -126,23 +126,26 @@ class FakeTypedClient final : public TypedClient<T> {
       : log_(std::move(log)), status_answer_(status_answer) {}
 
   Result<Ptr> Get(std::string_view ns, std::string_view name) override {
-    log_->Record({"get", Traits::kResource, std::string(ns), std::string(name), ""});
+    log_->Record(
+        {"get", std::string(Traits::kResource.resource), std::string(ns), std::string(name), ""});
     return tracker_.Get(ns, name);
   }
   Result<Ptr> Create(std::string_view ns, std::string body) override {
-    log_->Record({"create", Traits::kResource, std::string(ns), detail::NameOf(body), body});
+    log_->Record({"create", std::string(Traits::kResource.resource), std::string(ns),
+                  detail::NameOf(body), body});
     return tracker_.Write("create", ns, body);
   }
   Result<Ptr> Update(std::string_view ns, std::string_view name, std::string body) override {
-    log_->Record({"update", Traits::kResource, std::string(ns), std::string(name), body});
+    log_->Record({"update", std::string(Traits::kResource.resource), std::string(ns),
+                  std::string(name), body});
     return tracker_.Write("update", ns, body);
   }
   Result<Ptr> UpdateStatus(const T& obj, const StatusType& status) override {
     // Objects built field by field have no raw JSON to encode; the log then has no body.
     Result<std::string> body = Traits::EncodeStatus(obj, status);
     const std::string& ns = obj.metadata.namespace_;
-    log_->Record(
-        {"update-status", Traits::kResource, ns, obj.metadata.name, body.ok() ? *body : ""});
+    log_->Record({"update-status", std::string(Traits::kResource.resource), ns, obj.metadata.name,
+                  body.ok() ? *body : ""});
     std::lock_guard lock(mu_);
     status_writes_.push_back({obj.metadata.resource_version, status});
     if (status_answer_ == StatusAnswer::kDecodedBody) {
@@ -161,12 +164,14 @@ class FakeTypedClient final : public TypedClient<T> {
     return Ptr(updated);
   }
   Status Patch(std::string_view ns, std::string_view name, const std::string& patch) override {
-    log_->Record({"patch", Traits::kResource, std::string(ns), std::string(name), patch});
+    log_->Record({"patch", std::string(Traits::kResource.resource), std::string(ns),
+                  std::string(name), patch});
     if (auto e = tracker_.TakeFailure("patch")) return *e;
     return OkStatus();
   }
   Status Delete(std::string_view ns, std::string_view name, std::string_view /*uid*/) override {
-    log_->Record({"delete", Traits::kResource, std::string(ns), std::string(name), ""});
+    log_->Record({"delete", std::string(Traits::kResource.resource), std::string(ns),
+                  std::string(name), ""});
     if (auto e = tracker_.TakeFailure("delete")) return *e;
     tracker_.Erase(ns, name);
     return OkStatus();
@@ -203,7 +208,7 @@ class FakeTypedClient final : public TypedClient<T> {
  private:
   std::shared_ptr<ActionLog> log_;
   const StatusAnswer status_answer_;
-  ObjectTracker<T> tracker_{Traits::kGroupResource, &DecodeBody<T>};
+  ObjectTracker<T> tracker_{Traits::kResource.GroupResource(), &DecodeBody<T>};
   mutable std::mutex mu_;  // guards the status-write state below
   std::vector<StatusWrite> status_writes_;
   bool drop_terminating_ = false;

@@ -210,8 +210,8 @@ TEST_F(ControllerTest, StaleControllerConsistencyWaitsForOwnWrites) {
   std::string rs_rv = "1";
   std::string pod_rv = "1";
   ReplicaSetControllerOptions options;
-  options.consistency_rv_getters = {{kReplicaSetsGroupResource, [&] { return rs_rv; }},
-                                    {kPodsGroupResource, [&] { return pod_rv; }}};
+  options.consistency_rv_getters = {{api::kReplicaSets.GroupResource(), [&] { return rs_rv; }},
+                                    {api::kPods.GroupResource(), [&] { return pod_rv; }}};
   Rebuild(options);
   ASSERT_NE(controller_->consistency_store(), nullptr);
   rs_client_->NumberWritesFrom(100);
@@ -260,8 +260,8 @@ TEST_F(ControllerTest, StaleSyncIsWokenWhenTheInformersCatchUp) {
   std::string rs_rv = "1";
   std::string pod_rv = "1";
   ReplicaSetControllerOptions options;
-  options.consistency_rv_getters = {{kReplicaSetsGroupResource, [&] { return rs_rv; }},
-                                    {kPodsGroupResource, [&] { return pod_rv; }}};
+  options.consistency_rv_getters = {{api::kReplicaSets.GroupResource(), [&] { return rs_rv; }},
+                                    {api::kPods.GroupResource(), [&] { return pod_rv; }}};
   Rebuild(options);
   controller::ConsistencyStore* store = controller_->consistency_store();
   ASSERT_NE(store, nullptr);
@@ -302,7 +302,8 @@ TEST_F(ControllerTest, StaleSyncIsWokenWhenTheInformersCatchUp) {
 TEST_F(ControllerTest, StaleControllerConsistencyOffByGate) {
   ReplicaSetControllerOptions options;
   options.stale_controller_consistency = false;
-  options.consistency_rv_getters = {{kReplicaSetsGroupResource, [] { return std::string(); }}};
+  options.consistency_rv_getters = {
+      {api::kReplicaSets.GroupResource(), [] { return std::string(); }}};
   Rebuild(options);
   EXPECT_EQ(controller_->consistency_store(), nullptr);
   rs_client_->NumberWritesFrom(100);
