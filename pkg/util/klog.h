@@ -30,6 +30,11 @@ enum class Format { kText, kJson };
 void InitLogging(const char* argv0, Format format, std::chrono::nanoseconds flush_frequency);
 Format CurrentFormat();
 
+namespace internal {
+// The format alone, without glog's setup: InitLogging's choice, and tests'.
+void SetFormat(Format format);
+}  // namespace internal
+
 struct ObjectRef {
   std::string namespace_;
   std::string name;
@@ -82,9 +87,11 @@ struct KeyValue {
 // JSON line (with its newline).
 std::string FormatText(const std::string* err, std::string_view msg,
                        const std::vector<KeyValue>& kvs);
+// `logger`: a named Logger's name (klog::Logger), which zapr writes as "logger" after "ts".
 std::string FormatJson(double ts_ms, const char* caller_file, int line,
                        google::LogSeverity severity, int v, const std::string* err,
-                       std::string_view msg, const std::vector<KeyValue>& kvs);
+                       std::string_view msg, const std::vector<KeyValue>& kvs,
+                       std::string_view logger = {});
 
 // A glog message as the text format writes it: control characters escaped and bytes that are not
 // UTF-8 written as \xNN (as klog's quoted values), quotes and backslashes left as they are.
@@ -93,8 +100,9 @@ std::string EscapeMessage(std::string_view message);
 std::string FormatTextLine(google::LogSeverity severity, const std::tm& tm, int usec, long tid,
                            const char* base_filename, int line, std::string_view message);
 
+// `logger`: see FormatJson; in the text form it is the first pair, logger="name", as klogr's.
 void Emit(const char* file, int line, google::LogSeverity severity, int v, const std::string* err,
-          std::string_view msg, const std::vector<KeyValue>& kvs);
+          std::string_view msg, const std::vector<KeyValue>& kvs, std::string_view logger = {});
 
 inline void Collect(std::vector<KeyValue>&) {}
 template <typename K, typename V, typename... Rest>
