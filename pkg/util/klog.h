@@ -121,12 +121,21 @@ void InfoS(const char* file, int line, int v, std::string_view msg, const KV&...
 }
 
 template <typename... KV>
+void WarningS(const char* file, int line, std::string_view msg, const KV&... kv) {
+  static_assert(sizeof...(KV) % 2 == 0, "WarningS takes alternating keys and values");
+  std::vector<KeyValue> kvs;
+  Collect(kvs, kv...);
+  Emit(file, line, google::GLOG_WARNING, 0, nullptr, msg, kvs);
+}
+
+template <typename... KV>
 void ErrorS(const char* file, int line, const std::string& err, std::string_view msg,
             const KV&... kv) {
   static_assert(sizeof...(KV) % 2 == 0, "ErrorS takes alternating keys and values");
   std::vector<KeyValue> kvs;
   Collect(kvs, kv...);
-  Emit(file, line, google::GLOG_ERROR, 0, &err, msg, kvs);
+  // An empty error is klog.ErrorS(nil, ...): no err pair.
+  Emit(file, line, google::GLOG_ERROR, 0, err.empty() ? nullptr : &err, msg, kvs);
 }
 
 }  // namespace internal
@@ -139,5 +148,8 @@ void ErrorS(const char* file, int line, const std::string& err, std::string_view
   if (!VLOG_IS_ON(level)) {      \
   } else                         \
     ::kcm::klog::internal::InfoS(__FILE__, __LINE__, level, __VA_ARGS__)
+// KLOG_WARNINGS("msg", "key", value): klog has no structured warning; this is InfoS's form under
+// glog's W header, for the events upstream logs with klog.Warningf.
+#define KLOG_WARNINGS(...) ::kcm::klog::internal::WarningS(__FILE__, __LINE__, __VA_ARGS__)
 // KLOG_ERRORS(error_text, "msg", "key", value): an error line with its cause as "err".
 #define KLOG_ERRORS(err, ...) ::kcm::klog::internal::ErrorS(__FILE__, __LINE__, err, __VA_ARGS__)

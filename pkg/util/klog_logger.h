@@ -83,10 +83,11 @@ class Logger {
     Write(google::GLOG_INFO, 0, nullptr, msg, kv...);
   }
 
-  // An error line: `err` is the cause, written as err="..." (logr's Error(err, msg, kv...)).
+  // An error line: `err` is the cause, written as err="..." (logr's Error(err, msg, kv...));
+  // an empty `err` is logr's nil error, written without the pair.
   template <typename... KV>
   void Error(const std::string& err, Message msg, const KV&... kv) const {
-    Write(google::GLOG_ERROR, 0, &err, msg, kv...);
+    Write(google::GLOG_ERROR, 0, err.empty() ? nullptr : &err, msg, kv...);
   }
 
   // A warning line: klog has no structured warning; this writes klog's W header with the
