@@ -201,14 +201,14 @@ start_replica() {
     --bind-address=127.0.0.1 --secure-port="$port" "${flags[@]}" >"$log" 2>&1 &
   rep_pid+=($!) rep_port+=("$port") rep_log+=("$log")
 }
-# Each replica's identity, from its log line "Sharding by namespace as <identity>".
+# Each replica's identity, from its log line "Sharding by namespace" identity="<identity>".
 read_identities() {
   local i id
   rep_id=()
   for i in "${!rep_log[@]}"; do
     id=""
     for _ in $(seq 100); do
-      id=$(sed -n 's/.*Sharding by namespace as \([^ ]*\) .*/\1/p; T; q' "${rep_log[$i]}")
+      id=$(sed -n 's/.*"Sharding by namespace" identity="\([^"]*\)".*/\1/p; T; q' "${rep_log[$i]}")
       [ -n "$id" ] && break
       sleep 0.1
     done

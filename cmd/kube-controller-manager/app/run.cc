@@ -35,12 +35,12 @@ bool WaitForAPIServer(client::RestClient& client, const std::string& host, std::
     req.path = "/healthz";
     auto r = client.Do(req, stop);
     if (r.ok()) {
-      if (attempt > 1) LOG(INFO) << "API server " << host << " is reachable";
+      if (attempt > 1) KLOG_INFOS("API server is reachable", "host", host);
       return true;
     }
     if (stop.stop_requested()) return false;
-    LOG(ERROR) << "waiting for the API server at " << host << " (attempt " << attempt
-               << "): " << r.error().ToString() << "; retrying in " << delay.count() << "s";
+    KLOG_ERRORS(r.error().ToString(), "waiting for the API server", "host", host, "attempt",
+                attempt, "retryIn", delay);
     if (!RealClock::Get().SleepFor(delay, stop)) return false;
     delay = std::min(delay * 2, std::chrono::seconds(30));
   }
@@ -90,13 +90,13 @@ Status RunControllers(const Options& options, const ClientBuilder& clients,
         bool all_synced = true;
         for (const auto& [resource, synced] : factory.WaitForCacheSync(running)) {
           if (!synced) all_synced = false;
-          VLOG(1) << "informer " << resource << (synced ? " synced" : " not synced");
+          KLOG_V_INFOS(1, "Informer sync state", "resource", resource, "synced", synced);
         }
         ready.informers_synced = all_synced && !running.stop_requested();
-        if (ready.informers_synced) LOG(INFO) << "Caches are synced";
+        if (ready.informers_synced) KLOG_INFOS("Caches are synced");
       },
       ready, stop);
-  LOG(INFO) << "Controllers stopped";
+  KLOG_INFOS("Controllers stopped");
   factory.Shutdown();
   ready.informers_synced = false;
   ready.enabled = 0;
@@ -114,8 +114,8 @@ Result<std::unique_ptr<sharding::ShardManager>> NewShardManager(
   if (!identity.ok()) return identity.error();
   auto informer_client = clients.ClientFor("sharding");
   if (!informer_client.ok()) return informer_client.error();
-  LOG(INFO) << "Sharding by namespace as " << *identity << " (leases " << le.resource_namespace
-            << "/" << le.resource_name << "*)";
+  KLOG_INFOS("Sharding by namespace", "identity", *identity, "leases",
+             le.resource_namespace + "/" + le.resource_name + "*");
   sharding::ShardManagerConfig sc;
   sc.client = std::move(election_client);
   sc.informer_client = std::move(*informer_client);
@@ -140,11 +140,12 @@ Result<std::unique_ptr<sharding::ShardManager>> NewShardManager(
     const int now = server_filters ? 1 : 0;
     if (told->exchange(now) == now) return;
     if (server_filters) {
-      LOG(INFO) << "the API server filters lists and watches by shardSelector";
+      KLOG_INFOS("The API server filters lists and watches by shardSelector");
     } else {
-      LOG(WARNING) << "the API server ignores shardSelector (older than v1.36 or its "
-                      "ShardedListAndWatch feature gate is off): every replica receives every "
-                      "object and keeps only its share";
+      KLOG_WARNINGS(
+          "the API server ignores shardSelector (older than v1.36 or its ShardedListAndWatch "
+          "feature "
+          "gate is off): every replica receives every object and keeps only its share");
     }
   };
   sc.serve = [&options, &clients, &broadcaster, events_sink, observer](
@@ -160,15 +161,14 @@ Result<std::unique_ptr<sharding::ShardManager>> NewShardManager(
 
 int Run(const Options& options, const BuildInfo& build,
         const std::map<std::string, std::string>& flag_values, std::stop_token stop) {
-  LOG(INFO) << "Version: " << build.version << (build.commit.empty() ? "" : " commit ")
-            << build.commit;
-  LOG(INFO) << "Flags: " << EffectiveFlags(options);
+  KLOG_INFOS("Starting", "version", build.version, "commit", build.commit);
+  KLOG_INFOS("Flags", "flags", EffectiveFlags(options));
   RegisterBuildInfo(build);
   RecordFeatureInfo(options.feature_gates);
 
   auto config = client::BuildConfigFromFlags(options.master, options.kubeconfig);
   if (!config.ok()) {
-    LOG(ERROR) << "invalid client configuration: " << config.error().ToString();
+    KLOG_ERRORS(config.error().ToString(), "Invalid client configuration");
     return 1;
   }
   config->content_type = options.kube_api_content_type;
@@ -187,7 +187,7 @@ int Run(const Options& options, const BuildInfo& build,
     const Error& e = !main_client.ok()     ? main_client.error()
                      : !events_client.ok() ? events_client.error()
                                            : election_client.error();
-    LOG(ERROR) << "cannot build a client for " << config->host << ": " << e.ToString();
+    KLOG_ERRORS(e.ToString(), "Cannot build a client", "host", config->host);
     return 1;
   }
 
@@ -203,7 +203,7 @@ int Run(const Options& options, const BuildInfo& build,
   auto run_controllers = [&](std::stop_token leading) {
     Status s = RunControllers(options, clients, broadcaster, events_sink, ready, leading);
     if (!s.ok()) {
-      LOG(ERROR) << s.error().ToString();
+      KLOG_ERRORS(s.error().ToString(), "Controllers failed");
       failed = true;
       shutdown.request_stop();
     }
@@ -214,18 +214,18 @@ int Run(const Options& options, const BuildInfo& build,
   if (le.leader_elect && options.sharding == "namespace") {
     auto s = NewShardManager(options, clients, broadcaster, events_sink, *election_client);
     if (!s.ok()) {
-      LOG(ERROR) << s.error().ToString();
+      KLOG_ERRORS(s.error().ToString(), "Cannot set up sharding");
       return 1;
     }
     shards = std::move(*s);
   } else if (le.leader_elect) {
     auto identity = leaderelection::NewIdentity();
     if (!identity.ok()) {
-      LOG(ERROR) << "cannot build a leader election identity: " << identity.error().ToString();
+      KLOG_ERRORS(identity.error().ToString(), "Cannot build a leader election identity");
       return 1;
     }
-    LOG(INFO) << "Leader election identity: " << *identity << " lease " << le.resource_namespace
-              << "/" << le.resource_name;
+    KLOG_INFOS("Leader election identity", "identity", *identity, "lease",
+               klog::KRef(le.resource_namespace, le.resource_name));
     leaderelection::LeaderElectionConfig lc;
     lc.lock = std::make_shared<leaderelection::LeaseLock>(
         *election_client, le.resource_namespace, le.resource_name, *identity,
@@ -238,16 +238,16 @@ int Run(const Options& options, const BuildInfo& build,
     lc.callbacks.on_started_leading = run_controllers;
     lc.callbacks.on_stopped_leading = [&] {
       if (!shutdown.stop_requested()) {
-        LOG(ERROR) << "leaderelection lost";
+        KLOG_ERRORS("", "leaderelection lost");
         lost_lease = true;
       }
     };
     lc.callbacks.on_new_leader = [id = *identity](const std::string& leader) {
-      if (leader != id) LOG(INFO) << "New leader elected: " << leader;
+      if (leader != id) KLOG_INFOS("New leader elected", "identity", leader);
     };
     auto e = leaderelection::LeaderElector::Create(std::move(lc));
     if (!e.ok()) {
-      LOG(ERROR) << "invalid leader election configuration: " << e.error().ToString();
+      KLOG_ERRORS(e.error().ToString(), "Invalid leader election configuration");
       return 1;
     }
     elector = std::move(*e);
@@ -308,7 +308,8 @@ int Run(const Options& options, const BuildInfo& build,
   auto authn = delegated_client(options.authentication_kubeconfig, "authentication-kubeconfig");
   auto authz = delegated_client(options.authorization_kubeconfig, "authorization-kubeconfig");
   if (!authn.ok() || !authz.ok()) {
-    LOG(ERROR) << (!authn.ok() ? authn.error() : authz.error()).message;
+    KLOG_ERRORS((!authn.ok() ? authn.error() : authz.error()).message,
+                "Cannot set up delegated authentication and authorization");
     return 1;
   }
   server.SetAuthorizer(std::make_shared<server::DelegatingAuthorizer>(*authn, *authz));
@@ -316,18 +317,19 @@ int Run(const Options& options, const BuildInfo& build,
   if (options.secure_port != 0) {
     Status s = server.Start();
     if (!s.ok()) {
-      LOG(ERROR) << "serving on --bind-address=" << options.bind_address
-                 << " --secure-port=" << options.secure_port << ": " << s.error().message;
+      KLOG_ERRORS(s.error().message, "Cannot serve", "bindAddress", options.bind_address,
+                  "securePort", options.secure_port);
       return 1;
     }
-    LOG(INFO) << "Serving securely on " << options.bind_address << ":" << server.Port();
+    KLOG_INFOS("Serving securely", "address",
+               options.bind_address + ":" + std::to_string(server.Port()));
   }
 
   if (WaitForAPIServer(**main_client, config->host, shutdown.get_token())) {
     if (shards) {
       Status s = shards->Run(shutdown.get_token());
       if (!s.ok()) {
-        LOG(ERROR) << s.error().ToString();
+        KLOG_ERRORS(s.error().ToString(), "Sharding failed");
         failed = true;
       }
     } else if (elector) {
@@ -339,7 +341,7 @@ int Run(const Options& options, const BuildInfo& build,
   server.Stop();
   broadcaster.Shutdown();
   if (lost_lease || failed) return 1;
-  LOG(INFO) << "Stopped";
+  KLOG_INFOS("Stopped");
   return 0;
 }
 

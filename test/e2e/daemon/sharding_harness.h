@@ -123,14 +123,14 @@ class Replica {
   const std::string& account() const { return account_; }
   pid_t pid() const { return process_.pid(); }
   bool Ready() const { return testenv::HttpsGet(port_, "/readyz").first == 200; }
-  // The identity it logged at start ("Sharding by namespace as <identity> (").
+  // The identity it logged at start ("Sharding by namespace" identity="<identity>").
   std::string Identity() const {
     const std::string log = Log();
-    const std::string mark = "Sharding by namespace as ";
+    const std::string mark = "\"Sharding by namespace\" identity=\"";
     size_t at = log.find(mark);
     if (at == std::string::npos) return "";
     at += mark.size();
-    return log.substr(at, log.find(' ', at) - at);
+    return log.substr(at, log.find('"', at) - at);
   }
   // A gauge from its /metrics (-1 when absent).
   double Metric(const std::string& name) const {
