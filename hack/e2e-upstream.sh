@@ -256,7 +256,7 @@ elif [ "$mode" = ours ]; then
   for _ in $(seq 1 120); do
     ok=1
     for i in $(seq 0 $(( sharded - 1 ))); do
-      grep -q 'serving shardRange' "$KCM_TESTBED_DIR/logs/kube-controller-manager-cpp-$i.log" || ok=0
+      grep -q '"Serving shard ranges" shardSelector="shardRange' "$KCM_TESTBED_DIR/logs/kube-controller-manager-cpp-$i.log" || ok=0
     done
     [ "$ok" = 1 ] && break
     sleep 0.5
@@ -335,7 +335,7 @@ sys.exit(1 if counts["failed"] or counts["passed"] == 0 else 0)
 PY
 if [ "$sharded" != 0 ]; then
   for i in $(seq 0 $(( sharded - 1 ))); do
-    log "kube-controller-manager-cpp-$i started serving $(grep -c 'serving shardRange' "$KCM_TESTBED_DIR/logs/kube-controller-manager-cpp-$i.log") shard ranges as the cases' namespaces came and went"
+    log "kube-controller-manager-cpp-$i started serving $(grep -c '"Serving shard ranges" shardSelector="shardRange' "$KCM_TESTBED_DIR/logs/kube-controller-manager-cpp-$i.log") shard ranges as the cases' namespaces came and went"
   done
 fi
 echo "e2e binary: $e2e_bin; test bed up + cases: $(( t_end - t_start ))s (cases alone: $(( t_end - t_run ))s); report: $report_dir"

@@ -201,7 +201,7 @@ start_replica() {
     --bind-address=127.0.0.1 --secure-port="$port" "${flags[@]}" >"$log" 2>&1 &
   rep_pid+=($!) rep_port+=("$port") rep_log+=("$log")
 }
-# Each replica's identity, from its log line `"Sharding by namespace" identity="<identity>"`.
+# Each replica's identity, from its log line "Sharding by namespace" identity="<identity>".
 read_identities() {
   local i id
   rep_id=()

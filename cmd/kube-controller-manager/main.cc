@@ -95,16 +95,17 @@ int main(int argc, char** argv) {
   if (!command.NotApplicable().empty()) {
     std::string names;
     for (const auto& n : command.NotApplicable()) names += (names.empty() ? "--" : ", --") + n;
-    LOG(WARNING) << "These flags concern controllers or features this binary does not run and "
-                    "have no effect: "
-                 << names;
+    KLOG_WARNINGS(
+        "These flags concern controllers or features this binary does not run and have no "
+        "effect",
+        "flags", names);
   }
   if (auto not_run = kcm::app::NotRunControllers(options.controllers); !not_run.empty()) {
     std::string names;
     for (const auto& n : not_run) names += (names.empty() ? "" : ", ") + n;
-    LOG(WARNING) << "--controllers names controllers this binary does not run (only deployment "
-                    "and replicaset): "
-                 << names;
+    KLOG_WARNINGS(
+        "--controllers names controllers this binary does not run (only deployment and replicaset)",
+        "controllers", names);
   }
 
   // A second signal, or a graceful stop running past kShutdownBound, ends the process at once.

@@ -175,14 +175,14 @@ Status DeploymentController::Run(std::stop_token stop) {
                                  runtime::EnqueueRequestsFromTypedFuncs(std::move(pod_funcs)))
                         .Complete(*this);
   if (!controller.ok()) return controller.error();
-  KLOG_INFOS("Starting controller", "controller", "deployment", "workers",
-             options_.concurrent_deployment_syncs);
+  logger_.Info("Starting controller", "controller", "deployment", "workers",
+               options_.concurrent_deployment_syncs);
   // A sync skipped for a stale cache waits in the ConsistencyStore and comes back through this
   // controller's queue once the informers caught up (see SyncDeployment).
   if (consistency_) consistency_->SetReadySink((*controller)->Enqueuer());
   Status s = (*controller)->Start(stop);
   if (consistency_) consistency_->SetReadySink(nullptr);
-  KLOG_INFOS("Shutting down controller", "controller", "deployment");
+  logger_.Info("Shutting down controller", "controller", "deployment");
   return s;
 }
 
@@ -190,8 +190,8 @@ Result<runtime::ReconcileResult> DeploymentController::Reconcile(const runtime::
                                                                  std::stop_token) {
   Result<runtime::ReconcileResult> r = SyncDeployment(request.namespace_, request.name);
   if (!r.ok()) {
-    KLOG_V_INFOS(2, "Error syncing deployment", "deployment",
-                 klog::KRef(request.namespace_, request.name), "err", r.error().ToString());
+    logger_.V(2).Info("Error syncing deployment", "deployment",
+                      klog::KRef(request.namespace_, request.name), "err", r.error().ToString());
   }
   return HandleErr(std::move(r));
 }
@@ -226,8 +226,8 @@ std::vector<DeploymentPtr> DeploymentController::GetDeploymentsForReplicaSet(
     if (selector->Matches(rs.metadata.labels)) out.push_back(d);
   }
   if (out.size() > 1) {
-    KLOG_V_INFOS(2, "More than one deployment is selecting replica set", "replicaSet",
-                 klog::KRef(rs.metadata.namespace_, rs.metadata.name));
+    logger_.V(2).Info("More than one deployment is selecting replica set", "replicaSet",
+                      klog::KRef(rs.metadata.namespace_, rs.metadata.name));
   }
   return out;
 }
@@ -240,7 +240,8 @@ std::vector<runtime::Request> DeploymentController::OnReplicaSetAdd(
   }
   if (const api::OwnerReference* ref = rs.metadata.ControllerRef()) {
     if (DeploymentPtr d = ResolveControllerRef(rs.metadata.namespace_, *ref)) {
-      VLOG(4) << "ReplicaSet added: " << cache::MetaNamespaceKeyFunc(rs);
+      logger_.V(4).Info("ReplicaSet added", "replicaSet",
+                        klog::KRef(rs.metadata.namespace_, rs.metadata.name));
       return {runtime::RequestFor(*d)};
     }
     return {};
@@ -287,7 +288,8 @@ std::vector<runtime::Request> DeploymentController::OnReplicaSetDelete(
   const api::OwnerReference* ref = rs.metadata.ControllerRef();
   if (ref == nullptr) return {};  // an orphan going away concerns nobody
   if (DeploymentPtr d = ResolveControllerRef(rs.metadata.namespace_, *ref)) {
-    VLOG(4) << "ReplicaSet deleted: " << cache::MetaNamespaceKeyFunc(rs);
+    logger_.V(4).Info("ReplicaSet deleted", "replicaSet",
+                      klog::KRef(rs.metadata.namespace_, rs.metadata.name));
     return {runtime::RequestFor(*d)};
   }
   return {};
@@ -401,8 +403,8 @@ Result<runtime::ReconcileResult> DeploymentController::SyncDeployment(const std:
     if (std::optional<controller::ConsistencyError> stale =
             consistency_->EnsureReady(key, /*wait=*/true)) {
       StaleSyncSkips(stale->group_resource).Inc();
-      KLOG_V_INFOS(4, "Waiting for the informers to apply this Deployment's last writes",
-                   "deployment", klog::KRef(ns, name), "reason", stale->Message());
+      logger_.V(4).Info("Waiting for the informers to apply this Deployment's last writes",
+                        "deployment", klog::KRef(ns, name), "reason", stale->Message());
       if (stale->waiting) return runtime::AwaitWake();
       return runtime::Done();
     }
@@ -410,7 +412,7 @@ Result<runtime::ReconcileResult> DeploymentController::SyncDeployment(const std:
   auto cached = d_informer_.lister.ByNamespace(ns).Get(name);
   if (!cached.ok()) {
     if (errors::IsNotFound(cached.error())) {
-      KLOG_V_INFOS(2, "Deployment has been deleted", "deployment", klog::KRef(ns, name));
+      logger_.V(2).Info("Deployment has been deleted", "deployment", klog::KRef(ns, name));
       if (consistency_) consistency_->Clear(key, "");
       return runtime::Done();
     }
@@ -420,7 +422,7 @@ Result<runtime::ReconcileResult> DeploymentController::SyncDeployment(const std:
   Deployment d = **cached;
 
   if (!d.spec.selector) {
-    KLOG_INFOS("Deployment has no selector; skipping", "deployment", klog::KRef(ns, name));
+    logger_.Info("Deployment has no selector; skipping", "deployment", klog::KRef(ns, name));
     return runtime::TerminalError("deployment " + ns + "/" + name + " has no selector");
   }
   if (d.spec.selector->match_labels.empty() && d.spec.selector->match_expressions.empty()) {
@@ -454,8 +456,8 @@ Result<runtime::ReconcileResult> DeploymentController::SyncDeployment(const std:
     return RolloutRecreate(d, *rss, GetPodMapForDeployment(d, *rss));
   }
   if (d.spec.strategy.type == "RollingUpdate") return RolloutRolling(d, *rss);
-  KLOG_INFOS("Deployment has an unexpected strategy type", "deployment", klog::KRef(ns, name),
-             "type", d.spec.strategy.type);
+  logger_.Info("Deployment has an unexpected strategy type", "deployment", klog::KRef(ns, name),
+               "type", d.spec.strategy.type);
   return runtime::TerminalError("unexpected deployment strategy type: " + d.spec.strategy.type);
 }
 

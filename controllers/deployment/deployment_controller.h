@@ -31,6 +31,7 @@
 #include "pkg/record/event_recorder.h"
 #include "pkg/runtime/reconciler.h"
 #include "pkg/util/clock.h"
+#include "pkg/util/klog_logger.h"
 #include "pkg/util/result.h"
 
 namespace kcm::deployment {
@@ -229,6 +230,9 @@ class DeploymentController final : public runtime::Reconciler {
   // because the event handlers are const.
   mutable std::mutex deleted_rss_mu_;
   mutable std::unordered_set<std::string> deleted_rss_;
+  // Named as upstream's controller-manager names this controller's logger
+  // (controller_descriptor.go: klog.LoggerWithName(logger, controllerName)).
+  klog::Logger logger_ = klog::Background().WithName("deployment-controller");
 };
 
 }  // namespace kcm::deployment

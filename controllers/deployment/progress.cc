@@ -1,8 +1,8 @@
 // Progress tracking (upstream progress.go): the Progressing condition, ReplicaFailure copied
 // from the ReplicaSets, and a requeue just after the progress deadline.
-#include <glog/logging.h>
 
 #include "controllers/deployment/deployment_controller.h"
+#include "pkg/util/klog.h"
 
 namespace kcm::deployment {
 namespace {
@@ -112,12 +112,13 @@ runtime::ReconcileResult DeploymentController::RequeueStuckDeployment(
   // and then handleErr forgets the key after the successful sync, so its checks repeat at the
   // limiter's base delay until the deadline passes.
   if (after < std::chrono::seconds(1)) {
-    VLOG(4) << "Queueing up deployment " << d.metadata.namespace_ << "/" << d.metadata.name
-            << " for a progress check now";
+    logger_.V(4).Info("Queueing up deployment for a progress check now", "deployment",
+                      klog::KRef(d.metadata.namespace_, d.metadata.name));
     return runtime::RequeueRateLimited();
   }
-  VLOG(4) << "Queueing up deployment " << d.metadata.namespace_ << "/" << d.metadata.name
-          << " for a progress check after " << after.count() / 1000000000 << "s";
+  logger_.V(4).Info("Queueing up deployment for a progress check", "deployment",
+                    klog::KRef(d.metadata.namespace_, d.metadata.name), "queueAfter",
+                    std::chrono::seconds(after.count() / 1000000000));
   // One more second so the check does not land a few milliseconds before the deadline (upstream
   // issue 39785).
   return runtime::RequeueAfter(after + std::chrono::seconds(1));

@@ -1,6 +1,5 @@
 // Rollback through the deprecated.deployment.rollback.to annotation (upstream rollback.go).
 // `kubectl rollout undo` does not use it (it patches the template client-side).
-#include <glog/logging.h>
 
 #include <map>
 #include <string>
@@ -9,6 +8,7 @@
 #include "pkg/api/hash.h"
 #include "pkg/api/object_builders.h"
 #include "pkg/api/pod_template.h"
+#include "pkg/util/klog.h"
 
 namespace kcm::deployment {
 
@@ -63,8 +63,10 @@ Result<bool> DeploymentController::RollbackToTemplate(Deployment& d, const api::
     d.metadata.annotations = util::DeploymentAnnotationsFromReplicaSet(d.metadata.annotations, rs);
     performed = true;
   } else {
-    VLOG(4) << "Rolling back to a revision that contains the same template as current "
-               "deployment, skipping rollback";
+    logger_.V(4).Info(
+        "Rolling back to a revision that contains the same template as current deployment, "
+        "skipping rollback...",
+        "deployment", klog::KRef(d.metadata.namespace_, d.metadata.name));
     EmitRollbackWarningEvent(d, util::kRollbackTemplateUnchanged,
                              "The rollback revision contains the same template as current "
                              "deployment \"" +

@@ -1,11 +1,11 @@
 // RollingUpdate (upstream rolling.go): grow the new RS within maxSurge, shrink old RSs within
 // maxUnavailable, unhealthy replicas first.
-#include <glog/logging.h>
 
 #include <algorithm>
 
 #include "controllers/deployment/deployment_controller.h"
 #include "pkg/controller/replicaset_sorting.h"
+#include "pkg/util/klog.h"
 
 namespace kcm::deployment {
 
@@ -77,21 +77,24 @@ Result<bool> DeploymentController::ReconcileOldReplicaSets(const ReplicaSets& al
   // next status write brings an event that syncs again, so a retry of its own would only spin.
   Result<int32_t> cleaned = CleanupUnhealthyReplicas(old_rss, d, max_scaled_down);
   if (!cleaned.ok()) {
-    VLOG(4) << "Not scaling down old RSes of " << d.metadata.namespace_ << "/" << d.metadata.name
-            << " this time: " << cleaned.error().message;
+    logger_.V(4).Info("Not scaling down old RSes this time", "deployment",
+                      klog::KRef(d.metadata.namespace_, d.metadata.name), "err",
+                      cleaned.error().message);
     return false;
   }
-  VLOG(4) << "Cleaned up unhealthy replicas from old RSes: " << *cleaned;
+  logger_.V(4).Info("Cleaned up unhealthy replicas from old RSes", "count", *cleaned);
 
   ReplicaSets after_cleanup = old_rss;
   if (new_rs) after_cleanup.push_back(new_rs);
   Result<int32_t> scaled = ScaleDownOldReplicaSetsForRollingUpdate(after_cleanup, old_rss, d);
   if (!scaled.ok()) {
-    VLOG(4) << "Not scaling down old RSes of " << d.metadata.namespace_ << "/" << d.metadata.name
-            << " this time: " << scaled.error().message;
+    logger_.V(4).Info("Not scaling down old RSes this time", "deployment",
+                      klog::KRef(d.metadata.namespace_, d.metadata.name), "err",
+                      scaled.error().message);
     return false;
   }
-  VLOG(4) << "Scaled down old RSes: " << *scaled;
+  logger_.V(4).Info("Scaled down old RSes", "deployment",
+                    klog::KRef(d.metadata.namespace_, d.metadata.name), "count", *scaled);
   return *cleaned + *scaled > 0;
 }
 

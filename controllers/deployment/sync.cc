@@ -191,9 +191,9 @@ Result<ReplicaSetPtr> DeploymentController::GetNewReplicaSet(Deployment& d,
       const int32_t before = d.status.collision_count.value_or(0);
       d.status.collision_count = before + 1;
       if (UpdateStatus(d).ok()) {
-        KLOG_INFOS("Found a hash collision for deployment - bumping collisionCount to resolve it",
-                   "deployment", klog::KRef(d.metadata.namespace_, d.metadata.name),
-                   "oldCollisionCount", before, "newCollisionCount", before + 1);
+        logger_.Info("Found a hash collision for deployment - bumping collisionCount to resolve it",
+                     "deployment", klog::KRef(d.metadata.namespace_, d.metadata.name),
+                     "oldCollisionCount", before, "newCollisionCount", before + 1);
       }
       return create.error();
     }
@@ -353,8 +353,8 @@ Status DeploymentController::CleanupDeployment(const ReplicaSets& old_rss, const
   const int64_t diff = static_cast<int64_t>(cleanable.size()) - *d.spec.revision_history_limit;
   if (diff <= 0) return OkStatus();
   std::stable_sort(cleanable.begin(), cleanable.end(), controller::ReplicaSetsByRevision{});
-  VLOG(4) << "Looking to cleanup old replica sets for deployment "
-          << cache::MetaNamespaceKeyFunc(d);
+  logger_.V(4).Info("Looking to cleanup old replica sets for deployment", "deployment",
+                    klog::KRef(d.metadata.namespace_, d.metadata.name));
   for (int64_t i = 0; i < diff; ++i) {
     const auto& rs = cleanable[i];
     // Only RSs with nothing left and whose status has caught up with their spec.
@@ -362,7 +362,9 @@ Status DeploymentController::CleanupDeployment(const ReplicaSets& old_rss, const
         rs->metadata.generation > rs->status.observed_generation) {
       continue;
     }
-    VLOG(4) << "Trying to cleanup replica set " << cache::MetaNamespaceKeyFunc(*rs);
+    logger_.V(4).Info("Trying to cleanup replica set for deployment", "replicaSet",
+                      klog::KRef(rs->metadata.namespace_, rs->metadata.name), "deployment",
+                      klog::KRef(d.metadata.namespace_, d.metadata.name));
     Status s =
         replicasets_->Delete(rs->metadata.namespace_, rs->metadata.name, rs->metadata.uid.str());
     if (!s.ok() && !errors::IsNotFound(s.error())) return s;

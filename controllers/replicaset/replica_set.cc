@@ -147,14 +147,14 @@ Status ReplicaSetController::Run(std::stop_token stop) {
                                  runtime::EnqueueRequestsFromTypedFuncs(std::move(pod_funcs)))
                         .Complete(*this);
   if (!controller.ok()) return controller.error();
-  KLOG_INFOS("Starting controller", "controller", "replicaset", "workers",
-             options_.concurrent_replicaset_syncs);
+  logger_.Info("Starting controller", "controller", "replicaset", "workers",
+               options_.concurrent_replicaset_syncs);
   // A sync skipped for a stale cache waits in the ConsistencyStore and comes back through this
   // controller's queue once the informers caught up (see Reconcile).
   if (consistency_) consistency_->SetReadySink((*controller)->Enqueuer());
   Status s = (*controller)->Start(stop);
   if (consistency_) consistency_->SetReadySink(nullptr);
-  KLOG_INFOS("Shutting down controller", "controller", "replicaset");
+  logger_.Info("Shutting down controller", "controller", "replicaset");
   return s;
 }
 
@@ -180,14 +180,15 @@ std::vector<ReplicaSetPtr> ReplicaSetController::GetPodReplicaSets(const api::Po
   }
   if (out.size() > 1) {
     // The ReplicaSets' selectors overlap; the user must fix them, we just report it.
-    KLOG_V_INFOS(2, "user error! more than one ReplicaSet is selecting pods with labels", "pod",
-                 klog::KRef(pod.metadata.namespace_, pod.metadata.name), "replicaSets", out.size());
+    logger_.V(2).Info("user error! more than one ReplicaSet is selecting pods with labels", "pod",
+                      klog::KRef(pod.metadata.namespace_, pod.metadata.name), "replicaSets",
+                      out.size());
   }
   return out;
 }
 
 std::vector<runtime::Enqueue> ReplicaSetController::AddReplicaSet(const ReplicaSetPtr& rs) {
-  VLOG(4) << "Adding ReplicaSet " << cache::MetaNamespaceKeyFunc(*rs);
+  logger_.V(4).Info("Adding", "replicaSet", klog::KRef(rs->metadata.namespace_, rs->metadata.name));
   return {runtime::RequestFor(*rs)};
 }
 
@@ -200,8 +201,9 @@ std::vector<runtime::Enqueue> ReplicaSetController::UpdateReplicaSet(const Repli
     out = DeleteReplicaSet(old_rs);
   }
   if (old_rs && old_rs->spec.replicas != cur_rs->spec.replicas) {
-    VLOG(4) << "ReplicaSet " << cache::MetaNamespaceKeyFunc(*cur_rs) << " updated: replicas "
-            << old_rs->spec.replicas << "->" << cur_rs->spec.replicas;
+    logger_.V(4).Info("Updated", "replicaSet",
+                      klog::KRef(cur_rs->metadata.namespace_, cur_rs->metadata.name), "oldReplicas",
+                      old_rs->spec.replicas, "newReplicas", cur_rs->spec.replicas);
   }
   // Always, so a resync re-syncs every ReplicaSet (upstream updateRS).
   out.push_back(runtime::RequestFor(*cur_rs));
@@ -217,7 +219,8 @@ void ReplicaSetController::RecordPodWrite(std::string_view ns, const api::OwnerR
 
 std::vector<runtime::Enqueue> ReplicaSetController::DeleteReplicaSet(const ReplicaSetPtr& rs) {
   const std::string key = cache::MetaNamespaceKeyFunc(*rs);
-  VLOG(4) << "Deleting ReplicaSet " << key;
+  logger_.V(4).Info("Deleting", "replicaSet",
+                    klog::KRef(rs->metadata.namespace_, rs->metadata.name));
   if (consistency_) consistency_->Clear(key, rs->metadata.uid.str());
   expectations_.DeleteExpectations(key);
   return {runtime::RequestFor(*rs)};
@@ -233,7 +236,8 @@ std::vector<runtime::Enqueue> ReplicaSetController::AddPod(const PodPtr& pod) {
     ReplicaSetPtr rs = ResolveControllerRef(pod->metadata.namespace_, *ref);
     if (!rs) return {};
     const std::string key = cache::MetaNamespaceKeyFunc(*rs);
-    VLOG(4) << "Pod " << cache::MetaNamespaceKeyFunc(*pod) << " created for ReplicaSet " << key;
+    logger_.V(4).Info("Pod created", "pod",
+                      klog::KRef(pod->metadata.namespace_, pod->metadata.name), "replicaSet", key);
     expectations_.CreationObserved(key);
     return {runtime::RequestFor(*rs)};
   }
@@ -298,7 +302,7 @@ std::vector<runtime::Enqueue> ReplicaSetController::DeletePod(const PodPtr& pod)
   if (!rs) return {};
   const std::string key = cache::MetaNamespaceKeyFunc(*rs);
   const std::string pod_key = cache::MetaNamespaceKeyFunc(*pod);
-  VLOG(4) << "Pod " << pod_key << " deleted (ReplicaSet " << key << ")";
+  logger_.V(4).Info("Pod deleted", "pod", pod_key, "replicaSet", key);
   expectations_.DeletionObserved(key, pod_key);
   return {runtime::RequestFor(*rs)};
 }

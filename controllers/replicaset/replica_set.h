@@ -34,6 +34,7 @@
 #include "pkg/runtime/handler.h"
 #include "pkg/runtime/reconciler.h"
 #include "pkg/util/clock.h"
+#include "pkg/util/klog_logger.h"
 
 namespace kcm::replicaset {
 
@@ -157,6 +158,9 @@ class ReplicaSetController final : public runtime::Reconciler {
   // kept across slow-start batches (as many as every worker's batches may use at once; idle ones
   // end). Last, so its threads are joined before the members they use go away.
   controller::WorkerPool write_pool_;
+  // Named as upstream's controller-manager names this controller's logger
+  // (controller_descriptor.go: klog.LoggerWithName(logger, controllerName)).
+  klog::Logger logger_ = klog::Background().WithName("replicaset-controller");
 };
 
 }  // namespace kcm::replicaset

@@ -97,9 +97,9 @@ Status ReplicaSetController::ManageReplicas(const std::vector<PodPtr>& filtered_
     // Expect every create before the first one, so that its watch event, which may arrive
     // before CreatePods returns, is counted.
     expectations_.ExpectCreations(key, count);
-    KLOG_V_INFOS(2, "Too few replicas", "replicaSet",
-                 klog::KRef(rs.metadata.namespace_, rs.metadata.name), "need", rs.spec.replicas,
-                 "creating", count);
+    logger_.V(2).Info("Too few replicas", "replicaSet",
+                      klog::KRef(rs.metadata.namespace_, rs.metadata.name), "need",
+                      rs.spec.replicas, "creating", count);
     const api::OwnerReference controller_ref = api::ControllerOwnerReference(
         api::kReplicaSets.ApiVersion(), std::string(api::kReplicaSets.kind), rs.metadata);
     controller::SlowStartResult result = controller::SlowStartBatch(
@@ -118,23 +118,23 @@ Status ReplicaSetController::ManageReplicas(const std::vector<PodPtr>& filtered_
     // Creations that failed or were never attempted will never be observed: stop waiting for
     // them, or the ReplicaSet would be stuck until the expectations expire.
     if (const int skipped = count - result.successes; skipped > 0) {
-      KLOG_V_INFOS(2, "Slow-start failure. Skipping creation of pods, decrementing expectations",
-                   "podsSkipped", skipped, "kind", api::kReplicaSets.kind, "replicaSet",
-                   klog::KRef(rs.metadata.namespace_, rs.metadata.name));
+      logger_.V(2).Info("Slow-start failure. Skipping creation of pods, decrementing expectations",
+                        "podsSkipped", skipped, "kind", api::kReplicaSets.kind, "replicaSet",
+                        klog::KRef(rs.metadata.namespace_, rs.metadata.name));
       expectations_.LowerExpectations(key, skipped, 0);
     }
     if (!result.first_error.ok() && result.first_error.error().reason == kReplicaSetGoneReason) {
-      KLOG_INFOS("ReplicaSet was deleted during scale-up; stopped creating pods", "replicaSet",
-                 klog::KRef(rs.metadata.namespace_, rs.metadata.name));
+      logger_.Info("ReplicaSet was deleted during scale-up; stopped creating pods", "replicaSet",
+                   klog::KRef(rs.metadata.namespace_, rs.metadata.name));
       return OkStatus();
     }
     return result.first_error;
   }
   if (diff > 0) {
     const int count = static_cast<int>(std::min<int64_t>(diff, options_.burst_replicas));
-    KLOG_V_INFOS(2, "Too many replicas", "replicaSet",
-                 klog::KRef(rs.metadata.namespace_, rs.metadata.name), "need", rs.spec.replicas,
-                 "deleting", count);
+    logger_.V(2).Info("Too many replicas", "replicaSet",
+                      klog::KRef(rs.metadata.namespace_, rs.metadata.name), "need",
+                      rs.spec.replicas, "deleting", count);
     const std::vector<PodPtr> related = GetIndirectlyRelatedPods(rs);
     const std::vector<PodPtr> to_delete =
         controller::GetPodsToDelete(filtered_pods, related, count, clock_.WallNow());
@@ -163,9 +163,9 @@ Status ReplicaSetController::ManageReplicas(const std::vector<PodPtr>& filtered_
           Status s = pod_control_->DeletePod(rs.metadata.namespace_, pod.metadata.name, rs);
           if (s.ok()) return;
           // The deletion will not be observed (or already was, for NotFound): don't wait for it.
-          KLOG_V_INFOS(2, "Failed to delete pod, decremented expectations", "pod", pod_keys[i],
-                       "kind", api::kReplicaSets.kind, "replicaSet",
-                       klog::KRef(rs.metadata.namespace_, rs.metadata.name));
+          logger_.V(2).Info("Failed to delete pod, decremented expectations", "pod", pod_keys[i],
+                            "kind", api::kReplicaSets.kind, "replicaSet",
+                            klog::KRef(rs.metadata.namespace_, rs.metadata.name));
           expectations_.DeletionObserved(key, pod_keys[i]);
           if (errors::IsNotFound(s.error())) return;
           std::lock_guard lock(mu);
@@ -195,20 +195,20 @@ Result<runtime::ReconcileResult> ReplicaSetController::Reconcile(const runtime::
             consistency_->EnsureReady(key, /*wait=*/true)) {
       StaleSyncSkips(stale->group_resource).Inc();
       if (stale->waiting) {
-        KLOG_V_INFOS(4, "Waiting for the informers to apply our last writes", "replicaSet",
-                     klog::KRef(req.namespace_, req.name), "reason", stale->Message());
+        logger_.V(4).Info("Waiting for the informers to apply our last writes", "replicaSet",
+                          klog::KRef(req.namespace_, req.name), "reason", stale->Message());
         return runtime::AwaitWake();
       }
-      KLOG_INFOS("Requeueing: the informer has not caught up with our writes", "replicaSet",
-                 klog::KRef(req.namespace_, req.name), "reason", stale->Message());
+      logger_.Info("Requeueing: the informer has not caught up with our writes", "replicaSet",
+                   klog::KRef(req.namespace_, req.name), "reason", stale->Message());
       return runtime::RequeueRateLimited();
     }
   }
   Result<ReplicaSetPtr> got = rs_informer_.lister.ByNamespace(req.namespace_).Get(req.name);
   if (!got.ok()) {
     if (errors::IsNotFound(got.error())) {
-      KLOG_V_INFOS(4, "ReplicaSet has been deleted", "replicaSet",
-                   klog::KRef(req.namespace_, req.name));
+      logger_.V(4).Info("ReplicaSet has been deleted", "replicaSet",
+                        klog::KRef(req.namespace_, req.name));
       if (consistency_) consistency_->Clear(key, "");
       expectations_.DeleteExpectations(key);
       return runtime::Done();
@@ -221,8 +221,8 @@ Result<runtime::ReconcileResult> ReplicaSetController::Reconcile(const runtime::
   Result<api::labels::Selector> selector = SelectorOf(*rs);
   if (!selector.ok()) {
     // Bad input: retrying cannot fix it; the next update of the object brings it back.
-    KLOG_ERRORS(selector.error().message, "Error converting pod selector to selector", "replicaSet",
-                klog::KRef(req.namespace_, req.name));
+    logger_.Error(selector.error().message, "Error converting pod selector to selector",
+                  "replicaSet", klog::KRef(req.namespace_, req.name));
     return runtime::Done();
   }
 
@@ -275,12 +275,12 @@ Result<runtime::ReconcileResult> ReplicaSetController::Reconcile(const runtime::
     // The API server dropped the field: it does not know it. Stop computing it, or every sync
     // would see a difference and write again.
     if (track_terminating_.exchange(false)) {
-      LOG(INFO) << "The API server does not store ReplicaSet status.terminatingReplicas; "
-                   "not tracking it";
+      logger_.Info(
+          "The API server does not store ReplicaSet status.terminatingReplicas; not tracking it");
     }
   }
-  VLOG(4) << "Finished syncing ReplicaSet " << key << " ("
-          << std::chrono::duration<double, std::milli>(clock_.Now() - start).count() << " ms)";
+  logger_.V(4).Info("Finished syncing", "kind", api::kReplicaSets.kind, "key", key, "duration",
+                    clock_.Now() - start);
   if (!manage_status.ok()) return manage_status.error();
 
   // Come back when the next Ready pod has been Ready for minReadySeconds.

@@ -1,11 +1,10 @@
 #include "controllers/replicaset/replica_set_utils.h"
 
-#include <glog/logging.h>
-
 #include <algorithm>
 
 #include "pkg/api/label_selector.h"
 #include "pkg/api/labels.h"
+#include "pkg/util/klog.h"
 
 namespace kcm::replicaset {
 
@@ -98,14 +97,19 @@ Result<ReplicaSetPtr> UpdateReplicaSetStatus(ReplicaSetClient& client, ReplicaSe
   status.observed_generation = rs->metadata.generation;
   Error last;
   for (int i = 0;; ++i) {
-    VLOG(4) << "Updating status for ReplicaSet " << rs->metadata.namespace_ << "/"
-            << rs->metadata.name << ": replicas " << rs->status.replicas << "->" << status.replicas
-            << " (need " << rs->spec.replicas << "), fullyLabeledReplicas "
-            << rs->status.fully_labeled_replicas << "->" << status.fully_labeled_replicas
-            << ", readyReplicas " << rs->status.ready_replicas << "->" << status.ready_replicas
-            << ", availableReplicas " << rs->status.available_replicas << "->"
-            << status.available_replicas << ", sequence No: " << rs->status.observed_generation
-            << "->" << status.observed_generation;
+    // Each field as "old->new", as upstream's updateReplicaSetStatus writes them.
+    auto change = [](int64_t from, int64_t to) {
+      return std::to_string(from) + "->" + std::to_string(to);
+    };
+    KLOG_V_INFOS(4, "Updating status for ReplicaSet", "replicaSet",
+                 klog::KRef(rs->metadata.namespace_, rs->metadata.name), "replicas",
+                 change(rs->status.replicas, status.replicas), "need", rs->spec.replicas,
+                 "fullyLabeledReplicas",
+                 change(rs->status.fully_labeled_replicas, status.fully_labeled_replicas),
+                 "readyReplicas", change(rs->status.ready_replicas, status.ready_replicas),
+                 "availableReplicas",
+                 change(rs->status.available_replicas, status.available_replicas), "sequenceNo",
+                 change(rs->status.observed_generation, status.observed_generation));
     Result<ReplicaSetPtr> updated = client.UpdateStatus(*rs, status);
     if (updated.ok()) return updated;
     last = updated.error();

@@ -1,10 +1,10 @@
 #include "pkg/cache/processor_listener.h"
 
-#include <glog/logging.h>
-
 #include <algorithm>
 #include <exception>
 #include <utility>
+
+#include "pkg/util/klog.h"
 
 namespace kcm::cache {
 namespace {
@@ -38,7 +38,7 @@ Clock::duration DetermineResyncPeriod(Clock::duration desired, Clock::duration c
     return desired;
   }
   if (check == Clock::duration::zero()) {
-    LOG(WARNING) << "the informer does not resync; a handler's resync period is ignored";
+    KLOG_WARNINGS("The informer does not resync; a handler's resync period is ignored");
     return Clock::duration::zero();
   }
   return std::max(desired, check);
@@ -114,9 +114,9 @@ void ProcessorListener::Dispatch(const Notification& notification) {
     }
   } catch (const std::exception& e) {
     // A broken handler must not take the informer (or the other handlers) down with it.
-    LOG(ERROR) << "event handler threw, notification skipped: " << e.what();
+    KLOG_ERRORS(e.what(), "Event handler threw, notification skipped");
   } catch (...) {
-    LOG(ERROR) << "event handler threw a non-exception, notification skipped";
+    KLOG_ERRORS("a non-exception", "Event handler threw, notification skipped");
   }
   if (initial && !non_blocking_) {
     // Counted even when the handler threw: it has seen the object, and HasSynced must not hang.

@@ -1,10 +1,10 @@
 #include "pkg/cache/reflector.h"
 
-#include <glog/logging.h>
-
 #include <atomic>
 #include <thread>
 #include <vector>
+
+#include "pkg/util/klog.h"
 
 namespace kcm::cache {
 namespace {
@@ -156,7 +156,7 @@ void Reflector::Run(std::stop_token stop) {
   while (!stop.stop_requested()) {
     Status s = ListAndWatch(stop);
     if (!s.ok() && !stop.stop_requested()) {
-      LOG(WARNING) << options_.name << ": ListAndWatch failed: " << s.error().ToString();
+      KLOG_WARNINGS("ListAndWatch failed", "reflector", options_.name, "err", s.error().ToString());
     }
     if (!clock_.SleepFor(backoff_.Next(), stop)) {
       return;
@@ -174,8 +174,8 @@ Status Reflector::ListAndWatch(std::stop_token stop) {
     }
     if (!streamed.ok()) {
       // Making progress with LIST beats waiting forever on a server that cannot stream.
-      LOG(WARNING) << options_.name << ": streaming list failed, falling back to LIST: "
-                   << streamed.error().ToString();
+      KLOG_WARNINGS("Streaming list failed, falling back to LIST", "reflector", options_.name,
+                    "err", streamed.error().ToString());
       fallback_to_list = true;
     } else {
       w = std::move(streamed).value();
@@ -340,7 +340,7 @@ void Reflector::ResyncLoop(std::stop_token stop) {
       continue;
     }
     if (Status s = store_->Resync(); !s.ok()) {
-      LOG(ERROR) << options_.name << ": resync failed: " << s.error().ToString();
+      KLOG_ERRORS(s.error().ToString(), "Resync failed", "reflector", options_.name);
     }
   }
 }
@@ -377,7 +377,8 @@ Status Reflector::Watch(std::unique_ptr<WatchInterface> w, std::stop_token stop)
       const Error& err = handled.error();
       if (IsExpiredOrGone(err)) {
         // Relist at the last RV (ListAndWatch returns; Run relists after its backoff).
-        VLOG(1) << options_.name << ": watch closed with: " << err.ToString();
+        KLOG_V_INFOS(1, "Watch closed with an error", "reflector", options_.name, "err",
+                     err.ToString());
         return OkStatus();
       }
       if (IsWatchStreamBroken(err)) {
@@ -385,8 +386,8 @@ Status Reflector::Watch(std::unique_ptr<WatchInterface> w, std::stop_token stop)
         // lost, so re-watch from the last RV without relisting, as upstream does when its
         // StreamWatcher ends on a timeout or probable EOF.
         // The backoff keeps a server that breaks every stream at once from spinning us.
-        LOG(WARNING) << options_.name << ": watch stream ended, re-watching from resourceVersion "
-                     << LastSyncResourceVersion() << ": " << err.ToString();
+        KLOG_WARNINGS("Watch stream ended, re-watching", "reflector", options_.name,
+                      "resourceVersion", LastSyncResourceVersion(), "err", err.ToString());
         if (!clock_.SleepFor(backoff_.Next(), stop)) {
           return OkStatus();
         }
@@ -402,7 +403,7 @@ Status Reflector::Watch(std::unique_ptr<WatchInterface> w, std::stop_token stop)
       }
       // Anything else (an undecodable or oversized event, an unexpected API error) may have cost
       // us an event: relist.
-      LOG(WARNING) << options_.name << ": watch ended with: " << err.ToString() << "; relisting";
+      KLOG_WARNINGS("Watch ended, relisting", "reflector", options_.name, "err", err.ToString());
       return OkStatus();
     }
     // A clean close (server timeout): re-watch from the last RV without relisting (behaviour 2.4).
@@ -426,8 +427,8 @@ Result<bool> Reflector::HandleWatch(WatchInterface& w, ReflectorStore& store, st
   auto flush = [&] {
     if (batch.empty()) return;
     if (Status applied = store.AddWatchEvents(batch); !applied.ok()) {
-      LOG(ERROR) << options_.name
-                 << ": unable to apply watch event: " << applied.error().ToString();
+      KLOG_ERRORS(applied.error().ToString(), "Unable to apply watch event", "reflector",
+                  options_.name);
     }
     batch.clear();
     set_rv(batch_rv);
@@ -453,12 +454,13 @@ Result<bool> Reflector::HandleWatch(WatchInterface& w, ReflectorStore& store, st
     }
     if (event.type != api::WatchEventType::kBookmark) {
       if (!event.object) {
-        LOG(ERROR) << options_.name << ": watch event without an object; skipped";
+        KLOG_ERRORS("watch event without an object", "Skipped a watch event", "reflector",
+                    options_.name);
         continue;
       }
       if (!options_.expected_kind.empty() && event.object->Kind() != options_.expected_kind) {
-        LOG(ERROR) << options_.name << ": expected kind " << options_.expected_kind
-                   << ", but watch event object had kind " << event.object->Kind() << "; skipped";
+        KLOG_ERRORS("unexpected kind", "Skipped a watch event", "reflector", options_.name,
+                    "expectedKind", options_.expected_kind, "kind", event.object->Kind());
         continue;
       }
     }

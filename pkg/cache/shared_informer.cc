@@ -1,9 +1,9 @@
 #include "pkg/cache/shared_informer.h"
 
-#include <glog/logging.h>
-
 #include <algorithm>
 #include <thread>
+
+#include "pkg/util/klog.h"
 
 namespace kcm::cache {
 namespace {
@@ -59,13 +59,14 @@ SharedIndexInformer::AddEventHandlerWithResyncPeriod(std::shared_ptr<ResourceEve
     }
     if (resync_period > Clock::duration::zero()) {
       if (resync_period < kMinimumResyncPeriod) {
-        LOG(WARNING) << options_.name << ": resync period too small, raised to 1s";
+        KLOG_WARNINGS("Resync period too small, raised to 1s", "informer", options_.name);
         resync_period = kMinimumResyncPeriod;
       }
       if (resync_period < resync_check_period_) {
         if (started_) {
           // The reflector's timer already runs at the check period; it cannot go faster now.
-          LOG(WARNING) << options_.name << ": resync period smaller than the check period; raised";
+          KLOG_WARNINGS("Resync period smaller than the check period, raised", "informer",
+                        options_.name);
           resync_period = resync_check_period_;
         } else {
           resync_check_period_ = resync_period;
@@ -128,7 +129,8 @@ void SharedIndexInformer::Run(std::stop_token stop) {
   {
     std::lock_guard lock(mu_);
     if (started_) {
-      LOG(WARNING) << options_.name << ": Run called more than once";
+      KLOG_WARNINGS("The sharedIndexInformer has started, run more than once is not allowed",
+                    "informer", options_.name);
       return;
     }
     fifo = std::make_shared<DeltaFIFO>(DeltaFIFOOptions{
@@ -196,7 +198,7 @@ void SharedIndexInformer::Run(std::stop_token stop) {
             notifications.clear();
           });
       if (!s.ok() && !fifo->IsClosed()) {
-        LOG(ERROR) << options_.name << ": processing deltas failed: " << s.error().ToString();
+        KLOG_ERRORS(s.error().ToString(), "Processing deltas failed", "informer", options_.name);
       }
       CompactDue();
     }

@@ -1,12 +1,12 @@
 #include "pkg/controller/active_pods.h"
 
-#include <glog/logging.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <numeric>
 #include <optional>
+
+#include "pkg/util/klog.h"
 
 namespace kcm::controller {
 namespace {
@@ -75,7 +75,8 @@ std::vector<PodPtr> FilterActivePods(const std::vector<PodPtr>& pods) {
     if (IsPodActive(*pod)) {
       active.push_back(pod);
     } else {
-      VLOG(4) << "Ignoring inactive pod " << pod->metadata.namespace_ << "/" << pod->metadata.name;
+      KLOG_V_INFOS(4, "Ignoring inactive pod", "pod",
+                   klog::KRef(pod->metadata.namespace_, pod->metadata.name));
     }
   }
   return active;

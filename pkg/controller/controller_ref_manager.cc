@@ -1,7 +1,5 @@
 #include "pkg/controller/controller_ref_manager.h"
 
-#include <glog/logging.h>
-
 #include <utility>
 
 #include "pkg/api/object_builders.h"
@@ -9,6 +7,7 @@
 #include "pkg/client/api_errors.h"
 #include "pkg/controller/pod_control.h"
 #include "pkg/controller/typed_client.h"
+#include "pkg/util/klog.h"
 
 namespace kcm::controller {
 namespace {
@@ -85,8 +84,8 @@ Status ControllerRefManager::AdoptObject(const api::Object& object, const PatchF
 }
 
 Status ControllerRefManager::ReleaseObject(const api::Object& object, const PatchFunc& patch) {
-  VLOG(2) << "Patching " << Describe(object) << " to remove its controllerRef to " << owner_.kind
-          << " " << namespace_ << "/" << owner_.name;
+  KLOG_V_INFOS(2, "Patching object to remove its controllerRef", "object", Describe(object),
+               "controllerKind", owner_.kind, "controller", klog::KRef(namespace_, owner_.name));
   Status status =
       patch(object.Meta(), api::ReleaseOwnerPatch(owner_.uid.str(), object.Meta().uid.str()));
   if (status.ok()) return status;

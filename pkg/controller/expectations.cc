@@ -1,6 +1,6 @@
 #include "pkg/controller/expectations.h"
 
-#include <glog/logging.h>
+#include "pkg/util/klog.h"
 
 namespace kcm::controller {
 
@@ -21,21 +21,21 @@ bool ControllerExpectations::SatisfiedExpectations(std::string_view key) const {
   auto it = records_.find(std::string(key));
   if (it == records_.end()) {
     // A controller that never set expectations (new, or restarted) has nothing to wait for.
-    VLOG(4) << "Controller " << key << " has no expectations";
+    KLOG_V_INFOS(4, "Controller has no store", "controller", key);
     return true;
   }
   const ControlleeExpectations& exp = it->second;
   if (exp.Fulfilled()) {
-    VLOG(4) << "Controller expectations fulfilled for " << key;
+    KLOG_V_INFOS(4, "Controller expectations fulfilled", "controller", key);
     return true;
   }
   if (IsExpired(exp)) {
-    VLOG(4) << "Controller expectations expired for " << key << " (add " << exp.add << ", del "
-            << exp.del << ")";
+    KLOG_V_INFOS(4, "Controller expectations expired", "controller", key, "add", exp.add, "del",
+                 exp.del);
     return true;
   }
-  VLOG(4) << "Controller " << key << " still waiting on expectations (add " << exp.add << ", del "
-          << exp.del << ")";
+  KLOG_V_INFOS(4, "Controller still waiting on expectations", "controller", key, "add", exp.add,
+               "del", exp.del);
   return false;
 }
 
@@ -67,8 +67,8 @@ void UIDTrackingControllerExpectations::ExpectDeletions(
   std::lock_guard lock(mu_);
   auto& slot = uids_[std::string(key)];
   if (!slot.empty()) {
-    LOG(ERROR) << "Clobbering existing UID set for " << key << " (" << slot.size()
-               << " deletions still expected)";
+    KLOG_ERRORS("", "Clobbering existing UID set", "controller", key, "pendingDeletions",
+                slot.size());
   }
   const auto count = static_cast<int64_t>(expected.size());
   slot = std::move(expected);
@@ -82,7 +82,7 @@ void UIDTrackingControllerExpectations::DeletionObserved(std::string_view key,
   if (it == uids_.end()) return;
   auto pod = it->second.find(deleted_key);
   if (pod == it->second.end()) return;
-  VLOG(4) << "Controller " << key << " received delete for pod " << deleted_key;
+  KLOG_V_INFOS(4, "Controller received delete for pod", "controller", key, "pod", deleted_key);
   expectations_.DeletionObserved(key);
   it->second.erase(pod);
 }

@@ -1,7 +1,5 @@
 #include "pkg/controller/pod_control.h"
 
-#include <glog/logging.h>
-
 #include <utility>
 
 #include "pkg/api/json.h"
@@ -10,6 +8,7 @@
 #include "pkg/client/api_errors.h"
 #include "pkg/client/resource_client.h"
 #include "pkg/record/reference.h"
+#include "pkg/util/klog.h"
 
 namespace kcm::controller {
 
@@ -67,7 +66,8 @@ Status RealPodControl::CreatePods(std::string_view ns, const api::PodTemplate& p
     if (on_write_ && rv != nullptr && rv->is_string())
       on_write_(ns, controller_ref, rv->as_string());
   }
-  VLOG(4) << "Controller " << controller_object.Meta().name << " created pod " << ns << "/" << name;
+  KLOG_V_INFOS(4, "Controller created pod", "controller", controller_object.Meta().name, "pod",
+               klog::KRef(ns, name));
   recorder_.Event(ref, record::kEventTypeNormal, kSuccessfulCreatePodReason,
                   "Created pod: " + name);
   return OkStatus();
@@ -78,8 +78,8 @@ Status RealPodControl::DeletePod(std::string_view ns, std::string_view name,
   if (Status f = fence_.Check("delete pod " + std::string(ns) + "/" + std::string(name)); !f.ok()) {
     return f;
   }
-  VLOG(2) << "Controller " << controller_object.Meta().name << " deleting pod " << ns << "/"
-          << name;
+  KLOG_V_INFOS(2, "Deleting pod", "controller", controller_object.Meta().name, "pod",
+               klog::KRef(ns, name));
   Result<std::string> deleted = pods_->Delete(ns, name, {}, fence_.token());
   if (deleted.ok()) {
     recorder_.Event(record::GetReference(controller_object, controller_api_version_),
@@ -88,7 +88,7 @@ Status RealPodControl::DeletePod(std::string_view ns, std::string_view name,
     return OkStatus();
   }
   if (errors::IsNotFound(deleted.error())) {
-    VLOG(4) << "Pod " << ns << "/" << name << " has already been deleted";
+    KLOG_V_INFOS(4, "Pod has already been deleted.", "pod", klog::KRef(ns, name));
     return deleted.error();
   }
   if (IsStopped(deleted.error())) return deleted.error();

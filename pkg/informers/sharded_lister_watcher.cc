@@ -1,8 +1,8 @@
 #include "pkg/informers/sharded_lister_watcher.h"
 
-#include <glog/logging.h>
-
 #include <utility>
+
+#include "pkg/util/klog.h"
 
 namespace kcm::informers {
 namespace {
@@ -55,8 +55,8 @@ void ShardedListerWatcher::Observe(const api::ObjectList& list) const {
   // items were filtered here too.
   const bool server_filters = list.shard_selector == wire_;
   if (!list.shard_selector.empty() && !server_filters) {
-    LOG(WARNING) << "the API server echoed shard selector \"" << list.shard_selector
-                 << "\" for a request with \"" << wire_ << "\"; filtering on our side";
+    KLOG_WARNINGS("The API server echoed another shard selector; filtering on our side", "echoed",
+                  list.shard_selector, "sent", wire_);
   }
   if (observer_) observer_(server_filters);
 }

@@ -1,11 +1,10 @@
 #include "pkg/informers/shared_informer_factory.h"
 
-#include <glog/logging.h>
-
 #include <memory>
 
 #include "pkg/api/shared_text.h"
 #include "pkg/cache/index.h"
+#include "pkg/util/klog.h"
 
 namespace kcm::informers {
 namespace {
@@ -116,7 +115,7 @@ void SharedInformerFactory::Start(std::stop_token stop) {
     entry.started = true;
     threads_.emplace_back(
         [informer = entry.informer, token = shutdown_.get_token()] { informer->Run(token); });
-    VLOG(1) << "started informer " << name;
+    KLOG_V_INFOS(1, "Started informer", "informer", name);
   }
 }
 

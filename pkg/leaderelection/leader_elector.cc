@@ -1,13 +1,12 @@
 #include "pkg/leaderelection/leader_elector.h"
 
-#include <glog/logging.h>
-
 #include <condition_variable>
 #include <thread>
 #include <utility>
 
 #include "pkg/client/api_errors.h"
 #include "pkg/util/duration.h"
+#include "pkg/util/klog.h"
 
 namespace kcm::leaderelection {
 namespace {
@@ -83,7 +82,7 @@ void LeaderElector::Run(std::stop_token stop) {
 
 bool LeaderElector::Acquire(std::stop_token stop) {
   const std::string desc = config_.lock->Describe();
-  LOG(INFO) << "attempting to acquire leader lease " << desc << "...";
+  KLOG_INFOS("attempting to acquire leader lease", "lock", desc);
   while (!stop.stop_requested()) {
     const bool acquired = TryAcquireOrRenew(stop);
     MaybeReportTransition();
@@ -91,10 +90,10 @@ bool LeaderElector::Acquire(std::stop_token stop) {
       RecordRenewal();
       config_.lock->RecordEvent("became leader");
       metrics_.LeaderOn();
-      LOG(INFO) << "successfully acquired lease " << desc;
+      KLOG_INFOS("successfully acquired lease", "lock", desc);
       return true;
     }
-    VLOG(4) << "failed to acquire lease " << desc;
+    KLOG_V_INFOS(4, "failed to acquire lease", "lock", desc);
     if (!clock_.SleepFor(JitteredRetryPeriod(), stop)) break;
   }
   return false;
@@ -128,14 +127,14 @@ bool LeaderElector::RenewUntilLost(std::stop_token stop) {
     }
     MaybeReportTransition();
     if (!renewed) {
-      LOG(ERROR) << "failed to renew lease " << desc << ": "
-                 << (taken_by.empty() ? "timed out waiting for the condition"
-                                      : "the lease is held by " + taken_by);
+      KLOG_ERRORS(taken_by.empty() ? "timed out waiting for the condition"
+                                   : "the lease is held by " + taken_by,
+                  "failed to renew lease", "lock", desc);
       config_.lock->RecordEvent("stopped leading");
       metrics_.LeaderOff();
       return true;
     }
-    VLOG(5) << "successfully renewed lease " << desc;
+    KLOG_V_INFOS(5, "successfully renewed lease", "lock", desc);
     if (!clock_.SleepFor(config_.retry_period, stop)) return false;
   }
 }
@@ -183,8 +182,8 @@ bool LeaderElector::TryAcquireOrRenew(std::stop_token stop) {
         SetObservedRecord(desired);
         return true;
       }
-      LOG(ERROR) << "Failed to update lock optimistically: " << s.error().ToString()
-                 << ", falling back to slow path";
+      KLOG_ERRORS(s.error().ToString(),
+                  "Failed to update lock optimistically, falling back to slow path");
     }
   }
 
@@ -192,12 +191,12 @@ bool LeaderElector::TryAcquireOrRenew(std::stop_token stop) {
   auto current = config_.lock->Get(stop);
   if (!current.ok()) {
     if (!errors::IsNotFound(current.error())) {
-      LOG(ERROR) << "error retrieving resource lock " << config_.lock->Describe() << ": "
-                 << current.error().ToString();
+      KLOG_ERRORS(current.error().ToString(), "Error retrieving lease lock", "lock",
+                  config_.lock->Describe());
       return false;
     }
     if (Status s = config_.lock->Create(desired, stop); !s.ok()) {
-      LOG(ERROR) << "error initially creating leader election record: " << s.error().ToString();
+      KLOG_ERRORS(s.error().ToString(), "Error initially creating lease lock");
       return false;
     }
     SetObservedRecord(desired);
@@ -214,7 +213,7 @@ bool LeaderElector::TryAcquireOrRenew(std::stop_token stop) {
     }
     leader = observed_record_.holder_identity == identity_;
     if (!current->holder_identity.empty() && IsLeaseValidLocked(clock_.Now()) && !leader) {
-      VLOG(4) << "lock is held by " << current->holder_identity << " and has not yet expired";
+      KLOG_V_INFOS(4, "Lock is held and has not yet expired", "holder", current->holder_identity);
       return false;
     }
   }
@@ -228,7 +227,7 @@ bool LeaderElector::TryAcquireOrRenew(std::stop_token stop) {
     desired.leader_transitions = current->leader_transitions + 1;
   }
   if (Status s = config_.lock->Update(desired, stop); !s.ok()) {
-    LOG(ERROR) << "Failed to update lock: " << s.error().ToString();
+    KLOG_ERRORS(s.error().ToString(), "Failed to update lock");
     return false;
   }
   SetObservedRecord(desired);
@@ -256,11 +255,11 @@ void LeaderElector::Release() {
     }
   }
   if (!s.ok()) {
-    LOG(ERROR) << "Failed to release lock: " << s.error().ToString();
+    KLOG_ERRORS(s.error().ToString(), "Failed to release lease");
     return;
   }
   SetObservedRecord(released);
-  LOG(INFO) << "released lease " << config_.lock->Describe();
+  KLOG_INFOS("Released lease", "lock", config_.lock->Describe());
 }
 
 void LeaderElector::MaybeReportTransition() {

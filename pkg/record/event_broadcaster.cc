@@ -1,7 +1,5 @@
 #include "pkg/record/event_broadcaster.h"
 
-#include <glog/logging.h>
-
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -10,6 +8,7 @@
 #include <utility>
 
 #include "pkg/client/api_errors.h"
+#include "pkg/util/klog.h"
 
 namespace kcm::record {
 
@@ -50,9 +49,8 @@ struct EventBroadcaster::Queue {
     }
     // Log the 1st, 2nd, 4th, 8th, ... drop: a flood must not turn into a flood of log lines.
     if ((dropped_now & (dropped_now - 1)) == 0) {
-      LOG(ERROR) << "Unable to record a " << lost
-                 << " event: too many queued events or shutting down; events dropped so far: "
-                 << dropped_now;
+      KLOG_ERRORS("too many queued events or shutting down", "Unable to record event", "reason",
+                  lost, "droppedSoFar", dropped_now);
     }
     return false;
   }
@@ -123,7 +121,7 @@ class Recorder final : public EventRecorder {
   void Event(const ObjectReference& object, std::string_view type, std::string_view reason,
              std::string_view message) override {
     if (type != kEventTypeNormal && type != kEventTypeWarning) {
-      LOG(ERROR) << "Unsupported event type: '" << type << "'";
+      KLOG_ERRORS("", "Unsupported event type", "eventType", type);
       return;
     }
     const api::Time now = clock_.WallNow();
@@ -170,7 +168,7 @@ EventBroadcaster::~EventBroadcaster() {
 
 void EventBroadcaster::StartRecordingToSink(std::shared_ptr<EventSink> sink) {
   if (worker_.joinable()) {
-    LOG(ERROR) << "EventBroadcaster: StartRecordingToSink called twice; ignored";
+    KLOG_ERRORS("StartRecordingToSink called twice", "EventBroadcaster ignored a second sink");
     return;
   }
   sink_ = std::move(sink);
@@ -212,11 +210,10 @@ void EventBroadcaster::Run(std::stop_token stop) {
       event = queue_->Pop();
     }
     if (options_.log_verbosity >= 0) {
-      VLOG(options_.log_verbosity)
-          << "Event occurred: object=" << event.involved_object.namespace_ << "/"
-          << event.involved_object.name << " kind=" << event.involved_object.kind
-          << " apiVersion=" << event.involved_object.api_version << " type=" << event.type
-          << " reason=" << event.reason << " message=\"" << event.message << "\"";
+      KLOG_V_INFOS(options_.log_verbosity, "Event occurred", "object",
+                   klog::KRef(event.involved_object.namespace_, event.involved_object.name), "kind",
+                   event.involved_object.kind, "apiVersion", event.involved_object.api_version,
+                   "type", event.type, "reason", event.reason, "message", event.message);
     }
     RecordToSink(event, stop);
   }
@@ -229,8 +226,8 @@ void EventBroadcaster::RecordToSink(const api::Event& event, std::stop_token sto
   for (int tries = 1;; ++tries) {
     if (RecordEvent(result.event, result.patch, update_existing)) return;
     if (tries >= options_.max_tries) {
-      LOG(ERROR) << "Unable to write event " << Describe(result.event)
-                 << " (retry limit exceeded!)";
+      KLOG_ERRORS("retry limit exceeded", "Unable to write event (retry limit exceeded!)", "event",
+                  Describe(result.event));
       return;
     }
     auto wait = std::chrono::duration_cast<Clock::duration>(options_.retry_sleep);
@@ -239,7 +236,7 @@ void EventBroadcaster::RecordToSink(const api::Event& event, std::stop_token sto
           wait * std::uniform_real_distribution<double>(0.0, 1.0)(rng_));
     }
     if (!clock_.SleepFor(wait, stop)) {
-      LOG(WARNING) << "Not retrying event " << Describe(result.event) << ": shutting down";
+      KLOG_WARNINGS("Not retrying event: shutting down", "event", Describe(result.event));
       return;
     }
   }
@@ -273,16 +270,16 @@ bool EventBroadcaster::RecordEvent(const api::Event& event, const std::string& p
   // Only a failure to reach the server (or to read its answer) is worth retrying; a server that
   // answered will answer the same way again.
   if (errors::IsTransport(err) || (err.code == 0 && err.reason == "DecodeError")) {
-    LOG(ERROR) << "Unable to write event " << Describe(event) << ": " << err.ToString()
-               << " (may retry after sleeping)";
+    KLOG_ERRORS(err.ToString(), "Unable to write event (may retry after sleeping)", "event",
+                Describe(event));
     return false;
   }
   if (errors::IsAlreadyExists(err) || errors::IsNamespaceTerminating(err)) {
-    VLOG(5) << "Server rejected event " << Describe(event) << ": " << err.ToString()
-            << " (will not retry!)";
+    KLOG_V_INFOS(5, "Server rejected event (will not retry!)", "event", Describe(event), "err",
+                 err.ToString());
   } else {
-    LOG(ERROR) << "Server rejected event " << Describe(event) << ": " << err.ToString()
-               << " (will not retry!)";
+    KLOG_ERRORS(err.ToString(), "Server rejected event (will not retry!)", "event",
+                Describe(event));
   }
   return true;
 }

@@ -1,9 +1,9 @@
 #include "pkg/server/delegating_authorizer.h"
 
-#include <glog/logging.h>
 #include <openssl/evp.h>
 
 #include "pkg/api/json.h"
+#include "pkg/util/klog.h"
 
 namespace kcm::server {
 namespace {
@@ -136,7 +136,7 @@ Result<RequestAuthorizer::Decision> DelegatingAuthorizer::Authorize(std::string_
     auto tr = Post(*authn_, "/apis/authentication.k8s.io/v1/tokenreviews", review);
     if (!tr.ok()) {
       // Upstream's bearer-token authenticator turns a failed review into 401 as well.
-      LOG(WARNING) << "TokenReview failed, answering 401: " << tr.error().ToString();
+      KLOG_ERRORS(tr.error().ToString(), "TokenReview failed, answering 401");
       return Decision::kUnauthenticated;
     }
     const json::Value* authenticated = json::GetPath(*tr, {"status", "authenticated"});

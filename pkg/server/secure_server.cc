@@ -355,8 +355,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     const RequestHeaderOptions& rh = server_.options.request_header;
     if (proxy_cert_.verified) {
       if (!ProxyNameAllowed(proxy_cert_.common_name, rh.allowed_names)) {
-        VLOG(2) << "request-header client certificate CN \"" << proxy_cert_.common_name
-                << "\" is not in --requestheader-allowed-names";
+        KLOG_V_INFOS(2, "Request-header client certificate is not in --requestheader-allowed-names",
+                     "commonName", proxy_cert_.common_name);
       } else {
         HeaderList headers;
         for (const auto& field : req) {
@@ -439,7 +439,10 @@ void SecureServer::Impl::Accept() {
 void SecureServer::Impl::OnAccept(beast::error_code ec, tcp::socket socket) {
   if (ec == net::error::operation_aborted || stopping) return;
   if (ec) {
-    LOG_EVERY_N(WARNING, 100) << "https server: accept: " << ec.message();
+    static std::atomic<uint64_t> accept_failures{0};
+    if (accept_failures.fetch_add(1, std::memory_order_relaxed) % 100 == 0) {
+      KLOG_WARNINGS("HTTPS server accept failed", "err", ec.message());
+    }
     accept_backoff->expires_after(kAcceptBackoff);
     accept_backoff->async_wait([this](beast::error_code wait_ec) {
       if (!wait_ec) Accept();
@@ -449,14 +452,15 @@ void SecureServer::Impl::OnAccept(beast::error_code ec, tcp::socket socket) {
   if (connections.load() >= options.max_connections) {
     GetServerMetrics().refused_connections.Inc();
     beast::error_code ignored;
-    VLOG(2) << "refusing a connection from " << socket.remote_endpoint(ignored) << ": "
-            << options.max_connections << " connections already open";
+    KLOG_V_INFOS(2, "Refusing a connection: too many open", "remote",
+                 socket.remote_endpoint(ignored).address().to_string(), "maxConnections",
+                 options.max_connections);
     socket.close(ignored);
   } else {
     try {
       std::make_shared<Connection>(*this, std::move(socket))->Start();
     } catch (const std::exception& e) {  // SSL_new failing (memory): drop this one connection.
-      LOG(ERROR) << "https server: new connection: " << e.what();
+      KLOG_ERRORS(e.what(), "HTTPS server: new connection failed");
     }
   }
   Accept();
@@ -550,7 +554,7 @@ Status SecureServer::Start() {
         io->run();
         return;
       } catch (const std::exception& e) {
-        LOG(ERROR) << "https server: " << e.what();
+        KLOG_ERRORS(e.what(), "HTTPS server failed");
       }
     }
   });

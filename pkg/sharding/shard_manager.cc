@@ -1,7 +1,5 @@
 #include "pkg/sharding/shard_manager.h"
 
-#include <glog/logging.h>
-
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
@@ -21,6 +19,7 @@
 #include "pkg/sharding/assignment.h"
 #include "pkg/sharding/membership.h"
 #include "pkg/sharding/shard_map.h"
+#include "pkg/util/klog.h"
 
 namespace kcm::sharding {
 namespace {
@@ -232,7 +231,10 @@ struct ShardManager::Impl {
     obj.Set("spec", api::json::Value::MakeObject());
     auto r = leases.Create(config.lease_namespace, api::json::Serialize(obj), {}, stop);
     if (!r.ok() && !errors::IsAlreadyExists(r.error())) return r.error();
-    if (r.ok()) LOG(INFO) << "created the shard map " << config.lease_namespace << "/" << MapName();
+    if (r.ok()) {
+      KLOG_INFOS("Created the shard map", "shardMap",
+                 klog::KRef(config.lease_namespace, MapName()));
+    }
     return OkStatus();
   }
 
@@ -311,7 +313,7 @@ struct ShardManager::Impl {
         membership.Deleted(lease_name);
       } else {
         unsure = true;  // not dead until a read says so
-        LOG(WARNING) << "reading the member lease of " << who << ": " << r.error().ToString();
+        KLOG_WARNINGS("Reading a member lease failed", "member", who, "err", r.error().ToString());
       }
     }
     Live live{membership.MayServe(), membership.Members()};
@@ -331,7 +333,7 @@ struct ShardManager::Impl {
       client::DeleteOptions o;
       o.precondition_resource_version = obj->Meta().resource_version.str();
       auto r = leases.Delete(config.lease_namespace, name, o, stop);
-      if (r.ok()) LOG(INFO) << "deleted the lease of a departed replica: " << name;
+      if (r.ok()) KLOG_INFOS("Deleted the lease of a departed replica", "lease", name);
     }
   }
 
@@ -341,7 +343,7 @@ struct ShardManager::Impl {
     Stack& s = stacks.emplace_back();
     s.ranges = std::move(ranges);
     api::ShardSelector shard(api::ShardField::kNamespace, s.ranges);
-    LOG(INFO) << "serving " << shard.String();
+    KLOG_INFOS("Serving shard ranges", "shardSelector", shard.String());
     s.thread = std::jthread([this, shard, token = s.stop.get_token()] {
       Status st = config.serve(shard, token);
       if (token.stop_requested()) return;
@@ -358,7 +360,7 @@ struct ShardManager::Impl {
   }
 
   void StopStack(std::list<Stack>::iterator it) {
-    LOG(INFO) << "stopping " << Describe(it->ranges);
+    KLOG_INFOS("Stopping shard ranges", "ranges", Describe(it->ranges));
     it->stop.request_stop();
     it->thread.join();  // none of its writes is in flight after this
     stacks.erase(it);
@@ -393,7 +395,7 @@ struct ShardManager::Impl {
     if (!missing.empty() && stacks.size() >= kMaxServeCalls) {
       // Each call holds its own informers (three watches) and workers: after many changes of
       // membership, serve everything through one call again, at the cost of one relist.
-      LOG(INFO) << "serving " << served.size() << " ranges through one set of informers again";
+      KLOG_INFOS("Serving ranges through one set of informers again", "ranges", served.size());
       StopAllStacks();
       StartStack(served);
     } else if (!missing.empty()) {
@@ -412,7 +414,7 @@ struct ShardManager::Impl {
     std::optional<KnownMap> known = LatestMap(*lease_indexer);
     if (!known) {
       if (Status s = CreateMapLease(stop); !s.ok()) {
-        LOG(ERROR) << "creating the shard map: " << s.error().ToString();
+        KLOG_ERRORS(s.error().ToString(), "Creating the shard map failed");
       }
       return;
     }
@@ -420,9 +422,9 @@ struct ShardManager::Impl {
       // Nobody can tell who owns what: serve nothing rather than risk two writers; an operator
       // who deletes the Lease starts a new map.
       if (bad_map_rv != known->resource_version) {
-        LOG(ERROR) << "the shard map " << config.lease_namespace << "/" << MapName()
-                   << " is unreadable, serving nothing until it is fixed or deleted: "
-                   << known->map.error().ToString();
+        KLOG_ERRORS(known->map.error().ToString(),
+                    "The shard map is unreadable, serving nothing until it is fixed or deleted",
+                    "shardMap", klog::KRef(config.lease_namespace, MapName()));
         bad_map_rv = known->resource_version;
       }
       StopAllStacks();
@@ -448,8 +450,7 @@ struct ShardManager::Impl {
     AssignFree(next, desired, live.may_serve);
     if (coordinating && Unbalanced(Load(next, live.members, hashes), hashes.size())) {
       if (Rebalance(next, desired, live.may_serve)) {
-        LOG(INFO) << "rebalancing " << hashes.size() << " namespaces over " << live.members.size()
-                  << " replicas";
+        KLOG_INFOS("Rebalancing", "namespaces", hashes.size(), "replicas", live.members.size());
       }
     }
     if (coordinating) DeleteStaleMembers(*lease_indexer, stop);
@@ -457,7 +458,7 @@ struct ShardManager::Impl {
     if (!(next == map)) {
       auto w = WriteMap(*known, next, stop);
       if (!w.ok()) {
-        LOG(ERROR) << "writing the shard map: " << w.error().ToString();
+        KLOG_ERRORS(w.error().ToString(), "Writing the shard map failed");
       } else if (*w) {
         Count(map, next);
         current = &written->map.value();
@@ -494,7 +495,7 @@ struct ShardManager::Impl {
     for (int attempt = 0; attempt < 5; ++attempt) {
       auto raw = leases.Get(config.lease_namespace, MapName(), {}, own.get_token());
       if (!raw.ok()) {
-        LOG(ERROR) << "releasing shards: " << raw.error().ToString();
+        KLOG_ERRORS(raw.error().ToString(), "Releasing shards failed");
         return;
       }
       KnownMap known = ReadMap(*raw);
@@ -508,12 +509,12 @@ struct ShardManager::Impl {
       if (!Release(next, config.identity, DesiredPartition(others, hashes, next))) return;
       auto w = WriteMap(known, next, own.get_token());
       if (w.ok() && *w) {
-        LOG(INFO) << "handed this replica's ranges to " << others.size() << " other replicas";
+        KLOG_INFOS("Handed this replica's ranges to the other replicas", "replicas", others.size());
         metrics.changes.With({"released"}).Inc();
         return;
       }
       if (!w.ok()) {
-        LOG(ERROR) << "releasing shards: " << w.error().ToString();
+        KLOG_ERRORS(w.error().ToString(), "Releasing shards failed");
         return;
       }
     }
@@ -531,7 +532,7 @@ struct ShardManager::Impl {
       lc.name = config.name;
       lc.clock = &clock;
       lc.callbacks.on_started_leading = [this](std::stop_token leading) {
-        LOG(INFO) << "coordinating the shard map as " << config.identity;
+        KLOG_INFOS("Coordinating the shard map", "identity", config.identity);
         coordinating = true;
         Wake();
         std::mutex m;
@@ -542,7 +543,7 @@ struct ShardManager::Impl {
       lc.callbacks.on_stopped_leading = [] {};
       auto e = leaderelection::LeaderElector::Create(std::move(lc));
       if (!e.ok()) {
-        LOG(ERROR) << "coordinator election: " << e.error().ToString();
+        KLOG_ERRORS(e.error().ToString(), "Coordinator election failed");
         return;
       }
       (*e)->Run(stop);
@@ -567,7 +568,7 @@ struct ShardManager::Impl {
     }
     factory.Start(stop);
     for (const auto& [key, synced] : factory.WaitForCacheSync(stop)) {
-      if (!synced) LOG(WARNING) << "informer " << key << " not synced";
+      if (!synced) KLOG_WARNINGS("Informer not synced", "informer", key);
     }
     std::jthread coordinator([this](std::stop_token t) { RunCoordinatorElection(t); });
     std::stop_callback stop_coordinator(stop, [&coordinator] { coordinator.request_stop(); });
@@ -654,7 +655,7 @@ Status ShardManager::Run(std::stop_token stop) {
   lc.name = member_name;
   lc.clock = &d.clock;
   lc.callbacks.on_started_leading = [&](std::stop_token leading) {
-    LOG(INFO) << "joined as " << d.config.lease_namespace << "/" << member_name;
+    KLOG_INFOS("Joined", "member", klog::KRef(d.config.lease_namespace, member_name));
     result = d.ServeShare(leading);
     // A failed serve ends the membership (the leases are given back on the way out).
     if (!result.ok()) {

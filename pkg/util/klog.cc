@@ -102,13 +102,13 @@ void WriteLine(const std::string& line) {
 // One JSON line to stderr.
 void WriteJsonLine(const char* caller_file, int line, google::LogSeverity severity, int v,
                    const std::string* err, std::string_view msg,
-                   const std::vector<internal::KeyValue>& kvs) {
+                   const std::vector<internal::KeyValue>& kvs, std::string_view logger = {}) {
   // klog's JSON "ts" is Unix time in milliseconds, as a float.
   auto now = std::chrono::system_clock::now().time_since_epoch();
   double ms =
       static_cast<double>(std::chrono::duration_cast<std::chrono::microseconds>(now).count()) /
       1000.0;
-  WriteLine(internal::FormatJson(ms, caller_file, line, severity, v, err, msg, kvs));
+  WriteLine(internal::FormatJson(ms, caller_file, line, severity, v, err, msg, kvs, logger));
 }
 
 }  // namespace
@@ -117,12 +117,16 @@ namespace internal {
 
 std::string FormatJson(double ts_ms, const char* caller_file, int line,
                        google::LogSeverity severity, int v, const std::string* err,
-                       std::string_view msg, const std::vector<KeyValue>& kvs) {
+                       std::string_view msg, const std::vector<KeyValue>& kvs,
+                       std::string_view logger) {
   char ts[64];
   std::snprintf(ts, sizeof ts, "%.3f", ts_ms);
-  std::string out = std::string("{\"ts\":") + ts + ",\"caller\":" +
-                    JsonString(std::string(BaseName(caller_file)) + ":" + std::to_string(line)) +
-                    ",\"msg\":" + JsonString(msg);
+  std::string out = std::string("{\"ts\":") + ts;
+  // zap's JSON encoder writes the logger's name (NameKey "logger") between time and caller.
+  if (!logger.empty()) out += ",\"logger\":" + JsonString(logger);
+  out += std::string(",\"caller\":") +
+         JsonString(std::string(BaseName(caller_file)) + ":" + std::to_string(line)) +
+         ",\"msg\":" + JsonString(msg);
   if (severity >= google::GLOG_ERROR) {
     if (err) out += ",\"err\":" + JsonString(*err);
   } else {
@@ -201,6 +205,10 @@ void InitLogging(const char* argv0, Format format, std::chrono::nanoseconds flus
   }
 }
 
+void internal::SetFormat(Format format) {
+  g_format = format;
+}
+
 Format CurrentFormat() {
   return g_format.load(std::memory_order_relaxed);
 }
@@ -208,12 +216,21 @@ Format CurrentFormat() {
 namespace internal {
 
 void Emit(const char* file, int line, google::LogSeverity severity, int v, const std::string* err,
-          std::string_view msg, const std::vector<KeyValue>& kvs) {
+          std::string_view msg, const std::vector<KeyValue>& kvs, std::string_view logger) {
   if (CurrentFormat() == Format::kJson) {
-    WriteJsonLine(file, line, severity, v, err, msg, kvs);
+    WriteJsonLine(file, line, severity, v, err, msg, kvs, logger);
     return;
   }
-  google::LogMessage(file, line, severity).stream() << FormatText(err, msg, kvs);
+  if (logger.empty()) {
+    google::LogMessage(file, line, severity).stream() << FormatText(err, msg, kvs);
+    return;
+  }
+  // klogr's WithName: the name is the first pair (after err, as klog's printS writes it).
+  std::vector<KeyValue> named;
+  named.reserve(kvs.size() + 1);
+  named.push_back({"logger", ToValue(logger)});
+  named.insert(named.end(), kvs.begin(), kvs.end());
+  google::LogMessage(file, line, severity).stream() << FormatText(err, msg, named);
 }
 
 std::string FormatText(const std::string* err, std::string_view msg,

@@ -30,6 +30,11 @@ enum class Format { kText, kJson };
 void InitLogging(const char* argv0, Format format, std::chrono::nanoseconds flush_frequency);
 Format CurrentFormat();
 
+namespace internal {
+// The format alone, without glog's setup: InitLogging's choice, and tests'.
+void SetFormat(Format format);
+}  // namespace internal
+
 struct ObjectRef {
   std::string namespace_;
   std::string name;
@@ -82,9 +87,11 @@ struct KeyValue {
 // JSON line (with its newline).
 std::string FormatText(const std::string* err, std::string_view msg,
                        const std::vector<KeyValue>& kvs);
+// `logger`: a named Logger's name (klog::Logger), which zapr writes as "logger" after "ts".
 std::string FormatJson(double ts_ms, const char* caller_file, int line,
                        google::LogSeverity severity, int v, const std::string* err,
-                       std::string_view msg, const std::vector<KeyValue>& kvs);
+                       std::string_view msg, const std::vector<KeyValue>& kvs,
+                       std::string_view logger = {});
 
 // A glog message as the text format writes it: control characters escaped and bytes that are not
 // UTF-8 written as \xNN (as klog's quoted values), quotes and backslashes left as they are.
@@ -93,8 +100,9 @@ std::string EscapeMessage(std::string_view message);
 std::string FormatTextLine(google::LogSeverity severity, const std::tm& tm, int usec, long tid,
                            const char* base_filename, int line, std::string_view message);
 
+// `logger`: see FormatJson; in the text form it is the first pair, logger="name", as klogr's.
 void Emit(const char* file, int line, google::LogSeverity severity, int v, const std::string* err,
-          std::string_view msg, const std::vector<KeyValue>& kvs);
+          std::string_view msg, const std::vector<KeyValue>& kvs, std::string_view logger = {});
 
 inline void Collect(std::vector<KeyValue>&) {}
 template <typename K, typename V, typename... Rest>
@@ -113,11 +121,20 @@ void InfoS(const char* file, int line, int v, std::string_view msg, const KV&...
 }
 
 template <typename... KV>
+void WarningS(const char* file, int line, std::string_view msg, const KV&... kv) {
+  static_assert(sizeof...(KV) % 2 == 0, "WarningS takes alternating keys and values");
+  std::vector<KeyValue> kvs;
+  Collect(kvs, kv...);
+  Emit(file, line, google::GLOG_WARNING, 0, nullptr, msg, kvs);
+}
+
+template <typename... KV>
 void ErrorS(const char* file, int line, const std::string& err, std::string_view msg,
             const KV&... kv) {
   static_assert(sizeof...(KV) % 2 == 0, "ErrorS takes alternating keys and values");
   std::vector<KeyValue> kvs;
   Collect(kvs, kv...);
+  // An empty error is klog.ErrorS(nil, ...): no err pair.
   Emit(file, line, google::GLOG_ERROR, 0, err.empty() ? nullptr : &err, msg, kvs);
 }
 
@@ -131,6 +148,8 @@ void ErrorS(const char* file, int line, const std::string& err, std::string_view
   if (!VLOG_IS_ON(level)) {      \
   } else                         \
     ::kcm::klog::internal::InfoS(__FILE__, __LINE__, level, __VA_ARGS__)
-// KLOG_ERRORS(error_text, "msg", "key", value): an error line with its cause as "err"; an empty
-// cause is left out, as klog.ErrorS(nil, ...) leaves it.
+// KLOG_WARNINGS("msg", "key", value): klog has no structured warning; this is InfoS's form under
+// glog's W header, for the events upstream logs with klog.Warningf.
+#define KLOG_WARNINGS(...) ::kcm::klog::internal::WarningS(__FILE__, __LINE__, __VA_ARGS__)
+// KLOG_ERRORS(error_text, "msg", "key", value): an error line with its cause as "err".
 #define KLOG_ERRORS(err, ...) ::kcm::klog::internal::ErrorS(__FILE__, __LINE__, err, __VA_ARGS__)

@@ -1,10 +1,11 @@
 #include "pkg/util/signals.h"
 
-#include <glog/logging.h>
 #include <signal.h>
 
 #include <cstdlib>
 #include <thread>
+
+#include "pkg/util/klog.h"
 
 namespace kcm {
 
@@ -19,18 +20,18 @@ std::stop_token SetupSignalHandler(std::chrono::seconds shutdown_bound) {
   std::thread([signals, stop, shutdown_bound]() mutable {
     int sig = 0;
     sigwait(&signals, &sig);
-    LOG(INFO) << "Received signal " << sig << ", shutting down";
+    KLOG_INFOS("Received signal, shutting down", "signal", sig);
     stop.request_stop();
     if (shutdown_bound > std::chrono::seconds(0)) {
       std::thread([shutdown_bound] {
         std::this_thread::sleep_for(shutdown_bound);
-        LOG(ERROR) << "graceful shutdown took longer than " << shutdown_bound.count()
-                   << "s; exiting";
+        KLOG_ERRORS("graceful shutdown took longer than its bound", "Exiting", "bound",
+                    shutdown_bound);
         std::_Exit(1);
       }).detach();
     }
     sigwait(&signals, &sig);
-    LOG(ERROR) << "second signal " << sig << ", exiting at once";
+    KLOG_ERRORS("second signal", "Exiting at once", "signal", sig);
     std::_Exit(1);
   }).detach();
   return stop.get_token();

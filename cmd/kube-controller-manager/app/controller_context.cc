@@ -1,7 +1,5 @@
 #include "cmd/kube-controller-manager/app/controller_context.h"
 
-#include <glog/logging.h>
-
 #include <condition_variable>
 #include <mutex>
 #include <optional>
@@ -11,6 +9,7 @@
 #include "cmd/kube-controller-manager/app/service_account_token_source.h"
 #include "pkg/client/user_agent.h"
 #include "pkg/record/rate_limited_sink.h"
+#include "pkg/util/klog.h"
 
 namespace kcm::app {
 
@@ -130,7 +129,9 @@ Status SuperviseControllers(std::vector<NamedController>& controllers,
                                      "controller \"" + name + "\" returned before stop")
                       : Error::Local("ControllerFailed",
                                      "controller \"" + name + "\" failed: " + s.error().ToString());
-        LOG(ERROR) << e.message;
+        KLOG_ERRORS(s.ok() ? "returned before stop" : s.error().ToString(),
+                    s.ok() ? "Controller stopped before it was asked to" : "Controller failed",
+                    "controller", name);
         {
           std::lock_guard lock(mu);
           if (!failure) failure = std::move(e);

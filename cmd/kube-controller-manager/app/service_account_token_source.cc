@@ -1,10 +1,9 @@
 #include "cmd/kube-controller-manager/app/service_account_token_source.h"
 
-#include <glog/logging.h>
-
 #include "pkg/api/json.h"
 #include "pkg/api/time.h"
 #include "pkg/client/request_path.h"
+#include "pkg/util/klog.h"
 
 namespace kcm::app {
 namespace {
@@ -43,7 +42,7 @@ Status GetOrCreateServiceAccount(client::RestClient& root, const std::string& ns
   auto created = root.Do(create);
   // Another controller manager racing to start created it first: that is the account we want.
   if (created.ok() || errors::IsAlreadyExists(created.error())) {
-    if (created.ok()) LOG(INFO) << "Created service account " << ns << "/" << name;
+    if (created.ok()) KLOG_INFOS("Created service account", "serviceAccount", klog::KRef(ns, name));
     return OkStatus();
   }
   return Annotate(created.error(), "create service account " + ns + "/" + name);
@@ -71,8 +70,8 @@ Result<std::string> ServiceAccountTokenSource::Token() {
     std::chrono::system_clock::time_point expires_at{};
     auto token = Request(&expires_at);
     if (!token.ok()) {
-      LOG(WARNING) << "Token for service account " << ns_ << "/" << name_
-                   << " failed: " << token.error().message;
+      KLOG_WARNINGS("Requesting a service account token failed", "serviceAccount",
+                    klog::KRef(ns_, name_), "err", token.error().message);
       last = token.error();
       continue;
     }

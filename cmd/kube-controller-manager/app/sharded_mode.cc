@@ -29,12 +29,11 @@ informers::ShardFilterObserver NewServerSideFilteringObserver() {
     const int now = server_filters ? 1 : 0;
     if (told->exchange(now) == now) return;
     if (server_filters) {
-      KLOG_INFOS("the API server filters lists and watches by shardSelector");
+      KLOG_INFOS("The API server filters lists and watches by shardSelector");
     } else {
-      KLOG_INFOS(
-          "Warning: the API server ignores shardSelector (older than v1.36 or its "
-          "ShardedListAndWatch feature gate is off): every replica receives every object and "
-          "keeps only its share");
+      KLOG_WARNINGS(
+          "the API server ignores shardSelector (older than v1.36 or its ShardedListAndWatch "
+          "feature gate is off): every replica receives every object and keeps only its share");
     }
   };
 }

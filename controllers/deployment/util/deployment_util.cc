@@ -1,7 +1,5 @@
 #include "controllers/deployment/util/deployment_util.h"
 
-#include <glog/logging.h>
-
 #include <algorithm>
 #include <charconv>
 #include <climits>
@@ -9,6 +7,7 @@
 
 #include "pkg/api/pod_template.h"
 #include "pkg/controller/replicaset_sorting.h"
+#include "pkg/util/klog.h"
 
 namespace kcm::deployment::util {
 
@@ -28,8 +27,8 @@ std::optional<int32_t> IntFromAnnotation(const api::ReplicaSet& rs, std::string_
   if (it == rs.metadata.annotations.end()) return std::nullopt;
   std::optional<int32_t> v = ParseInt<int32_t>(it->second);
   if (!v) {
-    VLOG(2) << "Cannot convert the value " << it->second << " of annotation " << key << " of "
-            << rs.metadata.namespace_ << "/" << rs.metadata.name << " to an int";
+    KLOG_V_INFOS(2, "Cannot convert annotation value to an int", "annotation", key, "value",
+                 it->second, "replicaSet", klog::KRef(rs.metadata.namespace_, rs.metadata.name));
   }
   return v;
 }
@@ -84,8 +83,8 @@ api::Condition ReplicaSetToDeploymentCondition(const api::Condition& rs_conditio
 int64_t RevisionOf(const api::ReplicaSet& rs) {
   Result<int64_t> v = controller::Revision(rs.metadata);
   if (!v.ok()) {
-    VLOG(4) << "Couldn't parse revision of " << rs.metadata.namespace_ << "/" << rs.metadata.name
-            << ": " << v.error().ToString();
+    KLOG_V_INFOS(4, "Couldn't parse revision", "replicaSet",
+                 klog::KRef(rs.metadata.namespace_, rs.metadata.name), "err", v.error().ToString());
     return 0;
   }
   return *v;
@@ -148,14 +147,15 @@ bool SetNewReplicaSetAnnotations(const api::Deployment& d,
   if (!old_revision.empty()) {
     std::optional<int64_t> parsed = ParseInt<int64_t>(old_revision);
     if (!parsed) {
-      LOG(WARNING) << "Updating replica set revision: invalid old revision " << old_revision;
+      KLOG_WARNINGS("Updating replica set revision OldRevision not int", "oldRevision",
+                    old_revision);
       return false;
     }
     old_revision_int = *parsed;
   }
   std::optional<int64_t> new_revision_int = ParseInt<int64_t>(new_revision);
   if (!new_revision_int) {
-    LOG(WARNING) << "Updating replica set revision: invalid new revision " << new_revision;
+    KLOG_WARNINGS("Updating replica set revision NewRevision not int", "newRevision", new_revision);
     return false;
   }
   if (old_revision_int < *new_revision_int) {
@@ -187,7 +187,7 @@ bool SetNewReplicaSetAnnotations(const api::Deployment& d,
           for (size_t i = first; i < parts.size(); ++i) joined += parts[i] + ",";
           history = joined + old_revision;
         } else {
-          LOG(WARNING) << "Not appending revision to revision-history: limit reached";
+          KLOG_WARNINGS("Not appending revision due to revision history length limit reached");
         }
       }
     }
@@ -269,8 +269,8 @@ Fenceposts DeploymentFenceposts(const api::Deployment& d) {
   Result<Fenceposts> f = ResolveFenceposts(
       ru ? ru->max_surge : std::nullopt, ru ? ru->max_unavailable : std::nullopt, d.spec.replicas);
   if (!f.ok()) {
-    LOG(WARNING) << "Deployment " << d.metadata.namespace_ << "/" << d.metadata.name
-                 << " has invalid rolling update bounds: " << f.error().ToString();
+    KLOG_WARNINGS("Deployment has invalid rolling update bounds", "deployment",
+                  klog::KRef(d.metadata.namespace_, d.metadata.name), "err", f.error().ToString());
     return Fenceposts{};
   }
   return *f;
@@ -342,8 +342,9 @@ ReplicaSetPtr FindNewReplicaSet(const api::Deployment& d, const ReplicaSets& rss
   for (const auto& rs : sorted) {
     Result<bool> eq = api::EqualIgnoreHash(rs->spec.pod_template, d.spec.pod_template);
     if (!eq.ok()) {
-      LOG(WARNING) << "Comparing the template of " << rs->metadata.namespace_ << "/"
-                   << rs->metadata.name << ": " << eq.error().ToString();
+      KLOG_WARNINGS("Comparing a ReplicaSet's template failed", "replicaSet",
+                    klog::KRef(rs->metadata.namespace_, rs->metadata.name), "err",
+                    eq.error().ToString());
       continue;
     }
     // With several equal templates (which only a bug could produce) the oldest wins.
@@ -465,8 +466,9 @@ std::optional<int64_t> GetRollbackTo(const api::Deployment& d) {
   if (it == d.metadata.annotations.end()) return std::nullopt;
   std::optional<int64_t> v = ParseInt<int64_t>(it->second);
   if (!v) {
-    LOG(WARNING) << "Deployment " << d.metadata.namespace_ << "/" << d.metadata.name
-                 << " has an invalid " << kRollbackToAnnotation << " annotation: " << it->second;
+    KLOG_WARNINGS("Deployment has an invalid rollback annotation", "deployment",
+                  klog::KRef(d.metadata.namespace_, d.metadata.name), "annotation",
+                  kRollbackToAnnotation, "value", it->second);
   }
   return v;
 }

@@ -115,7 +115,8 @@ TEST(DaemonE2E, KubeadmFlagsAndJsonLogs) {
             "--service-cluster-ip-range=10.96.0.0/12", "--logging-format=json", "--v=2"});
   ASSERT_TRUE(Eventually([&] { return d.Get("/readyz").first == 200; }, 60s)) << d.Log();
   std::string log = d.Log();
-  EXPECT_NE(log.find("have no effect: --allocate-node-cidrs, --cluster-cidr, --cluster-name, "
+  EXPECT_NE(log.find("have no effect\""), std::string::npos) << log;
+  EXPECT_NE(log.find("\"flags\":\"--allocate-node-cidrs, --cluster-cidr, --cluster-name, "
                      "--service-cluster-ip-range"),
             std::string::npos)
       << log;

@@ -99,7 +99,7 @@ TEST(LeaderHealthE2E, HealthzFailsWhenTheLeaderCannotRenew) {
 
 TEST(LeaderHealthE2E, HealthzFailsWhenTheMemberLeaseCannotBeRenewed) {
   KCM_REQUIRE_TESTBED();
-  ExpectHealthzFailsWhenRenewalsStop({"--sharding=namespace"}, "joined as ");
+  ExpectHealthzFailsWhenRenewalsStop({"--sharding=namespace"}, "\"Joined\" member=");
 }
 
 // A standby that never led answers ok while the API server is away, as upstream's: restarting

@@ -284,10 +284,18 @@ TEST(LifecycleE2E, ControllerThatCannotStartEndsTheProcess) {
   if (d.Running()) d.StopWith(SIGKILL);
   const std::string log = d.Log();
   EXPECT_NE(log.find("timed out waiting for caches to sync"), std::string::npos) << log;
-  // The cause is a quoted value of the structured line: its quotes come out escaped.
-  EXPECT_TRUE(log.find(R"(controller \"replicaset\" failed)") != std::string::npos ||
-              log.find(R"(controller \"deployment\" failed)") != std::string::npos)
-      << log;
+  // One line: "Controller failed" err="..." controller="replicaset" (or "deployment").
+  auto failed_line = [&log](const std::string& controller) {
+    std::istringstream lines(log);
+    for (std::string line; std::getline(lines, line);) {
+      if (line.find("\"Controller failed\"") != std::string::npos &&
+          line.find("controller=\"" + controller + "\"") != std::string::npos) {
+        return true;
+      }
+    }
+    return false;
+  };
+  EXPECT_TRUE(failed_line("replicaset") || failed_line("deployment")) << log;
   auto holder = kEnv->Kubectl(
       {"-n", "kube-system", "get", "lease", kLease, "-o", "jsonpath={.spec.holderIdentity}"});
   EXPECT_TRUE(holder.ok());

@@ -101,7 +101,8 @@ TEST_F(ShardingE2E, StoppedReplicasNamespacesAreServedWithinTwoSeconds) {
   ASSERT_NE(successor, nullptr);
   ASSERT_NE(successor, leaving);
   // When the successor started serving it, from its own log.
-  auto serving_at = LogLineTime(successor->Log(), "serving shardRange", t0);
+  auto serving_at =
+      LogLineTime(successor->Log(), "\"Serving shard ranges\" shardSelector=\"shardRange", t0);
   ASSERT_TRUE(serving_at.has_value()) << successor->Log();
   const double served_s = (*serving_at - t0) / 1e6;
   std::cout << "[sharding] SIGTERM: " << ns << " served by another replica after " << served_s

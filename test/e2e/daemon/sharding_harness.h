@@ -123,7 +123,7 @@ class Replica {
   const std::string& account() const { return account_; }
   pid_t pid() const { return process_.pid(); }
   bool Ready() const { return testenv::HttpsGet(port_, "/readyz").first == 200; }
-  // The identity it logged at start (`"Sharding by namespace" identity="<identity>"`).
+  // The identity it logged at start ("Sharding by namespace" identity="<identity>").
   std::string Identity() const {
     const std::string log = Log();
     const std::string mark = "\"Sharding by namespace\" identity=\"";

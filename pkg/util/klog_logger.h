@@ -1,0 +1,122 @@
+// A contextual logger, as klog's (logr.Logger from klog.FromContext / klog.LoggerWithName):
+// a name and key/value pairs carried along and written on every line, in both formats of
+// klog.h. WithName joins names with ".", as klog's klogr (WithName) and zap do; upstream's
+// controller-manager names each controller's logger after the controller
+// ("deployment-controller", "replicaset-controller": controller_descriptor.go). The name
+// comes out as logger="name" first among the pairs in the text form and as "logger" after
+// "ts" in the JSON form (component-base/logs/json, NameKey). Values set by WithValues come
+// before the call's own pairs. A Logger is a value: copying it is cheap enough for
+// constructors, and it is immutable, so threads share one freely.
+#pragma once
+
+#include <source_location>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "pkg/util/klog.h"
+
+namespace kcm::klog {
+
+// A message with the place it was logged from: the caller's file and line, as klog's header
+// shows them, without a macro around each call.
+struct Message {
+  Message(const char* text, std::source_location where = std::source_location::current())
+      : text(text), where(where) {}
+  Message(const std::string& text, std::source_location where = std::source_location::current())
+      : text(text), where(where) {}
+  Message(std::string_view text, std::source_location where = std::source_location::current())
+      : text(text), where(where) {}
+  std::string_view text;
+  std::source_location where;
+};
+
+// True if lines at `level` are written: -v (FLAGS_v) is at least `level`.
+bool VEnabled(int level);
+
+class Logger {
+ public:
+  // The process's logger without a name: klog.Background().
+  Logger() = default;
+
+  // This logger with `name` appended ("parent.name").
+  Logger WithName(std::string_view name) const {
+    Logger out = *this;
+    if (!out.name_.empty()) out.name_ += '.';
+    out.name_ += name;
+    return out;
+  }
+
+  // This logger with key/value pairs added to every line it writes.
+  template <typename... KV>
+  Logger WithValues(const KV&... kv) const {
+    static_assert(sizeof...(KV) % 2 == 0, "WithValues takes alternating keys and values");
+    Logger out = *this;
+    internal::Collect(out.values_, kv...);
+    return out;
+  }
+
+  const std::string& name() const { return name_; }
+
+  // logr's V(level): Info on the result writes only when -v is at least `level`.
+  class Verbose {
+   public:
+    bool Enabled() const { return enabled_; }
+    template <typename... KV>
+    void Info(Message msg, const KV&... kv) const {
+      if (enabled_) logger_->Write(google::GLOG_INFO, level_, nullptr, msg, kv...);
+    }
+
+   private:
+    friend class Logger;
+    Verbose(const Logger* logger, int level)
+        : logger_(logger), level_(level), enabled_(VEnabled(level)) {}
+    const Logger* logger_;
+    int level_;
+    bool enabled_;
+  };
+  Verbose V(int level) const { return Verbose(this, level); }
+
+  template <typename... KV>
+  void Info(Message msg, const KV&... kv) const {
+    Write(google::GLOG_INFO, 0, nullptr, msg, kv...);
+  }
+
+  // An error line: `err` is the cause, written as err="..." (logr's Error(err, msg, kv...));
+  // an empty `err` is logr's nil error, written without the pair.
+  template <typename... KV>
+  void Error(const std::string& err, Message msg, const KV&... kv) const {
+    Write(google::GLOG_ERROR, 0, err.empty() ? nullptr : &err, msg, kv...);
+  }
+
+  // A warning line: klog has no structured warning; this writes klog's W header with the
+  // structured body, for the events upstream logs with klog.Warningf.
+  template <typename... KV>
+  void Warning(Message msg, const KV&... kv) const {
+    Write(google::GLOG_WARNING, 0, nullptr, msg, kv...);
+  }
+
+ private:
+  template <typename... KV>
+  void Write(google::LogSeverity severity, int v, const std::string* err, const Message& msg,
+             const KV&... kv) const {
+    static_assert(sizeof...(KV) % 2 == 0, "a log call takes alternating keys and values");
+    std::vector<internal::KeyValue> kvs;
+    kvs.reserve(values_.size() + sizeof...(KV) / 2);
+    kvs = values_;
+    internal::Collect(kvs, kv...);
+    internal::Emit(msg.where.file_name(), static_cast<int>(msg.where.line()), severity, v, err,
+                   msg.text, kvs, name_);
+  }
+
+  std::string name_;
+  std::vector<internal::KeyValue> values_;
+};
+
+// klog.Background(): the unnamed logger, for code with no logger handed to it.
+inline Logger Background() {
+  return Logger();
+}
+
+}  // namespace kcm::klog

@@ -1,0 +1,119 @@
+#include "pkg/util/klog_logger.h"
+
+#include <gtest/gtest.h>
+
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace kcm::klog {
+namespace {
+
+using namespace std::string_literals;
+
+// Every text-form line glog hands its sinks while the test runs: the body after the header.
+class CapturingSink : public google::LogSink {
+ public:
+  CapturingSink() { google::AddLogSink(this); }
+  ~CapturingSink() override { google::RemoveLogSink(this); }
+  void send(google::LogSeverity severity, const char*, const char* base_filename, int,
+            const google::LogMessageTime&, const char* message, size_t message_len) override {
+    std::lock_guard lock(mu_);
+    lines_.push_back(std::string(google::GetLogSeverityName(severity)).substr(0, 1) + " " +
+                     base_filename + " " + std::string(message, message_len));
+  }
+  std::vector<std::string> lines() {
+    std::lock_guard lock(mu_);
+    return lines_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::string> lines_;
+};
+
+// The JSON form goes straight to stderr; the format is a process-wide choice, put back after.
+class JsonFormat {
+ public:
+  JsonFormat() { internal::SetFormat(Format::kJson); }
+  ~JsonFormat() { internal::SetFormat(Format::kText); }
+};
+
+std::string CaptureJson(const std::function<void()>& log) {
+  JsonFormat json;
+  testing::internal::CaptureStderr();
+  log();
+  return testing::internal::GetCapturedStderr();
+}
+
+// klogr's WithName: logger="name" comes first among the pairs; names nest with ".". The caller
+// in the header is the file that called Info, not the logger's header.
+TEST(KlogLoggerTest, TextFormWritesTheNameFirstThenValuesThenTheCallsPairs) {
+  CapturingSink sink;
+  Logger logger = Background().WithName("deployment-controller").WithValues("shard", 2);
+  logger.Info("Starting controller", "controller", "deployment");
+  logger.WithName("sync").Error("boom", "Sync failed", "deployment", KRef("ns", "web"));
+  Background().Info("plain");
+  EXPECT_EQ(sink.lines(),
+            (std::vector<std::string>{
+                "I klog_logger_test.cc \"Starting controller\" logger=\"deployment-controller\" "
+                "shard=2 controller=\"deployment\"",
+                "E klog_logger_test.cc \"Sync failed\" err=\"boom\" "
+                "logger=\"deployment-controller.sync\" shard=2 deployment=\"ns/web\"",
+                "I klog_logger_test.cc \"plain\""}));
+}
+
+// zapr's JSON (component-base/logs/json): "logger" right after "ts", the values as fields.
+TEST(KlogLoggerTest, JsonFormPutsTheNameAfterTs) {
+  Logger logger = Background().WithName("replicaset-controller").WithValues("shard", 2);
+  std::string out = CaptureJson([&] { logger.Info("Starting workers", "count", 5); });
+  ASSERT_EQ(out.rfind("{\"ts\":", 0), 0u) << out;
+  auto logger_at =
+      out.find(",\"logger\":\"replicaset-controller\",\"caller\":\"klog_logger_test.cc:");
+  EXPECT_NE(logger_at, std::string::npos) << out;
+  EXPECT_NE(out.find("\"msg\":\"Starting workers\",\"v\":0,\"shard\":2,\"count\":5}\n"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(out.find('\n'), out.size() - 1) << out;
+}
+
+// V(n) writes only when -v is at least n, and says "v":n in JSON.
+TEST(KlogLoggerTest, VerbosityFollowsV) {
+  CapturingSink sink;
+  const int32_t saved = FLAGS_v;
+  FLAGS_v = 2;
+  Background().V(4).Info("hidden");
+  Background().V(2).Info("shown");
+  EXPECT_FALSE(Background().V(3).Enabled());
+  std::string out = CaptureJson([] { Background().V(2).Info("json"); });
+  FLAGS_v = saved;
+  EXPECT_EQ(sink.lines(), (std::vector<std::string>{"I klog_logger_test.cc \"shown\""}));
+  EXPECT_NE(out.find("\"msg\":\"json\",\"v\":2}"), std::string::npos) << out;
+}
+
+// A peer's bytes in the name, a value or the error never break the line, in either form.
+const std::string kHostile = "x\nE1206 00:00:00.000000 1 forged.go:1] \"FORGED\"\x1b[31m\xff\"\\"s;
+
+TEST(KlogLoggerTest, HostileNamesValuesAndErrorsAreEscapedInText) {
+  CapturingSink sink;
+  Background().WithName(kHostile).WithValues("k", kHostile).Error(kHostile, "m", "v", kHostile);
+  const std::string q =
+      "\"x\\nE1206 00:00:00.000000 1 forged.go:1] \\\"FORGED\\\"\\x1b[31m\\xff\\\"\\\\\"";
+  EXPECT_EQ(sink.lines(), (std::vector<std::string>{"E klog_logger_test.cc \"m\" err=" + q +
+                                                    " logger=" + q + " k=" + q + " v=" + q}));
+}
+
+TEST(KlogLoggerTest, HostileNamesValuesAndErrorsAreEscapedInJson) {
+  std::string out = CaptureJson([] {
+    Background().WithName(kHostile).WithValues("k", kHostile).Error(kHostile, "m", "v", kHostile);
+  });
+  const std::string q =
+      "\"x\\nE1206 00:00:00.000000 1 forged.go:1] \\\"FORGED\\\"\\u001b[31m\\ufffd\\\"\\\\\"";
+  EXPECT_NE(out.find("\"logger\":" + q + ","), std::string::npos) << out;
+  EXPECT_NE(out.find("\"err\":" + q + ",\"k\":" + q + ",\"v\":" + q + "}\n"), std::string::npos)
+      << out;
+  EXPECT_EQ(out.find('\n'), out.size() - 1) << out;
+}
+
+}  // namespace
+}  // namespace kcm::klog
