@@ -10,6 +10,7 @@
 #include <optional>
 #include <thread>
 
+#include "pkg/api/compare_resource_version.h"
 #include "pkg/api/generic_object.h"
 #include "pkg/api/json.h"
 #include "pkg/api/lease.h"
@@ -85,17 +86,6 @@ bool Intersects(const std::vector<api::ShardRange>& a, const std::vector<api::Sh
     }
   }
   return false;
-}
-
-// Whether resourceVersion `a` is at least `b` (the server's are decimal numbers; any other text
-// is taken as newer when it differs).
-bool AtLeast(const std::string& a, const std::string& b) {
-  if (a == b) return true;
-  const bool digits = !a.empty() && !b.empty() && std::all_of(a.begin(), a.end(), [](char c) {
-    return c >= '0' && c <= '9';
-  }) && std::all_of(b.begin(), b.end(), [](char c) { return c >= '0' && c <= '9'; });
-  if (!digits) return true;
-  return a.size() != b.size() ? a.size() > b.size() : a > b;
 }
 
 std::string Describe(const std::vector<api::ShardRange>& ranges) {
@@ -211,10 +201,13 @@ struct ShardManager::Impl {
     auto obj = cached.GetByKey(config.lease_namespace + "/" + MapName());
     std::optional<KnownMap> seen;
     if (obj != nullptr) seen = ReadMap(static_cast<const api::GenericObject&>(*obj).raw_json);
-    if (written && (!seen || !AtLeast(seen->resource_version, written->resource_version) ||
-                    seen->resource_version == written->resource_version)) {
-      return written;
-    }
+    if (!written) return seen;
+    // The informer's copy is older than our write only when the two compare and it is lower; a
+    // resourceVersion that does not compare (api::CompareResourceVersion) is taken as newer
+    // when it differs, so an unusual server cannot pin us to our own write.
+    if (!seen || seen->resource_version == written->resource_version) return written;
+    auto cmp = api::CompareResourceVersion(seen->resource_version, written->resource_version);
+    if (cmp.ok() && *cmp < 0) return written;
     return seen;
   }
 
