@@ -20,14 +20,11 @@
 #include "pkg/api/shard_selector.h"
 #include "pkg/client/rest_client.h"
 #include "pkg/record/event_recorder.h"
+#include "pkg/sharding/serve_calls.h"
 #include "pkg/util/clock.h"
 #include "pkg/util/result.h"
 
 namespace kcm::sharding {
-
-// Serves the namespaces `shard` selects until `stop` (which also fences its writes); returns
-// before `stop` only when it failed.
-using ServeFunc = std::function<Status(const api::ShardSelector& shard, std::stop_token stop)>;
 
 struct ShardManagerConfig {
   // Reads and writes the Leases and reads namespaces; give it a request timeout no longer than
