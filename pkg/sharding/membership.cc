@@ -113,6 +113,10 @@ std::optional<MemberLease> MemberLeases::Decode(std::string_view raw) {
   m.holder = l.spec.holder_identity.value_or("");
   m.lease_duration_seconds = l.spec.lease_duration_seconds.value_or(0);
   m.renew_time = l.spec.renew_time;
+  if (auto it = l.metadata.annotations.find(std::string(kShardWorkAnnotation));
+      it != l.metadata.annotations.end()) {
+    m.shard_work = it->second;
+  }
   return m;
 }
 
@@ -150,6 +154,17 @@ LiveMembers MemberLeases::Judge(cache::Indexer& cached, const ShardMap& map, std
   if (unsure) live.may_serve.insert(suspects.begin(), suspects.end());
   live.may_serve.insert(identity_);
   live.members.insert(identity_);
+  for (const MemberLease& l : seen) {
+    if (!l.shard_work || !live.members.contains(l.holder) ||
+        MemberLeaseName(name_, l.holder) != l.name) {
+      continue;
+    }
+    if (auto work = ParseShardWork(*l.shard_work)) {
+      live.work[l.holder] = std::move(*work);
+    } else {
+      VLOG(1) << "ignoring the shard-work of " << l.name << ": not what shard_work.h describes";
+    }
+  }
   return live;
 }
 

@@ -26,6 +26,7 @@
 #include "pkg/cache/indexer.h"
 #include "pkg/client/resource_client.h"
 #include "pkg/sharding/shard_map.h"
+#include "pkg/sharding/shard_work.h"
 #include "pkg/util/clock.h"
 
 namespace kcm::sharding {
@@ -41,6 +42,7 @@ struct MemberLease {
   std::string resource_version;
   std::optional<api::Time> renew_time;
   int32_t lease_duration_seconds = 0;
+  std::optional<std::string> shard_work;  // its kShardWorkAnnotation, as published
 };
 
 class Membership {
@@ -86,6 +88,9 @@ class Membership {
 struct LiveMembers {
   std::set<std::string> may_serve;
   std::set<std::string> members;
+  // The work each of `members` published in its Lease, where it parsed (shard_work.h); a member
+  // missing here counts its namespaces one each.
+  std::map<std::string, ShardWork> work;
 };
 
 // MemberLeases: Membership fed from the API server: the member Leases of the group `name` as the

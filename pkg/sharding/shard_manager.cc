@@ -18,6 +18,8 @@
 #include "pkg/sharding/membership.h"
 #include "pkg/sharding/serve_calls.h"
 #include "pkg/sharding/shard_map.h"
+#include "pkg/sharding/shard_work.h"
+#include "pkg/sharding/work_balance.h"
 
 namespace kcm::sharding {
 namespace {
@@ -72,7 +74,10 @@ struct ShardManager::Impl {
   MemberLeases member_leases;
   ShardMetrics metrics;
 
-  std::string bad_map_rv;  // the resourceVersion of an unreadable map, logged once
+  std::string bad_map_rv;        // the resourceVersion of an unreadable map, logged once
+  RebalanceGate rebalance_gate;  // Run's thread only
+  std::optional<Clock::time_point> work_published;         // Run's thread only
+  std::shared_ptr<leaderelection::LeaseLock> member_lock;  // set by Run before the elector runs
   std::atomic<bool> coordinating{false};
   std::atomic<bool> serving_all{false};
   std::atomic<bool> member{false};
@@ -93,6 +98,7 @@ struct ShardManager::Impl {
         map_lease(config.client, config.lease_namespace, ShardManager::MapLeaseName(config.name)),
         member_leases(config.client, config.lease_namespace, config.name, config.identity, clock,
                       config.clock_skew, 2 * config.retry_period + std::chrono::seconds(1)),
+        rebalance_gate(3 * config.retry_period),
         calls(config.serve, [this](Error e) { ServeFailed(std::move(e)); }) {}
 
   void Wake() {
@@ -116,6 +122,7 @@ struct ShardManager::Impl {
   // Reads the newest map, changes it by the rules this replica may apply (docs/design/sharding.md,
   // "The rules"), writes it if it changed, and serves exactly its ranges.
   void Step(informers::SharedInformerFactory& factory, std::stop_token stop) {
+    PublishWork();
     const Caches caches = CachesOf(factory);
     std::optional<KnownMap> known = map_lease.Latest(*caches.leases);
     if (!known) {
@@ -151,10 +158,10 @@ struct ShardManager::Impl {
   }
 
   // The map after this replica's moves: its pending handoffs (their calls stopped and joined
-  // first), the ranges of dead owners, and, when coordinating an uneven load, requests for
-  // handoffs.
+  // first), the ranges of dead owners, and, when coordinating a load that stayed uneven for
+  // three retry periods, requests for handoffs. `map` itself if the result is not a valid map.
   ShardMap Plan(const ShardMap& map, const LiveMembers& live, const std::vector<uint64_t>& hashes) {
-    const Partition desired = DesiredPartition(live.members, hashes, map);
+    const Placement placement = Place(live.members, hashes, live.work, map);
     ShardMap next = map;
     std::vector<api::ShardRange> owed;
     for (const ShardMapEntry& e : map.entries()) {
@@ -164,13 +171,31 @@ struct ShardManager::Impl {
       calls.StopIntersecting(owed);
       CompleteHandoffs(next, config.identity);
     }
-    AssignFree(next, desired, live.may_serve);
-    if (coordinating && Unbalanced(Load(next, live.members, hashes), hashes.size()) &&
-        Rebalance(next, desired, live.may_serve)) {
+    AssignFree(next, placement.desired, live.may_serve);
+    if (!coordinating) {
+      rebalance_gate.Reset();
+    } else if (rebalance_gate.Due(Uneven(placement, next, live.members, hashes), clock.Now()) &&
+               Rebalance(next, placement.desired, live.may_serve)) {
       LOG(INFO) << "rebalancing " << hashes.size() << " namespaces over " << live.members.size()
-                << " replicas";
+                << " replicas by " << (placement.weights.empty() ? "namespace count" : "work");
+    }
+    if (auto valid = ShardMap::FromEntries(next.entries()); !valid.ok()) {
+      LOG(ERROR) << "not writing an invalid shard map, keeping the current one: "
+                 << valid.error().ToString();
+      return map;
     }
     return next;
+  }
+
+  // At most every 10 s: this replica's shard-work into its member Lease's annotations, written
+  // with its next renewal.
+  void PublishWork() {
+    if (config.served_work == nullptr || member_lock == nullptr) return;
+    const Clock::time_point now = clock.Now();
+    if (work_published && now - *work_published < std::chrono::seconds(10)) return;
+    work_published = now;
+    member_lock->SetAnnotations({{std::string(kShardWorkAnnotation),
+                                  EncodeShardWork(ShardWorkOf(config.served_work->Count()))}});
   }
 
   // Writes `next` over `known`; the map now in force (`known`'s when the write failed).
@@ -364,8 +389,9 @@ Status ShardManager::Run(std::stop_token stop) {
   bool lost = false;
   leaderelection::LeaderElectionConfig lc;
   const std::string member_name = MemberLeaseName(d.config.name, d.config.identity);
-  lc.lock = std::make_shared<leaderelection::LeaseLock>(d.config.client, d.config.lease_namespace,
-                                                        member_name, d.config.identity);
+  d.member_lock = std::make_shared<leaderelection::LeaseLock>(
+      d.config.client, d.config.lease_namespace, member_name, d.config.identity);
+  lc.lock = d.member_lock;
   lc.lease_duration = d.config.lease_duration;
   lc.renew_deadline = d.config.renew_deadline;
   lc.retry_period = d.config.retry_period;

@@ -21,6 +21,7 @@
 #include "pkg/client/rest_client.h"
 #include "pkg/record/event_recorder.h"
 #include "pkg/sharding/serve_calls.h"
+#include "pkg/sharding/served_work.h"
 #include "pkg/util/clock.h"
 #include "pkg/util/result.h"
 
@@ -42,6 +43,10 @@ struct ShardManagerConfig {
   Clock::duration clock_skew = std::chrono::seconds(2);
   std::shared_ptr<record::EventRecorder> recorder;  // events on the coordinator Lease; optional
   ServeFunc serve;
+  // The objects the serve calls hold (each call registers its caches); published at most every
+  // 10 s as this replica's shard-work (docs/design/sharding.md, "Balance by work"). Null:
+  // nothing is published and this replica's namespaces count one each.
+  std::shared_ptr<ServedWork> served_work;
   Clock* clock = nullptr;  // null = RealClock
 };
 

@@ -158,15 +158,25 @@ bool WorkUnbalanced(const std::map<std::string, int64_t>& load) {
 }
 
 Placement Place(const std::set<std::string>& members, const std::vector<uint64_t>& hashes,
-                const std::map<std::string, ShardWork>& work, const ShardMap& map,
-                const ShardMap& next) {
-  if (work.empty()) {
-    return {DesiredPartition(members, hashes, map),
-            Unbalanced(Load(next, members, hashes), hashes.size())};
+                const std::map<std::string, ShardWork>& work, const ShardMap& map) {
+  Placement p;
+  if (!work.empty()) p.weights = WeighNamespaces(hashes, work, map);
+  // Published work with every namespace at weight 1 (no pods, no ReplicaSets) is a quiet
+  // cluster too.
+  if (std::all_of(p.weights.begin(), p.weights.end(),
+                  [](const NamespaceWeight& w) { return w.weight == 1; })) {
+    p.weights.clear();
+    p.desired = DesiredPartition(members, hashes, map);
+    return p;
   }
-  const std::vector<NamespaceWeight> weights = WeighNamespaces(hashes, work, map);
-  return {WeightedPartition(members, weights, map),
-          WorkUnbalanced(WorkLoad(next, members, weights))};
+  p.desired = WeightedPartition(members, p.weights, map);
+  return p;
+}
+
+bool Uneven(const Placement& placement, const ShardMap& next, const std::set<std::string>& members,
+            const std::vector<uint64_t>& hashes) {
+  if (placement.weights.empty()) return Unbalanced(Load(next, members, hashes), hashes.size());
+  return WorkUnbalanced(WorkLoad(next, members, placement.weights));
 }
 
 bool RebalanceGate::Due(bool unbalanced, Clock::time_point now) {

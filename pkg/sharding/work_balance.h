@@ -52,16 +52,19 @@ std::map<std::string, int64_t> WorkLoad(const ShardMap& map, const std::set<std:
 // fifth.
 bool WorkUnbalanced(const std::map<std::string, int64_t>& load);
 
-// Where the ranges should go and whether the load of `next` (the map about to be written) is
-// uneven: by weight when any member published work (`work` holds only annotations that parsed),
-// else by namespace count (DesiredPartition, Unbalanced). `hashes` sorted, distinct.
+// Where the ranges should go: by weight when members published work (`work` holds only
+// annotations that parsed) and some namespace weighs more than 1, else by namespace count
+// (DesiredPartition). `hashes` sorted, distinct.
 struct Placement {
   Partition desired;
-  bool unbalanced = false;
+  std::vector<NamespaceWeight> weights;  // empty when the cluster is quiet
 };
 Placement Place(const std::set<std::string>& members, const std::vector<uint64_t>& hashes,
-                const std::map<std::string, ShardWork>& work, const ShardMap& map,
-                const ShardMap& next);
+                const std::map<std::string, ShardWork>& work, const ShardMap& map);
+// Whether the load of `next` among `members` is uneven: WorkUnbalanced by the placement's
+// weights, or, when there are none, Unbalanced by namespace count.
+bool Uneven(const Placement& placement, const ShardMap& next, const std::set<std::string>& members,
+            const std::vector<uint64_t>& hashes);
 
 // Hysteresis of re-placing: due only once the load has been uneven on every pass for `hold`
 // (three retry periods), so a load that wobbles around the threshold, or a move that is still

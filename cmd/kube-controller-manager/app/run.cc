@@ -20,6 +20,7 @@
 #include "pkg/record/event_broadcaster.h"
 #include "pkg/server/delegating_authorizer.h"
 #include "pkg/server/secure_server.h"
+#include "pkg/sharding/served_work.h"
 #include "pkg/sharding/shard_manager.h"
 #include "pkg/util/klog.h"
 
@@ -55,7 +56,8 @@ Status RunControllers(const Options& options, const ClientBuilder& clients,
                       record::EventBroadcaster& broadcaster,
                       std::shared_ptr<record::EventSink> events_sink, ControllerReadiness& ready,
                       std::stop_token stop, const api::ShardSelector* shard = nullptr,
-                      informers::ShardFilterObserver shard_observer = {}) {
+                      informers::ShardFilterObserver shard_observer = {},
+                      sharding::ServedWork* served_work = nullptr) {
   auto informer_client = clients.ClientFor("shared-informers");
   if (!informer_client.ok()) return informer_client.error();
   informers::SharedInformerFactoryOptions fo;
@@ -83,6 +85,13 @@ Status RunControllers(const Options& options, const ClientBuilder& clients,
     KLOG_INFOS("Started controller", "controller", name);
   }
 
+  // The shard's pods and ReplicaSets are the work this replica publishes (docs/design/
+  // sharding.md, "Balance by work"), counted while these controllers run.
+  std::shared_ptr<void> counted;
+  if (served_work != nullptr) {
+    counted = served_work->Add(
+        {factory.Pods().informer->GetIndexer(), factory.ReplicaSets().informer->GetIndexer()});
+  }
   Status s = SuperviseControllers(
       controllers,
       [&](std::stop_token running) {
@@ -97,6 +106,7 @@ Status RunControllers(const Options& options, const ClientBuilder& clients,
       },
       ready, stop);
   LOG(INFO) << "Controllers stopped";
+  counted.reset();
   factory.Shutdown();
   ready.informers_synced = false;
   ready.enabled = 0;
@@ -147,11 +157,12 @@ Result<std::unique_ptr<sharding::ShardManager>> NewShardManager(
                       "object and keeps only its share";
     }
   };
-  sc.serve = [&options, &clients, &broadcaster, events_sink, observer](
-                 const api::ShardSelector& shard, std::stop_token stop) {
+  sc.served_work = std::make_shared<sharding::ServedWork>();
+  sc.serve = [&options, &clients, &broadcaster, events_sink, observer,
+              served_work = sc.served_work](const api::ShardSelector& shard, std::stop_token stop) {
     ControllerReadiness ready;  // the ShardManager reports readiness
-    return RunControllers(options, clients, broadcaster, events_sink, ready, stop, &shard,
-                          observer);
+    return RunControllers(options, clients, broadcaster, events_sink, ready, stop, &shard, observer,
+                          served_work.get());
   };
   return sharding::ShardManager::Create(std::move(sc));
 }

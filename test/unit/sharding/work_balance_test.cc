@@ -46,7 +46,7 @@ TEST(WorkBalanceTest, SkewedWorkIsSpreadByWeight) {
     for (int i = 0; i < 9; ++i)
       objects["calm-" + std::to_string(set) + "-" + std::to_string(i)] = 4;
     const Cluster c = Build(objects);
-    const Placement p = Place(kMembers, c.hashes, c.work, ShardMap(), ShardMap());
+    const Placement p = Place(kMembers, c.hashes, c.work, ShardMap());
     const std::vector<NamespaceWeight> weights = WeighNamespaces(c.hashes, c.work, ShardMap());
     const auto load = WorkLoad(MapOf(p.desired), kMembers, weights);
     EXPECT_EQ(load.size(), 3u);
@@ -59,7 +59,7 @@ TEST(WorkBalanceTest, EvenWorkGivesEvenShares) {
   std::map<std::string, int64_t> objects;
   for (int i = 0; i < 12; ++i) objects["team-" + std::to_string(i)] = 9;
   const Cluster c = Build(objects);
-  const Placement p = Place(kMembers, c.hashes, c.work, ShardMap(), ShardMap());
+  const Placement p = Place(kMembers, c.hashes, c.work, ShardMap());
   const auto load =
       WorkLoad(MapOf(p.desired), kMembers, WeighNamespaces(c.hashes, c.work, ShardMap()));
   for (const auto& [who, w] : load) EXPECT_EQ(w, 40) << who;
@@ -70,9 +70,16 @@ TEST(WorkBalanceTest, QuietClusterSplitsByNamespaceCount) {
   std::vector<uint64_t> hashes;
   for (int i = 0; i < 10; ++i) hashes.push_back(api::ShardHash("quiet-" + std::to_string(i)));
   std::sort(hashes.begin(), hashes.end());
-  const Placement p = Place(kMembers, hashes, {}, ShardMap(), ShardMap());
+  const Placement p = Place(kMembers, hashes, {}, ShardMap());
   EXPECT_EQ(p.desired, DesiredPartition(kMembers, hashes, ShardMap()));
+  EXPECT_TRUE(p.weights.empty());
   for (const NamespaceWeight& w : WeighNamespaces(hashes, {}, ShardMap())) EXPECT_EQ(w.weight, 1);
+  // Replicas that publish, but hold no pods or ReplicaSets: quiet as well.
+  std::map<std::string, int64_t> none;
+  for (int i = 0; i < 10; ++i) none["quiet-" + std::to_string(i)] = 0;
+  const Placement published = Place(kMembers, hashes, {{"a", ShardWorkOf(none)}}, ShardMap());
+  EXPECT_EQ(published.desired, p.desired);
+  EXPECT_TRUE(published.weights.empty());
 }
 
 // Once placed, the same work (or work that moved a little) asks for no change: the desired
@@ -82,15 +89,15 @@ TEST(WorkBalanceTest, SteadyClusterKeepsItsMap) {
   for (int i = 0; i < 3; ++i) objects["busy-" + std::to_string(i)] = 40;
   for (int i = 0; i < 9; ++i) objects["calm-" + std::to_string(i)] = 4;
   Cluster c = Build(objects);
-  const ShardMap placed = MapOf(Place(kMembers, c.hashes, c.work, ShardMap(), ShardMap()).desired);
-  Placement again = Place(kMembers, c.hashes, c.work, placed, placed);
+  const ShardMap placed = MapOf(Place(kMembers, c.hashes, c.work, ShardMap()).desired);
+  Placement again = Place(kMembers, c.hashes, c.work, placed);
   EXPECT_EQ(MapOf(again.desired), placed);
-  EXPECT_FALSE(again.unbalanced);
+  EXPECT_FALSE(Uneven(again, placed, kMembers, c.hashes));
   objects["calm-0"] += 3;
   objects["busy-1"] -= 2;
   c = Build(objects);
-  again = Place(kMembers, c.hashes, c.work, placed, placed);
-  EXPECT_FALSE(again.unbalanced);
+  again = Place(kMembers, c.hashes, c.work, placed);
+  EXPECT_FALSE(Uneven(again, placed, kMembers, c.hashes));
 }
 
 TEST(WorkBalanceTest, GateOpensOnlyAfterTheLoadStayedUnevenForTheHold) {
