@@ -1,7 +1,8 @@
 // --sharding=namespace end to end, balance by work (docs/design/sharding.md): each replica
 // publishes, in its member Lease's annotation "kube-controller-manager-cpp/shard-work", the work
 // its informer caches hold for the namespaces it serves (1 + pods + ReplicaSets each), and only
-// for those. The harness: sharding_harness.h.
+// for those; the coordinator then divides the namespaces by that work. The harness:
+// sharding_harness.h.
 #include "pkg/sharding/membership.h"
 #include "pkg/sharding/shard_work.h"
 #include "test/e2e/daemon/sharding_harness.h"
@@ -56,6 +57,26 @@ TEST_F(ShardingE2E, EachReplicaPublishesTheWorkItServes) {
     std::cout << "[sharding] " << r->account() << " publishes " << sharding::EncodeShardWork(*work)
               << std::endl;
   }
+  // Then the coordinator places by that work: the four busy namespaces (weight 5 against 1 for
+  // the cluster's empty ones) end two and two, whatever the count-based split gave, once the load
+  // was uneven for three retry periods.
+  std::map<std::string, int> busy;
+  const bool balanced = Eventually(
+      [&] {
+        busy.clear();
+        for (const auto& ns : namespaces_) {
+          Replica* server = ServerOf(ns);
+          if (server == nullptr) return false;
+          ++busy[server->account()];
+        }
+        return busy.size() == 2 && busy.begin()->second == 2;
+      },
+      60s, 500ms);
+  for (const auto& [account, n] : busy) {
+    std::cout << "[sharding] " << account << " serves " << n << " of the busy namespaces"
+              << std::endl;
+  }
+  EXPECT_TRUE(balanced) << replicas_[0]->Log();
 }
 
 }  // namespace
