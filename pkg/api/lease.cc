@@ -83,6 +83,17 @@ Result<std::string> Lease::ToJson() const {
       return s.error();
     }
   }
+  // metadata.annotations as held (decoded from raw_json, so unchanged unless edited): the shard
+  // map and the work a sharded replica publishes live there (docs/design/sharding.md).
+  if (json::Value* meta = obj.Find("metadata"); meta != nullptr && meta->is_object()) {
+    if (metadata.annotations.empty()) {
+      meta->Erase("annotations");
+    } else {
+      json::Value annotations = json::Value::MakeObject();
+      for (const auto& [k, v] : metadata.annotations) annotations.Set(k, json::Value::String(v));
+      meta->Set("annotations", std::move(annotations));
+    }
+  }
   json::Value sp = json::Value::MakeObject();
   if (spec.holder_identity) sp.Set("holderIdentity", json::Value::String(*spec.holder_identity));
   if (spec.lease_duration_seconds) {

@@ -30,8 +30,8 @@ struct Lease final : Object {
   std::string_view Kind() const override { return "Lease"; }
   const ObjectMeta& Meta() const override { return metadata; }
 
-  // The body for create/update: raw_json (if any) with metadata.name/namespace/resourceVersion
-  // and the whole spec replaced from the fields above.
+  // The body for create/update: raw_json (if any) with metadata.name/namespace/resourceVersion,
+  // metadata.annotations and the whole spec replaced from the fields above.
   Result<std::string> ToJson() const;
 };
 

@@ -1,35 +1,13 @@
 #include "pkg/controller/consistency.h"
 
-#include <algorithm>
 #include <utility>
 #include <vector>
 
+#include "pkg/api/compare_resource_version.h"
+
 namespace kcm::controller {
-namespace {
 
-bool IsCanonicalDecimal(std::string_view s) {
-  if (s.empty() || !std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-    return false;
-  }
-  return s.size() == 1 || s[0] != '0';
-}
-
-}  // namespace
-
-Result<int> CompareResourceVersion(std::string_view a, std::string_view b) {
-  for (std::string_view rv : {a, b}) {
-    if (!IsCanonicalDecimal(rv)) {
-      return Error::Local("InvalidArgument",
-                          "resourceVersion \"" + std::string(rv) +
-                              "\" is not a decimal number without leading zeros");
-    }
-  }
-  // Same digits and no leading zeros: the longer number is the larger; equal lengths compare
-  // digit by digit. No width limit, unlike parsing into an integer type.
-  if (a.size() != b.size()) return a.size() < b.size() ? -1 : 1;
-  const int c = a.compare(b);
-  return c < 0 ? -1 : (c > 0 ? 1 : 0);
-}
+using api::CompareResourceVersion;
 
 ConsistencyStore::ConsistencyStore(std::map<std::string, LastSyncRVGetter> stores)
     : stores_(std::move(stores)) {}
@@ -37,7 +15,7 @@ ConsistencyStore::ConsistencyStore(std::map<std::string, LastSyncRVGetter> store
 void ConsistencyStore::WroteAt(const std::string& owner, const std::string& owner_uid,
                                const std::string& resource, const std::string& rv) {
   // An RV that cannot be compared could never be confirmed; recording it would only stall.
-  if (!CompareResourceVersion(rv, rv).ok()) return;
+  if (!api::IsWellFormedResourceVersion(rv)) return;
   // A write the resource's store has applied already would make a record that EnsureReady finds
   // caught up at once (the watermark only moves forward). Every sync of a converged ReplicaSet
   // makes one: the status update it skips still reports the cached object's resourceVersion (as

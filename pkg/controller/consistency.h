@@ -28,12 +28,6 @@
 
 namespace kcm::controller {
 
-// Compares two resourceVersions as the integers kube-apiserver makes them (upstream
-// apimachinery resourceversion.CompareResourceVersion): -1, 0 or 1; an error ("Invalid") when
-// either is not a decimal number without leading zeros. Opaque RVs of other servers are thus
-// never ordered by guesswork.
-Result<int> CompareResourceVersion(std::string_view a, std::string_view b);
-
 // What EnsureReady reports when a store is behind (upstream ConsistencyError).
 struct ConsistencyError {
   std::string group_resource;  // "replicasets.apps", "pods"

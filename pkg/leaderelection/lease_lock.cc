@@ -47,9 +47,10 @@ Status LeaseLock::Create(const LeaderElectionRecord& record, std::stop_token sto
   lease.metadata.name = name_;
   lease.metadata.namespace_ = namespace_;
   lease.spec = RecordToLeaseSpec(record);
+  std::lock_guard lock(mu_);
+  for (const auto& [k, v] : annotations_) lease.metadata.annotations.Set(k, v);
   auto body = lease.ToJson();
   if (!body.ok()) return body.error();
-  std::lock_guard lock(mu_);
   return Remember(leases_.Create(namespace_, std::move(body).value(), {}, stop));
 }
 
@@ -62,9 +63,20 @@ Status LeaseLock::Update(const LeaderElectionRecord& record, std::stop_token sto
   // fields we do not model survive.
   api::Lease next = *lease_;
   next.spec = RecordToLeaseSpec(record);
+  for (const auto& [k, v] : annotations_) {
+    auto it = next.metadata.annotations.find(k);
+    if (it == next.metadata.annotations.end() || it->second != v) {
+      next.metadata.annotations.Set(k, v);
+    }
+  }
   auto body = next.ToJson();
   if (!body.ok()) return body.error();
   return Remember(leases_.Update(namespace_, name_, std::move(body).value(), {}, stop));
+}
+
+void LeaseLock::SetAnnotations(std::map<std::string, std::string> annotations) {
+  std::lock_guard lock(mu_);
+  annotations_ = std::move(annotations);
 }
 
 Status LeaseLock::Remember(Result<std::string> body) {

@@ -2,6 +2,7 @@
 // resourcelock.LeaseLock). Thread-safe (one mutex around every call).
 #pragma once
 
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -29,6 +30,11 @@ class LeaseLock final : public ResourceLock {
   std::string Describe() const override;
   std::string Identity() const override { return identity_; }
 
+  // Annotations written onto the Lease with every later create and renewal (a key set here
+  // replaces the object's; other annotations are kept). For what a holder publishes about itself
+  // (the shard-work of docs/design/sharding.md); upstream's LeaseLock has no such field.
+  void SetAnnotations(std::map<std::string, std::string> annotations);
+
  private:
   // Decodes a server answer into lease_ (the base of the next Update).
   Status Remember(Result<std::string> body);
@@ -42,6 +48,7 @@ class LeaseLock final : public ResourceLock {
   std::mutex mu_;
   api::Decoder decoder_;                     // guarded by mu_
   std::shared_ptr<const api::Lease> lease_;  // guarded by mu_; last object seen from the server
+  std::map<std::string, std::string> annotations_;  // guarded by mu_
 };
 
 // Conversions between the Lease spec and the record (resourcelock's LeaseSpecToLeaderElection-

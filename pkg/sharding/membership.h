@@ -13,12 +13,20 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
+#include <stop_token>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "pkg/api/decoder.h"
 #include "pkg/api/optional_time.h"
+#include "pkg/cache/indexer.h"
+#include "pkg/client/resource_client.h"
+#include "pkg/sharding/shard_map.h"
+#include "pkg/sharding/shard_work.h"
 #include "pkg/util/clock.h"
 
 namespace kcm::sharding {
@@ -34,6 +42,7 @@ struct MemberLease {
   std::string resource_version;
   std::optional<api::Time> renew_time;
   int32_t lease_duration_seconds = 0;
+  std::optional<std::string> shard_work;  // its kShardWorkAnnotation, as published
 };
 
 class Membership {
@@ -72,6 +81,45 @@ class Membership {
   const Clock::duration skew_;
   const Clock::duration fresh_;
   std::map<std::string, Seen> seen_;  // by Lease name
+};
+
+// Who may still be serving (`may_serve`: their ranges stay theirs) and who may be given ranges
+// (`members`).
+struct LiveMembers {
+  std::set<std::string> may_serve;
+  std::set<std::string> members;
+  // The work each of `members` published in its Lease, where it parsed (shard_work.h); a member
+  // missing here counts its namespaces one each.
+  std::map<std::string, ShardWork> work;
+};
+
+// MemberLeases: Membership fed from the API server: the member Leases of the group `name` as the
+// Lease informer holds them, and a fresh read of each owner that looks dead. Thread-compatible
+// (one replica's loop).
+class MemberLeases {
+ public:
+  MemberLeases(std::shared_ptr<client::RestClient> client, std::string lease_namespace,
+               std::string name, std::string identity, Clock& clock, Clock::duration skew,
+               Clock::duration fresh);
+
+  // Who is live now, this replica included in both sets. An owner or next of `map` that looks
+  // dead is declared dead only on a fresh GET of its Lease (the informer may lag behind its
+  // renewals); one that cannot be read stays alive.
+  LiveMembers Judge(cache::Indexer& cached, const ShardMap& map, std::stop_token stop);
+  // Deletes the Leases of replicas dead for a minute (each start joins under a new identity, so
+  // they would pile up), each on the resourceVersion that was judged.
+  void DeleteStale(cache::Indexer& cached, std::stop_token stop);
+
+ private:
+  // A member Lease through the Lease codec; nullopt when it does not decode.
+  std::optional<MemberLease> Decode(std::string_view raw);
+
+  client::ResourceClient leases_;
+  const std::string namespace_;
+  const std::string name_;
+  const std::string identity_;
+  Membership membership_;
+  api::Decoder decoder_;
 };
 
 }  // namespace kcm::sharding

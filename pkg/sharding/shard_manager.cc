@@ -3,29 +3,25 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
-#include <list>
 #include <mutex>
 #include <optional>
 #include <thread>
 
-#include "pkg/api/generic_object.h"
-#include "pkg/api/json.h"
-#include "pkg/api/lease.h"
-#include "pkg/client/resource_client.h"
 #include "pkg/informers/shared_informer_factory.h"
 #include "pkg/leaderelection/leader_elector.h"
 #include "pkg/leaderelection/lease_lock.h"
 #include "pkg/metrics/metrics.h"
 #include "pkg/sharding/assignment.h"
+#include "pkg/sharding/map_lease.h"
 #include "pkg/sharding/membership.h"
+#include "pkg/sharding/serve_calls.h"
 #include "pkg/sharding/shard_map.h"
+#include "pkg/sharding/shard_work.h"
+#include "pkg/sharding/work_balance.h"
 #include "pkg/util/klog.h"
 
 namespace kcm::sharding {
 namespace {
-
-// The annotation of Lease `<name>-shards` that holds the ShardMap.
-constexpr std::string_view kMapAnnotation = "kube-controller-manager-cpp/shard-map";
 
 const client::GroupVersionResource kLeases{"coordination.k8s.io", "v1", "leases"};
 const client::GroupVersionResource kNamespaces{"", "v1", "namespaces"};
@@ -48,88 +44,39 @@ struct ShardMetrics {
       {"change"}};
 };
 
-// Serve calls a replica keeps side by side before it joins them into one (ReconcileStacks).
-constexpr size_t kMaxServeCalls = 4;
-
-// Intervals of `a` not covered by `b` (both sorted, disjoint).
-std::vector<api::ShardRange> Subtract(const std::vector<api::ShardRange>& a,
-                                      const std::vector<api::ShardRange>& b) {
-  std::vector<api::ShardRange> out;
-  for (api::ShardRange r : a) {
-    bool empty = false;
-    for (const api::ShardRange& c : b) {
-      if (c.last < r.first || c.first > r.last) continue;
-      if (c.first > r.first) out.push_back({r.first, c.first - 1});
-      if (c.last >= r.last) {
-        empty = true;
-        break;
-      }
-      r.first = c.last + 1;
-    }
-    if (!empty) out.push_back(r);
-  }
-  std::sort(out.begin(), out.end(),
-            [](const api::ShardRange& x, const api::ShardRange& y) { return x.first < y.first; });
-  return out;
+// The sorted, distinct hashes of the namespaces an informer holds.
+std::vector<uint64_t> NamespaceHashes(cache::Indexer& namespaces) {
+  std::vector<uint64_t> hashes;
+  for (const std::string& key : namespaces.ListKeys()) hashes.push_back(api::ShardHash(key));
+  std::sort(hashes.begin(), hashes.end());
+  hashes.erase(std::unique(hashes.begin(), hashes.end()), hashes.end());
+  return hashes;
 }
 
-bool Covered(const std::vector<api::ShardRange>& inner, const std::vector<api::ShardRange>& outer) {
-  return Subtract(inner, outer).empty();
-}
+// The Lease and namespace caches of the replica's own informers.
+struct Caches {
+  std::shared_ptr<cache::Indexer> leases;
+  std::shared_ptr<cache::Indexer> namespaces;
+};
 
-bool Intersects(const std::vector<api::ShardRange>& a, const std::vector<api::ShardRange>& b) {
-  for (const api::ShardRange& x : a) {
-    for (const api::ShardRange& y : b) {
-      if (!(y.last < x.first || y.first > x.last)) return true;
-    }
-  }
-  return false;
-}
-
-// Whether resourceVersion `a` is at least `b` (the server's are decimal numbers; any other text
-// is taken as newer when it differs).
-bool AtLeast(const std::string& a, const std::string& b) {
-  if (a == b) return true;
-  const bool digits = !a.empty() && !b.empty() && std::all_of(a.begin(), a.end(), [](char c) {
-    return c >= '0' && c <= '9';
-  }) && std::all_of(b.begin(), b.end(), [](char c) { return c >= '0' && c <= '9'; });
-  if (!digits) return true;
-  return a.size() != b.size() ? a.size() > b.size() : a > b;
-}
-
-std::string Describe(const std::vector<api::ShardRange>& ranges) {
-  return api::ShardSelector(api::ShardField::kNamespace, ranges).String();
+Caches CachesOf(informers::SharedInformerFactory& factory) {
+  return {factory.InformerFor(informers::GenericResource(kLeases, true))->GetIndexer(),
+          factory.InformerFor(informers::GenericResource(kNamespaces, false))->GetIndexer()};
 }
 
 }  // namespace
 
-// The map as this replica last knew it: from the informer, or from its own last write while the
-// informer has not shown that write yet (acting on an older map could restart a range it handed
-// on).
-struct KnownMap {
-  std::string resource_version;
-  std::string raw_json;  // the Lease object
-  Result<ShardMap> map = ShardMap();
-};
-
 struct ShardManager::Impl {
   ShardManagerConfig config;
   Clock& clock;
-  client::ResourceClient leases;
-  Membership membership;
-  api::Decoder lease_decoder;  // Run's thread only
+  MapLease map_lease;
+  MemberLeases member_leases;
   ShardMetrics metrics;
 
-  // A set of ranges being served by one `serve` call.
-  struct Stack {
-    std::vector<api::ShardRange> ranges;
-    std::stop_source stop;
-    std::jthread thread;
-  };
-  std::list<Stack> stacks;  // Run's thread only
-
-  std::optional<KnownMap> written;  // our last successful write
-  std::string bad_map_rv;           // the resourceVersion of an unreadable map, logged once
+  std::string bad_map_rv;        // the resourceVersion of an unreadable map, logged once
+  RebalanceGate rebalance_gate;  // Run's thread only
+  std::optional<Clock::time_point> work_published;         // Run's thread only
+  std::shared_ptr<leaderelection::LeaseLock> member_lock;  // set by Run before the elector runs
   std::atomic<bool> coordinating{false};
   std::atomic<bool> serving_all{false};
   std::atomic<bool> member{false};
@@ -141,13 +88,17 @@ struct ShardManager::Impl {
   std::condition_variable_any cv;
   bool woken = false;                  // guarded by mu
   std::optional<Error> serve_failure;  // guarded by mu
+  // Run's thread only. Declared last: destroyed (its calls stopped) before what they call back.
+  ServeCalls calls;
 
   explicit Impl(ShardManagerConfig c)
       : config(std::move(c)),
         clock(config.clock != nullptr ? *config.clock : RealClock::Get()),
-        leases(config.client, kLeases, true),
-        membership(config.name, clock, config.clock_skew,
-                   2 * config.retry_period + std::chrono::seconds(1)) {}
+        map_lease(config.client, config.lease_namespace, ShardManager::MapLeaseName(config.name)),
+        member_leases(config.client, config.lease_namespace, config.name, config.identity, clock,
+                      config.clock_skew, 2 * config.retry_period + std::chrono::seconds(1)),
+        rebalance_gate(3 * config.retry_period),
+        calls(config.serve, [this](Error e) { ServeFailed(std::move(e)); }) {}
 
   void Wake() {
     {
@@ -157,320 +108,116 @@ struct ShardManager::Impl {
     cv.notify_all();
   }
 
-  std::string MapName() const { return ShardManager::MapLeaseName(config.name); }
-  std::string MemberName(const std::string& identity) const {
-    return ShardManager::MemberLeaseName(config.name, identity);
-  }
-
-  // --- the map Lease ---
-
-  // A member Lease through the Lease codec (pkg/api/lease.h); nullopt when it does not decode.
-  std::optional<MemberLease> ParseMemberLease(const std::string& raw) {
-    auto lease = api::DecodeLease(lease_decoder, raw);
-    if (!lease.ok()) return std::nullopt;
-    const api::Lease& l = **lease;
-    MemberLease m;
-    m.name = l.metadata.name;
-    m.resource_version = l.metadata.resource_version.str();
-    m.holder = l.spec.holder_identity.value_or("");
-    m.lease_duration_seconds = l.spec.lease_duration_seconds.value_or(0);
-    m.renew_time = l.spec.renew_time;
-    return m;
-  }
-
-  // The map in a Lease object's JSON (its annotation; a fresh map when it has none yet).
-  static KnownMap ReadMap(const std::string& raw) {
-    KnownMap k;
-    k.raw_json = raw;
-    auto doc = api::json::Parse(raw);
-    const api::json::Value* meta = doc.ok() && doc->is_object() ? doc->Find("metadata") : nullptr;
-    if (meta == nullptr || !meta->is_object()) {
-      k.map = Error::Local("InvalidShardMap", "the Lease has no metadata");
-      return k;
+  void ServeFailed(Error e) {
+    {
+      std::lock_guard lock(mu);
+      if (!serve_failure) serve_failure = std::move(e);
     }
-    if (const auto* rv = meta->Find("resourceVersion"); rv != nullptr && rv->is_string()) {
-      k.resource_version = rv->as_string();
-    }
-    const api::json::Value* annotations = meta->Find("annotations");
-    const api::json::Value* text = annotations != nullptr && annotations->is_object()
-                                       ? annotations->Find(kMapAnnotation)
-                                       : nullptr;
-    if (text == nullptr) {
-      k.map = ShardMap();
-    } else if (!text->is_string()) {
-      k.map = Error::Local("InvalidShardMap", "the annotation is not a string");
-    } else {
-      k.map = ShardMap::Parse(text->as_string());
-    }
-    return k;
-  }
-
-  // The newer of the informer's map and our own last write; nullopt when there is no map Lease.
-  std::optional<KnownMap> LatestMap(cache::Indexer& cached) {
-    auto obj = cached.GetByKey(config.lease_namespace + "/" + MapName());
-    std::optional<KnownMap> seen;
-    if (obj != nullptr) seen = ReadMap(static_cast<const api::GenericObject&>(*obj).raw_json);
-    if (written && (!seen || !AtLeast(seen->resource_version, written->resource_version) ||
-                    seen->resource_version == written->resource_version)) {
-      return written;
-    }
-    return seen;
-  }
-
-  Status CreateMapLease(std::stop_token stop) {
-    api::json::Value obj = api::json::Value::MakeObject();
-    obj.Set("apiVersion", api::json::Value::String("coordination.k8s.io/v1"));
-    obj.Set("kind", api::json::Value::String("Lease"));
-    api::json::Value meta = api::json::Value::MakeObject();
-    meta.Set("name", api::json::Value::String(MapName()));
-    meta.Set("namespace", api::json::Value::String(config.lease_namespace));
-    api::json::Value annotations = api::json::Value::MakeObject();
-    annotations.Set(kMapAnnotation, api::json::Value::String(ShardMap().Serialize()));
-    meta.Set("annotations", std::move(annotations));
-    obj.Set("metadata", std::move(meta));
-    obj.Set("spec", api::json::Value::MakeObject());
-    auto r = leases.Create(config.lease_namespace, api::json::Serialize(obj), {}, stop);
-    if (!r.ok() && !errors::IsAlreadyExists(r.error())) return r.error();
-    if (r.ok()) {
-      KLOG_INFOS("Created the shard map", "shardMap",
-                 klog::KRef(config.lease_namespace, MapName()));
-    }
-    return OkStatus();
-  }
-
-  // Compare-and-swap of the map: the Lease as last read, with the annotation replaced. False on a
-  // conflict (someone wrote in between; the informer brings the new map).
-  Result<bool> WriteMap(const KnownMap& base, const ShardMap& next, std::stop_token stop) {
-    auto doc = api::json::Parse(base.raw_json);
-    if (!doc.ok()) return doc.error();
-    api::json::Value* meta = doc->is_object() ? doc->Find("metadata") : nullptr;
-    if (meta == nullptr || !meta->is_object()) {
-      return Error::Local("InvalidShardMap", "the shard map Lease has no metadata");
-    }
-    meta->Set("resourceVersion", api::json::Value::String(base.resource_version));
-    api::json::Value* annotations = meta->Find("annotations");
-    if (annotations == nullptr || !annotations->is_object()) {
-      annotations = &meta->Set("annotations", api::json::Value::MakeObject());
-    }
-    annotations->Set(kMapAnnotation, api::json::Value::String(next.Serialize()));
-    meta->Erase("managedFields");
-    auto r = leases.Update(config.lease_namespace, MapName(), api::json::Serialize(*doc), {}, stop);
-    if (!r.ok()) {
-      if (errors::IsConflict(r.error())) return false;
-      return r.error();
-    }
-    auto answer = api::json::Parse(*r);
-    if (!answer.ok()) return answer.error();
-    KnownMap k;
-    k.raw_json = *r;
-    if (const auto* m = answer->Find("metadata"); m != nullptr && m->is_object()) {
-      if (const auto* rv = m->Find("resourceVersion"); rv != nullptr && rv->is_string()) {
-        k.resource_version = rv->as_string();
-      }
-    }
-    k.map = next;
-    written = std::move(k);
-    return true;
-  }
-
-  // --- members ---
-
-  // Who may still be serving (`may_serve`: their ranges stay theirs) and who may be given ranges
-  // (`members`), this replica included in both.
-  struct Live {
-    std::set<std::string> may_serve;
-    std::set<std::string> members;
-  };
-
-  Live LiveMembers(cache::Indexer& cached, const ShardMap& map, std::stop_token stop) {
-    const std::string prefix = config.name + "-member-";
-    std::vector<MemberLease> seen;
-    for (const api::ObjectPtr& o : cached.List()) {
-      if (!o->Meta().name.starts_with(prefix)) continue;
-      if (auto l = ParseMemberLease(static_cast<const api::GenericObject&>(*o).raw_json)) {
-        seen.push_back(std::move(*l));
-      }
-    }
-    membership.Update(seen);
-    // An owner that looks dead is declared dead only on a fresh read of its Lease: the informer
-    // may lag behind its renewals.
-    std::set<std::string> alive = membership.MayServe();
-    std::set<std::string> suspects;
-    for (const ShardMapEntry& e : map.entries()) {
-      for (const std::string* who : {&e.owner, &e.next}) {
-        if (!who->empty() && *who != config.identity && !alive.contains(*who)) {
-          suspects.insert(*who);
-        }
-      }
-    }
-    bool unsure = false;
-    for (const std::string& who : suspects) {
-      const std::string lease_name = MemberLeaseName(config.name, who);
-      auto r = leases.Get(config.lease_namespace, lease_name, {}, stop);
-      if (r.ok()) {
-        if (auto l = ParseMemberLease(*r)) membership.Observe(*l);
-      } else if (errors::IsNotFound(r.error())) {
-        membership.Deleted(lease_name);
-      } else {
-        unsure = true;  // not dead until a read says so
-        KLOG_WARNINGS("Reading a member lease failed", "member", who, "err", r.error().ToString());
-      }
-    }
-    Live live{membership.MayServe(), membership.Members()};
-    if (unsure) live.may_serve.insert(suspects.begin(), suspects.end());
-    live.may_serve.insert(config.identity);
-    live.members.insert(config.identity);
-    metrics.members.Set(static_cast<double>(live.members.size()));
-    return live;
-  }
-
-  // The coordinator deletes the Leases of replicas dead for a minute (each start joins under a
-  // new identity, so they would pile up), on the resourceVersion it judged.
-  void DeleteStaleMembers(cache::Indexer& cached, std::stop_token stop) {
-    for (const std::string& name : membership.Stale(std::chrono::minutes(1))) {
-      auto obj = cached.GetByKey(config.lease_namespace + "/" + name);
-      if (obj == nullptr) continue;
-      client::DeleteOptions o;
-      o.precondition_resource_version = obj->Meta().resource_version.str();
-      auto r = leases.Delete(config.lease_namespace, name, o, stop);
-      if (r.ok()) KLOG_INFOS("Deleted the lease of a departed replica", "lease", name);
-    }
-  }
-
-  // --- serving ---
-
-  void StartStack(std::vector<api::ShardRange> ranges) {
-    Stack& s = stacks.emplace_back();
-    s.ranges = std::move(ranges);
-    api::ShardSelector shard(api::ShardField::kNamespace, s.ranges);
-    KLOG_INFOS("Serving shard ranges", "shardSelector", shard.String());
-    s.thread = std::jthread([this, shard, token = s.stop.get_token()] {
-      Status st = config.serve(shard, token);
-      if (token.stop_requested()) return;
-      {
-        std::lock_guard lock(mu);
-        if (!serve_failure) {
-          serve_failure = st.ok() ? Error::Local("ServeStopped", "serving " + shard.String() +
-                                                                     " returned before stop")
-                                  : st.error();
-        }
-      }
-      Wake();
-    });
-  }
-
-  void StopStack(std::list<Stack>::iterator it) {
-    KLOG_INFOS("Stopping shard ranges", "ranges", Describe(it->ranges));
-    it->stop.request_stop();
-    it->thread.join();  // none of its writes is in flight after this
-    stacks.erase(it);
-  }
-
-  void StopStacksIntersecting(const std::vector<api::ShardRange>& ranges) {
-    for (auto it = stacks.begin(); it != stacks.end();) {
-      auto cur = it++;
-      if (Intersects(cur->ranges, ranges)) StopStack(cur);
-    }
-  }
-
-  void StopAllStacks() {
-    while (!stacks.empty()) StopStack(stacks.begin());
-  }
-
-  // Serves exactly `served`: stops a stack holding anything else, starts one for what no stack
-  // holds (or, past kMaxServeCalls, one for everything).
-  void ReconcileStacks(const std::vector<api::ShardRange>& served) {
-    std::vector<api::ShardRange> held;
-    for (auto it = stacks.begin(); it != stacks.end();) {
-      auto cur = it++;
-      if (!Covered(cur->ranges, served)) {
-        StopStack(cur);
-        continue;
-      }
-      held.insert(held.end(), cur->ranges.begin(), cur->ranges.end());
-    }
-    std::sort(held.begin(), held.end(),
-              [](const api::ShardRange& x, const api::ShardRange& y) { return x.first < y.first; });
-    std::vector<api::ShardRange> missing = Subtract(served, held);
-    if (!missing.empty() && stacks.size() >= kMaxServeCalls) {
-      // Each call holds its own informers (three watches) and workers: after many changes of
-      // membership, serve everything through one call again, at the cost of one relist.
-      KLOG_INFOS("Serving ranges through one set of informers again", "ranges", served.size());
-      StopAllStacks();
-      StartStack(served);
-    } else if (!missing.empty()) {
-      StartStack(std::move(missing));
-    }
-    metrics.ranges.Set(static_cast<double>(served.size()));
+    Wake();
   }
 
   // --- one pass ---
 
+  // Reads the newest map, changes it by the rules this replica may apply (docs/design/sharding.md,
+  // "The rules"), writes it if it changed, and serves exactly its ranges.
   void Step(informers::SharedInformerFactory& factory, std::stop_token stop) {
-    auto lease_indexer =
-        factory.InformerFor(informers::GenericResource(kLeases, true))->GetIndexer();
-    auto ns_indexer =
-        factory.InformerFor(informers::GenericResource(kNamespaces, false))->GetIndexer();
-    std::optional<KnownMap> known = LatestMap(*lease_indexer);
+    PublishWork();
+    const Caches caches = CachesOf(factory);
+    std::optional<KnownMap> known = map_lease.Latest(*caches.leases);
     if (!known) {
-      if (Status s = CreateMapLease(stop); !s.ok()) {
+      if (Status s = map_lease.Create(stop); !s.ok()) {
         KLOG_ERRORS(s.error().ToString(), "Creating the shard map failed");
       }
       return;
     }
     if (!known->map.ok()) {
-      // Nobody can tell who owns what: serve nothing rather than risk two writers; an operator
-      // who deletes the Lease starts a new map.
-      if (bad_map_rv != known->resource_version) {
-        KLOG_ERRORS(known->map.error().ToString(),
-                    "The shard map is unreadable, serving nothing until it is fixed or deleted",
-                    "shardMap", klog::KRef(config.lease_namespace, MapName()));
-        bad_map_rv = known->resource_version;
-      }
-      StopAllStacks();
+      ServeNothing(*known);
       return;
     }
     const ShardMap& map = *known->map;
-    const Live live = LiveMembers(*lease_indexer, map, stop);
-    std::vector<uint64_t> hashes;
-    for (const std::string& key : ns_indexer->ListKeys()) hashes.push_back(api::ShardHash(key));
-    std::sort(hashes.begin(), hashes.end());
-    hashes.erase(std::unique(hashes.begin(), hashes.end()), hashes.end());
-    const Partition desired = DesiredPartition(live.members, hashes, map);
+    const LiveMembers live = member_leases.Judge(*caches.leases, map, stop);
+    metrics.members.Set(static_cast<double>(live.members.size()));
+    const std::vector<uint64_t> hashes = NamespaceHashes(*caches.namespaces);
+    const ShardMap next = Plan(map, live, hashes);
+    if (coordinating) member_leases.DeleteStale(*caches.leases, stop);
+    const ShardMap& current = next == map ? map : Publish(*known, next, stop);
+    Serve(current, hashes);
+  }
 
+  // Nobody can tell who owns what: serve nothing rather than risk two writers; an operator who
+  // deletes the Lease starts a new map.
+  void ServeNothing(const KnownMap& known) {
+    if (bad_map_rv != known.resource_version) {
+      KLOG_ERRORS(known.map.error().ToString(),
+                  "The shard map is unreadable, serving nothing until it is fixed or deleted",
+                  "shardMap", klog::KRef(config.lease_namespace, map_lease.name()));
+      bad_map_rv = known.resource_version;
+    }
+    calls.StopAll();
+  }
+
+  // The map after this replica's moves: its pending handoffs (their calls stopped and joined
+  // first), the ranges of dead owners, and, when coordinating a load that stayed uneven for
+  // three retry periods, requests for handoffs. `map` itself if the result is not a valid map.
+  ShardMap Plan(const ShardMap& map, const LiveMembers& live, const std::vector<uint64_t>& hashes) {
+    const Placement placement = Place(live.members, hashes, live.work, map);
     ShardMap next = map;
     std::vector<api::ShardRange> owed;
     for (const ShardMapEntry& e : map.entries()) {
       if (e.owner == config.identity && !e.next.empty()) owed.push_back(e.range);
     }
     if (!owed.empty()) {
-      StopStacksIntersecting(owed);
+      calls.StopIntersecting(owed);
       CompleteHandoffs(next, config.identity);
     }
-    AssignFree(next, desired, live.may_serve);
-    if (coordinating && Unbalanced(Load(next, live.members, hashes), hashes.size())) {
-      if (Rebalance(next, desired, live.may_serve)) {
-        KLOG_INFOS("Rebalancing", "namespaces", hashes.size(), "replicas", live.members.size());
-      }
+    AssignFree(next, placement.desired, live.may_serve);
+    if (!coordinating) {
+      rebalance_gate.Reset();
+    } else if (rebalance_gate.Due(Uneven(placement, next, live.members, hashes), clock.Now()) &&
+               Rebalance(next, placement.desired, live.may_serve)) {
+      KLOG_INFOS("Rebalancing", "namespaces", hashes.size(), "replicas", live.members.size(), "by",
+                 placement.weights.empty() ? "namespace count" : "work");
     }
-    if (coordinating) DeleteStaleMembers(*lease_indexer, stop);
-    const ShardMap* current = &map;
-    if (!(next == map)) {
-      auto w = WriteMap(*known, next, stop);
-      if (!w.ok()) {
-        KLOG_ERRORS(w.error().ToString(), "Writing the shard map failed");
-      } else if (*w) {
-        Count(map, next);
-        current = &written->map.value();
-      }
+    if (auto valid = ShardMap::FromEntries(next.entries()); !valid.ok()) {
+      KLOG_ERRORS(valid.error().ToString(),
+                  "Not writing an invalid shard map, keeping the current one");
+      return map;
     }
-    const std::vector<api::ShardRange> served = current->Served(config.identity);
-    ReconcileStacks(served);
+    return next;
+  }
+
+  // At most every 10 s: this replica's shard-work into its member Lease's annotations, written
+  // with its next renewal.
+  void PublishWork() {
+    if (config.served_work == nullptr || member_lock == nullptr) return;
+    const Clock::time_point now = clock.Now();
+    if (work_published && now - *work_published < std::chrono::seconds(10)) return;
+    work_published = now;
+    member_lock->SetAnnotations({{std::string(kShardWorkAnnotation),
+                                  EncodeShardWork(ShardWorkOf(config.served_work->Count()))}});
+  }
+
+  // Writes `next` over `known`; the map now in force (`known`'s when the write failed).
+  const ShardMap& Publish(const KnownMap& known, const ShardMap& next, std::stop_token stop) {
+    auto w = map_lease.Write(known, next, stop);
+    if (!w.ok()) {
+      KLOG_ERRORS(w.error().ToString(), "Writing the shard map failed");
+      return *known.map;
+    }
+    if (!*w) return *known.map;
+    Count(*known.map, next);
+    return *map_lease.written()->map;
+  }
+
+  void Serve(const ShardMap& current, const std::vector<uint64_t>& hashes) {
+    const std::vector<api::ShardRange> served = current.Served(config.identity);
+    calls.Reconcile(served);
     serving_all = true;
     int mine = 0;
     for (uint64_t h : hashes) {
       for (const api::ShardRange& r : served) mine += r.Contains(h) ? 1 : 0;
     }
+    metrics.ranges.Set(static_cast<double>(served.size()));
     metrics.namespaces.Set(mine);
   }
 
@@ -484,30 +231,25 @@ struct ShardManager::Impl {
     if (!Subtract(was, now).empty()) metrics.changes.With({"released"}).Inc();
   }
 
-  // After a stop: hands every range on (stacks are stopped already). A few tries; a replica that
-  // cannot reach the server leaves its ranges to expire with its member Lease.
+  // After a stop: hands every range on (the calls are stopped already). A few tries; a replica
+  // that cannot reach the server leaves its ranges to expire with its member Lease.
   void ReleaseAll(informers::SharedInformerFactory& factory) {
     std::stop_source own;  // the run's token has ended; the client's timeout bounds each try
-    auto lease_indexer =
-        factory.InformerFor(informers::GenericResource(kLeases, true))->GetIndexer();
-    auto ns_indexer =
-        factory.InformerFor(informers::GenericResource(kNamespaces, false))->GetIndexer();
+    const Caches caches = CachesOf(factory);
     for (int attempt = 0; attempt < 5; ++attempt) {
-      auto raw = leases.Get(config.lease_namespace, MapName(), {}, own.get_token());
-      if (!raw.ok()) {
-        KLOG_ERRORS(raw.error().ToString(), "Releasing shards failed");
+      auto known = map_lease.Get(own.get_token());
+      if (!known.ok()) {
+        KLOG_ERRORS(known.error().ToString(), "Releasing shards failed");
         return;
       }
-      KnownMap known = ReadMap(*raw);
-      if (!known.map.ok()) return;
+      if (!known->map.ok()) return;
       std::set<std::string> others =
-          LiveMembers(*lease_indexer, *known.map, own.get_token()).members;
+          member_leases.Judge(*caches.leases, *known->map, own.get_token()).members;
       others.erase(config.identity);
-      std::vector<uint64_t> hashes;
-      for (const std::string& key : ns_indexer->ListKeys()) hashes.push_back(api::ShardHash(key));
-      ShardMap next = *known.map;
+      const std::vector<uint64_t> hashes = NamespaceHashes(*caches.namespaces);
+      ShardMap next = *known->map;
       if (!Release(next, config.identity, DesiredPartition(others, hashes, next))) return;
-      auto w = WriteMap(known, next, own.get_token());
+      auto w = map_lease.Write(*known, next, own.get_token());
       if (w.ok() && *w) {
         KLOG_INFOS("Handed this replica's ranges to the other replicas", "replicas", others.size());
         metrics.changes.With({"released"}).Inc();
@@ -584,7 +326,7 @@ struct ShardManager::Impl {
       woken = false;
     }
     serving_all = false;
-    StopAllStacks();
+    calls.StopAll();
     coordinator.request_stop();
     coordinator.join();
     ReleaseAll(factory);
@@ -646,8 +388,9 @@ Status ShardManager::Run(std::stop_token stop) {
   bool lost = false;
   leaderelection::LeaderElectionConfig lc;
   const std::string member_name = MemberLeaseName(d.config.name, d.config.identity);
-  lc.lock = std::make_shared<leaderelection::LeaseLock>(d.config.client, d.config.lease_namespace,
-                                                        member_name, d.config.identity);
+  d.member_lock = std::make_shared<leaderelection::LeaseLock>(
+      d.config.client, d.config.lease_namespace, member_name, d.config.identity);
+  lc.lock = d.member_lock;
   lc.lease_duration = d.config.lease_duration;
   lc.renew_deadline = d.config.renew_deadline;
   lc.retry_period = d.config.retry_period;

@@ -20,14 +20,12 @@
 #include "pkg/api/shard_selector.h"
 #include "pkg/client/rest_client.h"
 #include "pkg/record/event_recorder.h"
+#include "pkg/sharding/serve_calls.h"
+#include "pkg/sharding/served_work.h"
 #include "pkg/util/clock.h"
 #include "pkg/util/result.h"
 
 namespace kcm::sharding {
-
-// Serves the namespaces `shard` selects until `stop` (which also fences its writes); returns
-// before `stop` only when it failed.
-using ServeFunc = std::function<Status(const api::ShardSelector& shard, std::stop_token stop)>;
 
 struct ShardManagerConfig {
   // Reads and writes the Leases and reads namespaces; give it a request timeout no longer than
@@ -45,6 +43,10 @@ struct ShardManagerConfig {
   Clock::duration clock_skew = std::chrono::seconds(2);
   std::shared_ptr<record::EventRecorder> recorder;  // events on the coordinator Lease; optional
   ServeFunc serve;
+  // The objects the serve calls hold (each call registers its caches); published at most every
+  // 10 s as this replica's shard-work (docs/design/sharding.md, "Balance by work"). Null:
+  // nothing is published and this replica's namespaces count one each.
+  std::shared_ptr<ServedWork> served_work;
   Clock* clock = nullptr;  // null = RealClock
 };
 

@@ -129,4 +129,25 @@ std::vector<api::ShardRange> JoinAdjacent(std::vector<api::ShardRange> ranges) {
   return out;
 }
 
+std::vector<api::ShardRange> Subtract(const std::vector<api::ShardRange>& a,
+                                      const std::vector<api::ShardRange>& b) {
+  std::vector<api::ShardRange> out;
+  for (api::ShardRange r : a) {
+    bool empty = false;
+    for (const api::ShardRange& c : b) {
+      if (c.last < r.first || c.first > r.last) continue;
+      if (c.first > r.first) out.push_back({r.first, c.first - 1});
+      if (c.last >= r.last) {
+        empty = true;
+        break;
+      }
+      r.first = c.last + 1;
+    }
+    if (!empty) out.push_back(r);
+  }
+  std::sort(out.begin(), out.end(),
+            [](const api::ShardRange& x, const api::ShardRange& y) { return x.first < y.first; });
+  return out;
+}
+
 }  // namespace kcm::sharding

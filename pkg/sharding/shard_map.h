@@ -55,5 +55,8 @@ class ShardMap {
 
 // Joins adjacent ranges of a sorted list.
 std::vector<api::ShardRange> JoinAdjacent(std::vector<api::ShardRange> ranges);
+// The parts of `a` not covered by `b` (both sorted, disjoint), sorted.
+std::vector<api::ShardRange> Subtract(const std::vector<api::ShardRange>& a,
+                                      const std::vector<api::ShardRange>& b);
 
 }  // namespace kcm::sharding

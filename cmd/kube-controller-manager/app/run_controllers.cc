@@ -8,7 +8,8 @@ namespace kcm::app {
 
 Status RunControllers(const RunContext& rc, ControllerReadiness& ready, std::stop_token stop,
                       const api::ShardSelector* shard,
-                      informers::ShardFilterObserver shard_observer) {
+                      informers::ShardFilterObserver shard_observer,
+                      sharding::ServedWork* served_work) {
   const Options& options = rc.options;
   auto informer_client = rc.clients.ClientFor("shared-informers");
   if (!informer_client.ok()) return informer_client.error();
@@ -37,6 +38,13 @@ Status RunControllers(const RunContext& rc, ControllerReadiness& ready, std::sto
     KLOG_INFOS("Started controller", "controller", name);
   }
 
+  // The shard's pods and ReplicaSets are the work this replica publishes (docs/design/
+  // sharding.md, "Balance by work"), counted while these controllers run.
+  std::shared_ptr<void> counted;
+  if (served_work != nullptr) {
+    counted = served_work->Add(
+        {factory.Pods().informer->GetIndexer(), factory.ReplicaSets().informer->GetIndexer()});
+  }
   Status s = SuperviseControllers(
       controllers,
       [&](std::stop_token running) {
@@ -50,6 +58,7 @@ Status RunControllers(const RunContext& rc, ControllerReadiness& ready, std::sto
         if (ready.informers_synced) KLOG_INFOS("Caches are synced");
       },
       ready, stop);
+  counted.reset();
   KLOG_INFOS("Controllers stopped");
   factory.Shutdown();
   ready.informers_synced = false;

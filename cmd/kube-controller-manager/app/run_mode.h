@@ -14,6 +14,7 @@
 #include "pkg/client/rest_client.h"
 #include "pkg/record/event_broadcaster.h"
 #include "pkg/record/event_sink.h"
+#include "pkg/sharding/served_work.h"
 #include "pkg/util/result.h"
 
 namespace kcm::server {
@@ -50,10 +51,12 @@ Result<std::unique_ptr<RunMode>> NewRunMode(const RunContext& ctx);
 // Builds the controllers, starts the informers and runs until stop, reporting into `ready`. An
 // error when a controller cannot be built or fails while running (upstream's StartControllers
 // error). With `shard` (null = every namespace), the informers list and watch only the
-// namespaces it selects, and `stop` is that shard's serving token (run_controllers.cc).
+// namespaces it selects, `stop` is that shard's serving token, and `served_work` counts its pods
+// and ReplicaSets as the work the replica publishes (run_controllers.cc).
 Status RunControllers(const RunContext& ctx, ControllerReadiness& ready, std::stop_token stop,
                       const api::ShardSelector* shard = nullptr,
-                      informers::ShardFilterObserver shard_observer = {});
+                      informers::ShardFilterObserver shard_observer = {},
+                      sharding::ServedWork* served_work = nullptr);
 
 // The modes, for NewRunMode.
 Result<std::unique_ptr<RunMode>> NewLeaderElectedMode(const RunContext& ctx);

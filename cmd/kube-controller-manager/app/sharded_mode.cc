@@ -75,10 +75,11 @@ Result<std::unique_ptr<RunMode>> NewShardedMode(const RunContext& ctx) {
   sc.renew_deadline = std::chrono::duration_cast<Clock::duration>(le.renew_deadline);
   sc.retry_period = std::chrono::duration_cast<Clock::duration>(le.retry_period);
   sc.recorder = ctx.broadcaster.NewRecorder({"kube-controller-manager", ""});
-  sc.serve = [ctx, observer = NewServerSideFilteringObserver()](const api::ShardSelector& shard,
-                                                                std::stop_token stop) {
+  sc.served_work = std::make_shared<sharding::ServedWork>();
+  sc.serve = [ctx, observer = NewServerSideFilteringObserver(), served_work = sc.served_work](
+                 const api::ShardSelector& shard, std::stop_token stop) {
     ControllerReadiness ready;  // the ShardManager reports readiness
-    return RunControllers(ctx, ready, stop, &shard, observer);
+    return RunControllers(ctx, ready, stop, &shard, observer, served_work.get());
   };
   auto shards = sharding::ShardManager::Create(std::move(sc));
   if (!shards.ok()) return shards.error();

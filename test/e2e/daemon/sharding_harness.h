@@ -229,7 +229,7 @@ inline int64_t NowMicros() {
 }
 
 // A time a replica served a set of ranges: from its "serving <selector>" log line to its
-// "stopping <selector>" line (ShardManager's StartStack and StopStack), or to `end_us` when
+// "stopping <selector>" line (ServeCalls::Start and ServeCalls::Stop), or to `end_us` when
 // there is none (still serving, or killed then).
 struct Served {
   api::ShardSelector shard;
@@ -454,7 +454,9 @@ class ShardingE2E : public ::testing::Test {
       ASSERT_TRUE(Eventually([&] { return Available(ns, replicas); }, 90s)) << ns;
     }
   }
-  // Namespaces <prefix>0.. and then the map unchanged for 3 s (the coordinator has rebalanced).
+  // Namespaces <prefix>0.. and then the map unchanged for 5 s: the coordinator re-places only after
+  // the load stayed uneven for three retry periods (3 s here, RebalanceGate), so a shorter quiet
+  // spell could end just before it moves.
   void CreateNamespaces(const std::string& prefix, int namespaces) {
     for (int i = 0; i < namespaces; ++i) {
       const std::string ns = prefix + std::to_string(i);
@@ -471,7 +473,7 @@ class ShardingE2E : public ::testing::Test {
             last = now;
             since = std::chrono::steady_clock::now();
           }
-          return !now.empty() && std::chrono::steady_clock::now() - since >= 3s;
+          return !now.empty() && std::chrono::steady_clock::now() - since >= 5s;
         },
         30s, 200ms));
   }

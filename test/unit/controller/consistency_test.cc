@@ -8,20 +8,6 @@
 namespace kcm::controller {
 namespace {
 
-// apimachinery resourceversion.CompareResourceVersion: decimal integers of any width, compared
-// as numbers; anything else is not comparable.
-TEST(CompareResourceVersionTest, ComparesAsIntegersOfAnyWidth) {
-  EXPECT_EQ(*CompareResourceVersion("9", "10"), -1);
-  EXPECT_EQ(*CompareResourceVersion("10", "9"), 1);
-  EXPECT_EQ(*CompareResourceVersion("123", "123"), 0);
-  EXPECT_EQ(*CompareResourceVersion("0", "1"), -1);
-  EXPECT_EQ(*CompareResourceVersion("184467440737095516160", "18446744073709551615"), 1);
-  EXPECT_FALSE(CompareResourceVersion("", "1").ok());
-  EXPECT_FALSE(CompareResourceVersion("01", "1").ok());
-  EXPECT_FALSE(CompareResourceVersion("1", "-1").ok());
-  EXPECT_FALSE(CompareResourceVersion("1a", "1").ok());
-}
-
 struct Stores {
   std::string rs_rv;
   std::string pod_rv;

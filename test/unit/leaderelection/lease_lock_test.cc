@@ -118,6 +118,27 @@ TEST(LeaseLockTest, UpdateIsConditionalOnTheLastObjectAndKeepsUnknownFields) {  
   EXPECT_EQ(GetPath(*second, {"spec", "renewTime"})->as_string(), "2023-11-14T22:15:02.000001Z");
 }
 
+// What a holder publishes about itself (the shard-work of docs/design/sharding.md) rides on its
+// renewals; the object's other metadata is kept.
+TEST(LeaseLockTest, AnnotationsSetAreWrittenWithTheNextUpdate) {
+  LeaseServer server(/*exists=*/true);
+  LeaseLock lock(server.Client(), "kube-system", "kcm", "me");
+  ASSERT_TRUE(lock.Get({}).ok());
+  lock.SetAnnotations({{"example.com/work", "{\"rest\":7}"}});
+  LeaderElectionRecord rec;
+  rec.holder_identity = "me";
+  ASSERT_TRUE(lock.Update(rec, {}).ok());
+  const auto reqs = server.requests();
+  ASSERT_EQ(reqs.size(), 2u);
+  auto body = api::json::Parse(reqs[1].body);
+  ASSERT_TRUE(body.ok());
+  using api::json::GetPath;
+  ASSERT_NE(GetPath(*body, {"metadata", "annotations", "example.com/work"}), nullptr);
+  EXPECT_EQ(GetPath(*body, {"metadata", "annotations", "example.com/work"})->as_string(),
+            "{\"rest\":7}");
+  EXPECT_EQ(GetPath(*body, {"metadata", "labels", "team"})->as_string(), "infra");
+}
+
 TEST(LeaseLockTest, UpdateBeforeGetOrCreateFailsWithoutARequest) {  // L2
   LeaseServer server(/*exists=*/true);
   LeaseLock lock(server.Client(), "kube-system", "kcm", "me");
