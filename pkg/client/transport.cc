@@ -19,7 +19,8 @@ bool ReadableFile(const std::string& path) {
   return std::ifstream(path).good();
 }
 
-// Each thread's handles, one per Transport it sends requests through. A worker thread sends one
+// Each thread's handles for the round trips with a BodySink (streamed LISTs), which run on the
+// caller's thread (the sink must not run on the loop), one per Transport. A worker thread sends one
 // request at a time, so its handle (and the connection the handle keeps alive) is never contended
 // and needs no pool lock. Connections are not put in the share: libcurl documents sharing its
 // connection cache between concurrent threads as unsupported. An entry does not keep its
