@@ -19,7 +19,8 @@ bool ReadableFile(const std::string& path) {
   return std::ifstream(path).good();
 }
 
-// Each thread's handles, one per Transport it sends requests through. A worker thread sends one
+// Each thread's handles for the round trips with a BodySink (streamed LISTs), which run on the
+// caller's thread (the sink must not run on the loop), one per Transport. A worker thread sends one
 // request at a time, so its handle (and the connection the handle keeps alive) is never contended
 // and needs no pool lock. Connections are not put in the share: libcurl documents sharing its
 // connection cache between concurrent threads as unsupported. An entry does not keep its
@@ -135,24 +136,55 @@ Result<std::shared_ptr<Transport>> Transport::Create(const RestConfig& config) {
   curl_share_setopt(impl->share.get(), CURLSHOPT_USERDATA, impl.get());
   curl_share_setopt(impl->share.get(), CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
   curl_share_setopt(impl->share.get(), CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+  impl->requests = internal::RequestMulti::Create(
+      [impl = impl.get()](char* errbuf) { return impl->NewEasy(errbuf); });
+  if (!impl->requests) return Error::Local("InvalidConfig", "cannot start the transport's loop");
   return std::make_shared<Transport>(Private{}, std::move(impl));
 }
 
 Transport::Transport(Private, std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Transport::~Transport() = default;
 
-Result<HttpResponse> Transport::RoundTrip(const HttpRequest& request, std::stop_token stop) {
-  HandleLease lease(impl_);
+namespace {
+
+bool Replayable(const HttpRequest& request) {
+  return request.method == "GET" || request.method == "HEAD" || request.method == "OPTIONS" ||
+         request.method == "TRACE";
+}
+
+// The answer of a transfer that ended with `rc`, or its error.
+Result<HttpResponse> Respond(const HttpRequest& request, internal::Answer& answer, CURLcode rc,
+                             const char* errbuf) {
+  if (!answer.Usable(rc)) {
+    return internal::TransferError(request, rc, errbuf, answer.TakeFailure());
+  }
+  HttpResponse resp;
+  resp.status = static_cast<int>(answer.HttpStatus());
+  answer.BeginEmptyBody();  // a 2xx answer without a body still begins its sink
+  resp.body = std::move(answer.body());
+  EnsurePadding(resp.body);
+  resp.retry_after = answer.head().retry_after();
+  resp.content_type = answer.head().content_type();
+  return resp;
+}
+
+Error Canceled() {
+  return Error::Local(errors::reason::kCanceled, "request canceled");
+}
+
+// A round trip with a BodySink (a streamed LIST), driven on the caller's thread: the sink runs
+// there, never on the loop.
+Result<HttpResponse> RoundTripOnThread(const std::shared_ptr<Transport::Impl>& impl,
+                                       const HttpRequest& request, const std::stop_token& stop) {
+  HandleLease lease(impl);
   internal::Handle* h = lease.get();
   if (h == nullptr) return Error::Transport(TransportCause::kOther, "curl_easy_init failed");
   CURL* easy = h->easy.get();
   h->errbuf[0] = '\0';
   h->RetireUnaskedConnection();
-  const bool replayable = request.method == "GET" || request.method == "HEAD" ||
-                          request.method == "OPTIONS" || request.method == "TRACE";
-  internal::Answer answer(easy, request.max_body_bytes, request.body_sink, replayable);
+  internal::Answer answer(easy, request.max_body_bytes, request.body_sink, Replayable(request));
   internal::HeaderList headers;
-  impl_->Configure(easy, &h->proxy, request, headers);
+  impl->Configure(easy, &h->proxy, request, headers);
   answer.Attach();
 
   CURLcode rc = CURLE_OK;
@@ -169,18 +201,42 @@ Result<HttpResponse> Transport::RoundTrip(const HttpRequest& request, std::stop_
     // Mid-transfer (stopped), this closes the connection; after the end it stays cached.
     curl_multi_remove_handle(h->multi.get(), easy);
   }
-  if (!finished) return Error::Local(errors::reason::kCanceled, "request canceled");
-  if (!answer.Usable(rc)) {
-    return internal::TransferError(request, rc, h->errbuf, answer.TakeFailure());
+  if (!finished) return Canceled();
+  return Respond(request, answer, rc, h->errbuf);
+}
+
+}  // namespace
+
+Result<HttpResponse> Transport::RoundTrip(const HttpRequest& request, std::stop_token stop) {
+  if (request.body_sink != nullptr) return RoundTripOnThread(impl_, request, stop);
+  if (stop.stop_requested()) return Canceled();
+  internal::RequestMulti& multi = *impl_->requests;
+  auto transfer = std::make_shared<internal::RequestTransfer>();
+  transfer->handle = multi.TakeHandle();
+  if (!transfer->handle) {
+    return Error::Transport(TransportCause::kOther, "curl_easy_init failed");
   }
-  HttpResponse resp;
-  resp.status = static_cast<int>(answer.HttpStatus());
-  answer.BeginEmptyBody();  // a 2xx answer without a body still begins its sink
-  resp.body = std::move(answer.body());
-  EnsurePadding(resp.body);
-  resp.retry_after = answer.head().retry_after();
-  resp.content_type = answer.head().content_type();
-  return resp;
+  internal::PooledEasy& h = *transfer->handle;
+  CURL* easy = h.easy.get();
+  h.errbuf[0] = '\0';
+  internal::Answer answer(easy, request.max_body_bytes, nullptr, Replayable(request));
+  internal::HeaderList headers;
+  impl_->Configure(easy, &h.proxy, request, headers);
+  answer.Attach();
+
+  // The loop runs the transfer (its callbacks write into `answer`); this thread sleeps on the
+  // transfer's flag, which the loop raises once it removed the handle from its multi. Registered
+  // after Start, a stop's cancel is always posted after the start.
+  multi.Start(transfer);
+  {
+    std::stop_callback cancel(stop, [&multi, transfer] { multi.Cancel(transfer); });
+    transfer->done.Wait();
+  }
+  Result<HttpResponse> result = transfer->canceled
+                                    ? Result<HttpResponse>(Canceled())
+                                    : Respond(request, answer, transfer->result, h.errbuf);
+  multi.ReturnHandle(std::move(transfer->handle));
+  return result;
 }
 
 }  // namespace kcm::client

@@ -1,7 +1,8 @@
 // The HTTP transport over libcurl (the http.RoundTripper of rest.Config): TLS from the RestConfig
-// (CA, server name or IP checked, client certificate, sessions resumed), keep-alive connections on
-// easy handles kept per thread, gzip answers inflated, proxies from the environment as net/http
-// reads them, and streaming responses for watches. Every answer is bounded (answer_head.h):
+// (CA, server name or IP checked, client certificate, sessions resumed), keep-alive connections
+// (requests on the process's event loop, internal/event_loop.h; watches and streamed LISTs on
+// their reader's thread), gzip answers inflated, proxies from the environment as net/http reads
+// them, and streaming responses for watches. Every answer is bounded (answer_head.h):
 // inflated body, head bytes, interim answers, Content-Length, stalls.
 // Transport is thread-safe; an HttpStream is used by one reader thread, with Cancel() callable
 // from any thread. How it is configured and why: docs/design/client-transport.md.

@@ -127,12 +127,16 @@ void Handle::RetireUnaskedConnection() {
     return;
   pollfd p{last, POLLIN, 0};
   if (::poll(&p, 1, 0) != 1) return;
+  RetireConnection(last);
+}
+
+void RetireConnection(curl_socket_t fd) {
   // Read what waits (libcurl's check peeks at it and would take the connection for live), so
   // that after the shutdown the check sees the end of the stream.
   char discard[4096];
-  for (int i = 0; i < 256 && ::recv(last, discard, sizeof discard, MSG_DONTWAIT) > 0; ++i) {
+  for (int i = 0; i < 256 && ::recv(fd, discard, sizeof discard, MSG_DONTWAIT) > 0; ++i) {
   }
-  ::shutdown(last, SHUT_RDWR);
+  ::shutdown(fd, SHUT_RDWR);
 }
 
 }  // namespace kcm::client::internal

@@ -84,6 +84,11 @@ class HeaderList {
   std::vector<curl_slist> nodes_;
 };
 
+// Drops what waits on an idle connection's socket `fd` and shuts it down, so that libcurl's
+// liveness check (which peeks at readable bytes and would take the connection for live) sees it
+// closed and connects anew. See Handle::RetireUnaskedConnection for why.
+void RetireConnection(curl_socket_t fd);
+
 // An easy handle with the multi handle that drives it: RoundTrip runs the transfer through the
 // multi so that a stop request can wake its poll (curl_multi_wakeup) instead of waiting for
 // libcurl's once-a-second progress callback. The easy handle keeps its connection alive between

@@ -1,6 +1,7 @@
 // Transport::Impl: the state one Transport shares with its streams (transport.cc, http_stream.cc):
-// the RestConfig, the proxy environment read once, the share (DNS cache, TLS sessions), every
-// per-thread handle it made, and how a handle and a request are configured.
+// the RestConfig, the proxy environment read once, the share (DNS cache, TLS sessions), the
+// multi on the loop that runs its requests (event_loop.h), every per-thread handle it made (for
+// streams and streamed LISTs), and how a handle and a request are configured.
 #pragma once
 
 #include <curl/curl.h>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "pkg/client/internal/curl_handle.h"
+#include "pkg/client/internal/event_loop.h"
 #include "pkg/client/proxy_environment.h"
 #include "pkg/client/rest_config.h"
 #include "pkg/client/transport.h"
@@ -38,6 +40,8 @@ struct Transport::Impl {
   // Declared before `share` so the share's lock callbacks outlive it.
   std::array<std::mutex, CURL_LOCK_DATA_LAST> locks;
   internal::SharePtr share;
+  // Declared after `share`, so destroyed before it: its pooled handles use the share.
+  std::unique_ptr<internal::RequestMulti> requests;
   // Every per-thread handle made for this transport, so that they all go with it.
   std::mutex handles_mu;
   std::vector<std::unique_ptr<internal::Handle>> handles;
