@@ -9,7 +9,6 @@
 // constructors, and it is immutable, so threads share one freely.
 #pragma once
 
-#include <source_location>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -20,16 +19,19 @@
 namespace kcm::klog {
 
 // A message with the place it was logged from: the caller's file and line, as klog's header
-// shows them, without a macro around each call.
+// shows them, without a macro around each call. __builtin_FILE/__builtin_LINE as default
+// arguments are evaluated at the call site by GCC and clang alike; std::source_location is not
+// usable with clang 14 on libstdc++ 12 (the fuzz and sanitizer builds' compiler).
 struct Message {
-  Message(const char* text, std::source_location where = std::source_location::current())
-      : text(text), where(where) {}
-  Message(const std::string& text, std::source_location where = std::source_location::current())
-      : text(text), where(where) {}
-  Message(std::string_view text, std::source_location where = std::source_location::current())
-      : text(text), where(where) {}
+  Message(const char* text, const char* file = __builtin_FILE(), int line = __builtin_LINE())
+      : text(text), file(file), line(line) {}
+  Message(const std::string& text, const char* file = __builtin_FILE(), int line = __builtin_LINE())
+      : text(text), file(file), line(line) {}
+  Message(std::string_view text, const char* file = __builtin_FILE(), int line = __builtin_LINE())
+      : text(text), file(file), line(line) {}
   std::string_view text;
-  std::source_location where;
+  const char* file;
+  int line;
 };
 
 // True if lines at `level` are written: -v (FLAGS_v) is at least `level`.
@@ -102,12 +104,10 @@ class Logger {
   void Write(google::LogSeverity severity, int v, const std::string* err, const Message& msg,
              const KV&... kv) const {
     static_assert(sizeof...(KV) % 2 == 0, "a log call takes alternating keys and values");
-    std::vector<internal::KeyValue> kvs;
+    std::vector<internal::KeyValue> kvs = values_;
     kvs.reserve(values_.size() + sizeof...(KV) / 2);
-    kvs = values_;
     internal::Collect(kvs, kv...);
-    internal::Emit(msg.where.file_name(), static_cast<int>(msg.where.line()), severity, v, err,
-                   msg.text, kvs, name_);
+    internal::Emit(msg.file, msg.line, severity, v, err, msg.text, kvs, name_);
   }
 
   std::string name_;
