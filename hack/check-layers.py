@@ -12,6 +12,8 @@ import os
 import re
 import sys
 
+from source_tree import tree_files
+
 # Lowest first. Components of one layer do not include each other.
 LAYERS = [
     ["pkg/util"],
@@ -49,16 +51,6 @@ def violations(files):
             elif RANK[dst] >= RANK[src]:
                 yield (f"{path}: includes {m.group(1)}: {src} (layer {RANK[src]}) may not "
                        f"depend on {dst} (layer {RANK[dst]})")
-
-
-def tree_files(root):
-    for top in ("pkg", "controllers", "cmd"):
-        for dirpath, _, names in os.walk(os.path.join(root, top)):
-            for name in names:
-                if name.endswith((".h", ".cc")):
-                    full = os.path.join(dirpath, name)
-                    with open(full, encoding="utf-8") as f:
-                        yield os.path.relpath(full, root), f.read()
 
 
 def self_test():

@@ -14,6 +14,8 @@ import os
 import re
 import sys
 
+from source_tree import tree_files
+
 # A glog logging macro used as a statement: the name, then its argument list. Word boundaries
 # keep KLOG_INFOS, VLOG_IS_ON and SYSLOG_WARNING-like constants out.
 STREAM = re.compile(
@@ -38,16 +40,6 @@ def violations(files):
         for m in STREAM.finditer(code):
             line = code.count("\n", 0, m.start()) + 1
             yield f"{path}:{line}: glog stream statement {m.group(0).rstrip('(').strip()}(...)"
-
-
-def tree_files(root):
-    for top in ("pkg", "controllers", "cmd"):
-        for dirpath, _, names in os.walk(os.path.join(root, top)):
-            for name in names:
-                if name.endswith((".h", ".cc")):
-                    full = os.path.join(dirpath, name)
-                    with open(full, encoding="utf-8") as f:
-                        yield os.path.relpath(full, root), f.read()
 
 
 def self_test():
