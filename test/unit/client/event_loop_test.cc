@@ -15,12 +15,15 @@
 
 #include "pkg/client/transport.h"
 #include "test/unit/client/test_server.h"
+#include "test/unit/client/transport_testing.h"
 
 namespace kcm::client {
 namespace {
 
 using namespace std::chrono_literals;
 using testing::Conn;
+using testing::Get;
+using testing::NewTransport;
 using testing::RecordedRequest;
 using testing::TestServer;
 
@@ -34,18 +37,6 @@ int LoopThreads() {
     if (name == "kcm-curl-loop") ++n;
   }
   return n;
-}
-
-HttpRequest Get(const std::string& url) {
-  HttpRequest r;
-  r.url = url;
-  return r;
-}
-
-std::shared_ptr<Transport> NewTransport() {
-  auto t = Transport::Create(RestConfig{});
-  EXPECT_TRUE(t.ok()) << t.error().ToString();
-  return t.ok() ? *t : nullptr;
 }
 
 // Waits up to 10 s for `done`.

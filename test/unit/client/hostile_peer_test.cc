@@ -20,13 +20,16 @@
 #include "pkg/client/transport.h"
 #include "pkg/client/watch_stream.h"
 #include "test/unit/client/test_server.h"
+#include "test/unit/client/transport_testing.h"
 
 namespace kcm::client {
 namespace {
 
 using namespace std::chrono_literals;
 using testing::Conn;
+using testing::Get;
 using testing::GzipBomb;
+using testing::NewTransport;
 using testing::RecordedRequest;
 using testing::TestServer;
 
@@ -45,18 +48,6 @@ std::shared_ptr<RestClient> Client(const std::string& host, std::size_t max_obje
   auto c = RestClient::Create(config);
   EXPECT_TRUE(c.ok()) << c.error().ToString();
   return c.ok() ? *c : nullptr;
-}
-
-HttpRequest Get(const std::string& url) {
-  HttpRequest r;
-  r.url = url;
-  return r;
-}
-
-std::shared_ptr<Transport> NewTransport() {
-  auto t = Transport::Create(RestConfig{});
-  EXPECT_TRUE(t.ok()) << t.error().ToString();
-  return t.ok() ? *t : nullptr;
 }
 
 // A gzip answer that inflates to 64 times the limit (a fraction of it on the wire) stops at the

@@ -22,26 +22,17 @@
 #include <vector>
 
 #include "test/unit/client/test_server.h"
+#include "test/unit/client/transport_testing.h"
 
 namespace kcm::client {
 namespace {
 
 using namespace std::chrono_literals;
 using testing::Conn;
+using testing::Get;
+using testing::NewTransport;
 using testing::RecordedRequest;
 using testing::TestServer;
-
-std::shared_ptr<Transport> NewTransport(RestConfig config = {}) {
-  auto t = Transport::Create(config);
-  EXPECT_TRUE(t.ok()) << t.error().ToString();
-  return t.ok() ? *t : nullptr;
-}
-
-HttpRequest Get(const std::string& url) {
-  HttpRequest r;
-  r.url = url;
-  return r;
-}
 
 std::string Gzip(std::string_view data) {
   z_stream z{};
