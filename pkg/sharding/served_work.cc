@@ -26,15 +26,22 @@ std::map<std::string, int64_t> ServedWork::Count() const {
     for (const Caches& c : registered_) caches.insert(caches.end(), c.begin(), c.end());
   }
   // Listed without our lock: each cache takes its own.
-  std::map<std::string, int64_t> out;
+  // Key by key (KeyListerGetter::ForEachKey), not a copy of every key at once: at 50,000 pods
+  // that copy was the megabytes the relist avoids the same way.
+  std::map<std::string, int64_t, std::less<>> out;
   for (const auto& cache : caches) {
-    for (const std::string& key : cache->ListKeys()) {
+    cache->ForEachKey([&out](const std::string& key) {
       const size_t slash = key.find('/');
-      if (slash == std::string::npos) continue;
-      ++out[key.substr(0, slash)];
-    }
+      if (slash == std::string::npos) return;
+      const std::string_view ns(key.data(), slash);
+      if (auto it = out.find(ns); it != out.end()) {
+        ++it->second;
+      } else {
+        out.emplace(std::string(ns), 1);
+      }
+    });
   }
-  return out;
+  return {out.begin(), out.end()};
 }
 
 }  // namespace kcm::sharding
