@@ -42,7 +42,7 @@ void ServeCalls::Start(std::vector<api::ShardRange> ranges) {
 }
 
 void ServeCalls::Stop(std::list<Call>::iterator it) {
-  KLOG_INFOS("Stopping shard ranges", "ranges", Describe(it->ranges));
+  KLOG_INFOS("Stopping shard ranges", "shardSelector", Describe(it->ranges));
   it->stop.request_stop();
   it->thread.join();  // none of its writes is in flight after this
   calls_.erase(it);

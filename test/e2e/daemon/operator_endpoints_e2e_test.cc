@@ -276,8 +276,9 @@ TEST(OperatorEndpointsE2E, DebugFlagsVChangesVerbosityAtRunTime) {
     return kEnv->Kubectl({"apply", "-f", "-"}, 30s,
                          PauseWorkloadYaml("Deployment", name, "e2e-zpages-v", 1));
   };
-  // V(4): the deployment controller's "ReplicaSet added: <ns>/<name>".
-  const std::string v4 = "ReplicaSet added: e2e-zpages-v/";
+  // V(4): the deployment controller's "ReplicaSet added" replicaSet="<ns>/<name>".
+  const std::string v4 =
+      R"("ReplicaSet added" logger="deployment-controller" replicaSet="e2e-zpages-v/)";
   ASSERT_TRUE(apply("quiet").ok());
   ASSERT_TRUE(Eventually(
       [&] {

@@ -184,7 +184,17 @@ TEST_F(ShardingE2E, NoWriteAfterTheMemberLeaseIsLost) {
   EXPECT_EQ(victim->StopWith(0, 30s), 1) << "the replica should exit 1 after losing its lease\n"
                                          << victim->Log();
   if (victim->Running()) victim->StopWith(SIGKILL);
-  auto lost_at = LogLineTime(victim->Log(), "failed to renew lease kube-system/" + lease_name);
+  // LeaderElector's structured line: "failed to renew lease" err="..." lock="<ns>/<name>".
+  std::optional<int64_t> lost_at;
+  {
+    std::istringstream log(victim->Log());
+    for (std::string line; !lost_at && std::getline(log, line);) {
+      if (line.find("\"failed to renew lease\"") != std::string::npos &&
+          line.find("lock=\"kube-system/" + lease_name + "\"") != std::string::npos) {
+        lost_at = KlogTime(line);
+      }
+    }
+  }
   ASSERT_TRUE(lost_at.has_value()) << victim->Log();
 
   // The heir finishes the scale-up.

@@ -228,9 +228,10 @@ inline int64_t NowMicros() {
       .count();
 }
 
-// A time a replica served a set of ranges: from its "serving <selector>" log line to its
-// "stopping <selector>" line (ServeCalls::Start and ServeCalls::Stop), or to `end_us` when
-// there is none (still serving, or killed then).
+// A time a replica served a set of ranges: from its `"Serving shard ranges"
+// shardSelector="<selector>"` log line to its `"Stopping shard ranges" shardSelector="<selector>"`
+// line (ServeCalls::Start and ServeCalls::Stop), or to `end_us` when there is none (still
+// serving, or killed then). A selector holds no double quote, so the quoted value is its text.
 struct Served {
   api::ShardSelector shard;
   int64_t from_us = 0;
@@ -242,13 +243,17 @@ inline std::vector<Served> ServedFromLog(const std::string& log, int64_t end_us)
   std::map<std::string, size_t> open;  // selector text -> its entry in `out`
   std::istringstream in(log);
   for (std::string line; std::getline(in, line);) {
-    for (const std::string verb : {"serving ", "stopping "}) {
-      const size_t at = line.find("] " + verb + "shardRange(");
+    for (const std::string verb : {"Serving", "Stopping"}) {
+      const std::string mark = "] \"" + verb + " shard ranges\" shardSelector=\"";
+      const size_t at = line.find(mark);
       if (at == std::string::npos) continue;
-      const std::string text = line.substr(at + 2 + verb.size());
+      const size_t from = at + mark.size();
+      const size_t end = line.find('"', from);
+      if (end == std::string::npos) continue;
+      const std::string text = line.substr(from, end - from);
       const auto t = KlogTime(line);
       if (!t) continue;
-      if (verb == "serving ") {
+      if (verb == "Serving") {
         auto shard = api::ShardSelector::Parse(text);
         if (!shard.ok()) continue;
         open[text] = out.size();
