@@ -3,6 +3,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <ctime>
@@ -214,6 +215,22 @@ Format CurrentFormat() {
 }
 
 namespace internal {
+
+void MergeKeyValues(std::vector<KeyValue>& kvs, std::vector<KeyValue> later) {
+  for (KeyValue& kv : later) {
+    auto same_key =
+        std::find_if(kvs.begin(), kvs.end(), [&](const KeyValue& e) { return e.key == kv.key; });
+    if (same_key != kvs.end()) {
+      const Value& old = same_key->value;
+      if (old.kind == kv.value.kind && old.text == kv.value.text &&
+          old.ref.namespace_ == kv.value.ref.namespace_ && old.ref.name == kv.value.ref.name) {
+        continue;
+      }
+      kvs.erase(same_key);
+    }
+    kvs.push_back(std::move(kv));
+  }
+}
 
 void Emit(const char* file, int line, google::LogSeverity severity, int v, const std::string* err,
           std::string_view msg, const std::vector<KeyValue>& kvs, std::string_view logger) {

@@ -101,6 +101,11 @@ std::string FormatTextLine(google::LogSeverity severity, const std::tm& tm, int 
                            const char* base_filename, int line, std::string_view message);
 
 // `logger`: see FormatJson; in the text form it is the first pair, logger="name", as klogr's.
+// Appends `later` to `kvs` as klog's FormatKVs merges WithValues pairs and a call's: the last
+// value of a key wins, in its own place; a pair repeated with the same value stays where it was
+// first.
+void MergeKeyValues(std::vector<KeyValue>& kvs, std::vector<KeyValue> later);
+
 void Emit(const char* file, int line, google::LogSeverity severity, int v, const std::string* err,
           std::string_view msg, const std::vector<KeyValue>& kvs, std::string_view logger = {});
 

@@ -104,9 +104,11 @@ class Logger {
   void Write(google::LogSeverity severity, int v, const std::string* err, const Message& msg,
              const KV&... kv) const {
     static_assert(sizeof...(KV) % 2 == 0, "a log call takes alternating keys and values");
+    std::vector<internal::KeyValue> call;
+    call.reserve(sizeof...(KV) / 2);
+    internal::Collect(call, kv...);
     std::vector<internal::KeyValue> kvs = values_;
-    kvs.reserve(values_.size() + sizeof...(KV) / 2);
-    internal::Collect(kvs, kv...);
+    internal::MergeKeyValues(kvs, std::move(call));
     internal::Emit(msg.file, msg.line, severity, v, err, msg.text, kvs, name_);
   }
 

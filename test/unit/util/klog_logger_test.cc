@@ -63,6 +63,20 @@ TEST(KlogLoggerTest, TextFormWritesTheNameFirstThenValuesThenTheCallsPairs) {
                 "I klog_logger_test.cc \"plain\""}));
 }
 
+// klog's serialize.FormatKVs: a key given again (by WithValues or the call) is written once,
+// the last value winning in its own place; the same pair again stays where it was first.
+TEST(KlogLoggerTest, RepeatedKeysAreWrittenOnceTheLastValueWinning) {
+  CapturingSink sink;
+  Logger logger = Background().WithValues("shard", 2, "replicaSet", "a");
+  logger.Info("m", "shard", 3, "pods", 1);
+  logger.Info("m", "shard", 2, "pods", 1);
+  logger.WithValues("pods", 0).Info("m", "pods", 5, "pods", 6);
+  EXPECT_EQ(sink.lines(), (std::vector<std::string>{
+                              "I klog_logger_test.cc \"m\" replicaSet=\"a\" shard=3 pods=1",
+                              "I klog_logger_test.cc \"m\" shard=2 replicaSet=\"a\" pods=1",
+                              "I klog_logger_test.cc \"m\" shard=2 replicaSet=\"a\" pods=6"}));
+}
+
 // zapr's JSON (component-base/logs/json): "logger" right after "ts", the values as fields.
 TEST(KlogLoggerTest, JsonFormPutsTheNameAfterTs) {
   Logger logger = Background().WithName("replicaset-controller").WithValues("shard", 2);
