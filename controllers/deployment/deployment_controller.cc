@@ -149,6 +149,7 @@ DeploymentController::~DeploymentController() {
 Status DeploymentController::Run(std::stop_token stop) {
   runtime::ControllerOptions opts;
   opts.name = kControllerName;
+  opts.logger = logger_;
   opts.max_concurrent_reconciles = options_.concurrent_deployment_syncs;
   opts.clock = &clock_;
   opts.max_retries = kMaxRetries;

@@ -125,6 +125,7 @@ std::vector<PodPtr> ReplicaSetController::PodsControlledBy(const std::string& ns
 Status ReplicaSetController::Run(std::stop_token stop) {
   runtime::ControllerOptions co;
   co.name = kControllerName;
+  co.logger = logger_;
   co.max_concurrent_reconciles = options_.concurrent_replicaset_syncs;
   co.clock = &clock_;
   co.rate_limiter = options_.rate_limiter;

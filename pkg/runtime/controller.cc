@@ -154,8 +154,8 @@ Status Controller::Start(std::stop_token stop) {
     timer.join();
   }
 
-  KLOG_INFOS("Starting workers", "controller", options_.name, "workerCount",
-             options_.max_concurrent_reconciles);
+  options_.logger.Info("Starting workers", "controller", options_.name, "workerCount",
+                       options_.max_concurrent_reconciles);
   metrics_->max_concurrent.Set(options_.max_concurrent_reconciles);
   {
     std::vector<std::jthread> workers;
@@ -166,11 +166,11 @@ Status Controller::Start(std::stop_token stop) {
     std::condition_variable_any cv;
     std::unique_lock lock(m);
     cv.wait(lock, stop, [] { return false; });
-    KLOG_INFOS("Shutdown signal received, waiting for all workers to finish", "controller",
-               options_.name);
+    options_.logger.Info("Shutdown signal received, waiting for all workers to finish",
+                         "controller", options_.name);
     queue_->ShutDown();
   }  // Workers join here: in-flight reconciles finish first.
-  KLOG_INFOS("All workers finished", "controller", options_.name);
+  options_.logger.Info("All workers finished", "controller", options_.name);
   return OkStatus();
 }
 
@@ -196,21 +196,21 @@ void Controller::ReconcileHandler(const Queue::Item& item, std::stop_token stop)
   } catch (const std::exception& e) {
     if (!options_.recover_panic) throw;
     metrics_->reconcile_panics.Inc();
-    KLOG_ERRORS(e.what(), "Observed a panic in reconciler", "controller", options_.name,
-                options_.name, klog::KRef(req.namespace_, req.name));
+    options_.logger.Error(e.what(), "Observed a panic in reconciler", "controller", options_.name,
+                          options_.name, klog::KRef(req.namespace_, req.name));
     outcome.emplace(Error::Local("Panic", std::string("panic: ") + e.what()));
   } catch (...) {
     if (!options_.recover_panic) throw;
     metrics_->reconcile_panics.Inc();
-    KLOG_ERRORS("unknown exception", "Observed a panic in reconciler", "controller", options_.name,
-                options_.name, klog::KRef(req.namespace_, req.name));
+    options_.logger.Error("unknown exception", "Observed a panic in reconciler", "controller",
+                          options_.name, options_.name, klog::KRef(req.namespace_, req.name));
     outcome.emplace(Error::Local("Panic", "panic: unknown exception"));
   }
   const auto took = clock_.Now() - start;
   metrics_->reconcile_time.Observe(std::chrono::duration<double>(took).count());
   // Upstream's syncDeployment / syncReplicaSet log this at V(4).
-  KLOG_V_INFOS(4, "Finished syncing", "controller", options_.name, options_.name,
-               klog::KRef(req.namespace_, req.name), "duration", took);
+  options_.logger.V(4).Info("Finished syncing", "controller", options_.name, options_.name,
+                            klog::KRef(req.namespace_, req.name), "duration", took);
   metrics_->active_workers.Dec();
 
   const Result<ReconcileResult>& r = *outcome;
@@ -219,20 +219,20 @@ void Controller::ReconcileHandler(const Queue::Item& item, std::stop_token stop)
     metrics_->error.Inc();
     if (r.error().reason == kTerminalReason) {
       metrics_->terminal_errors.Inc();
-      KLOG_ERRORS(r.error().ToString(), "Reconciler error (terminal)", "controller", options_.name,
-                  options_.name, klog::KRef(req.namespace_, req.name));
+      options_.logger.Error(r.error().ToString(), "Reconciler error (terminal)", "controller",
+                            options_.name, options_.name, klog::KRef(req.namespace_, req.name));
       queue_->Forget(key);
       return;
     }
     if (options_.max_retries && queue_->NumRequeues(key) >= *options_.max_retries) {
-      KLOG_ERRORS(r.error().ToString(), "Dropping out of the queue", "controller", options_.name,
-                  options_.name, klog::KRef(req.namespace_, req.name), "retries",
-                  *options_.max_retries);
+      options_.logger.Error(r.error().ToString(), "Dropping out of the queue", "controller",
+                            options_.name, options_.name, klog::KRef(req.namespace_, req.name),
+                            "retries", *options_.max_retries);
       queue_->Forget(key);
       return;
     }
-    KLOG_ERRORS(r.error().ToString(), "Reconciler error", "controller", options_.name,
-                options_.name, klog::KRef(req.namespace_, req.name));
+    options_.logger.Error(r.error().ToString(), "Reconciler error", "controller", options_.name,
+                          options_.name, klog::KRef(req.namespace_, req.name));
     reaction.CarryOver(/*for_wake=*/false);
     queue_->AddRateLimited(key);
     return;

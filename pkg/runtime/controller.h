@@ -17,6 +17,7 @@
 #include "pkg/runtime/reconciler.h"
 #include "pkg/runtime/source.h"
 #include "pkg/util/clock.h"
+#include "pkg/util/klog_logger.h"
 #include "pkg/workqueue/rate_limiter.h"
 
 namespace kcm::runtime {
@@ -41,6 +42,9 @@ struct ControllerOptions {
   // as upstream kube-controller-manager's controllers do (WaitForNamedCacheSync); the daemon's
   // controllers use that.
   std::chrono::nanoseconds cache_sync_timeout = std::chrono::minutes(2);
+  // Where its lines go: the controller's own logger, so that "Starting workers" and "Finished
+  // syncing" carry its name as upstream's (logger="deployment-controller"); unnamed by default.
+  klog::Logger logger;
 };
 
 class Controller {
