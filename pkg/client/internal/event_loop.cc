@@ -189,8 +189,11 @@ void EventLoop::WantSocket(int fd, int what, RequestMulti* multi) {
     case CURL_POLL_OUT:
     case CURL_POLL_INOUT:
       s.idle = false;
+      // Reading is watched with the idle mask (EPOLLRDHUP as well): a connection going from its
+      // answer to idle and back to the next request's answer then keeps one epoll mask, and
+      // costs no epoll_ctl per request (two before, measured with strace -c).
       Watch(fd, s,
-            (what == CURL_POLL_OUT ? 0u : std::uint32_t{EPOLLIN}) |
+            (what == CURL_POLL_OUT ? 0u : kIdleEvents) |
                 (what == CURL_POLL_IN ? 0u : std::uint32_t{EPOLLOUT}));
       return;
     case CURL_POLL_REMOVE:
