@@ -34,8 +34,14 @@ struct Message {
   int line;
 };
 
-// True if lines at `level` are written: -v (FLAGS_v) is at least `level`.
-bool VEnabled(int level);
+// True if lines at `level` logged from `file` are written: -v (FLAGS_v) is at least `level`,
+// or the --vmodule pattern matching `file` says so (glog's per-file rule, as VLOG_IS_ON and
+// klog's V: the file's base name without extension against each pattern).
+bool VEnabled(int level, const char* file);
+
+// --vmodule's `pattern=level`, set through glog (google::SetVLOGLevel) and noted here, so that
+// V asks glog per file only once a pattern exists.
+void SetVModule(const std::string& pattern, int level);
 
 class Logger {
  public:
@@ -61,7 +67,8 @@ class Logger {
 
   const std::string& name() const { return name_; }
 
-  // logr's V(level): Info on the result writes only when -v is at least `level`.
+  // logr's V(level): Info on the result writes only when -v is at least `level` (or the caller's
+  // file is given another level by --vmodule, as klog's V for the line's caller).
   class Verbose {
    public:
     bool Enabled() const { return enabled_; }
@@ -72,13 +79,15 @@ class Logger {
 
    private:
     friend class Logger;
-    Verbose(const Logger* logger, int level)
-        : logger_(logger), level_(level), enabled_(VEnabled(level)) {}
+    Verbose(const Logger* logger, int level, const char* file)
+        : logger_(logger), level_(level), enabled_(VEnabled(level, file)) {}
     const Logger* logger_;
     int level_;
     bool enabled_;
   };
-  Verbose V(int level) const { return Verbose(this, level); }
+  Verbose V(int level, const char* file = __builtin_FILE()) const {
+    return Verbose(this, level, file);
+  }
 
   template <typename... KV>
   void Info(Message msg, const KV&... kv) const {

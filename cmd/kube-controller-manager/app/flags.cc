@@ -11,6 +11,7 @@
 #include "cmd/kube-controller-manager/app/flagz_values.h"
 #include "cmd/kube-controller-manager/app/upstream_flags.h"
 #include "pkg/util/duration.h"
+#include "pkg/util/klog_logger.h"
 
 namespace kcm::app {
 namespace {
@@ -83,7 +84,8 @@ std::function<Status(const std::string&)> Duration(std::chrono::nanoseconds* out
   };
 }
 
-// --vmodule "pattern=N,...": glog's per-file verbosity, set through glog's own API.
+// --vmodule "pattern=N,...": glog's per-file verbosity, through klog::SetVModule (glog's own API,
+// and noted so that contextual loggers' V honours it as well as KLOG_V_INFOS).
 Status ApplyVmodule(const std::string& v) {
   for (const std::string& item : SplitList(v)) {
     size_t eq = item.find('=');
@@ -91,7 +93,7 @@ Status ApplyVmodule(const std::string& v) {
     if (eq == std::string::npos || eq == 0 || !Int(&level)(item.substr(eq + 1)).ok()) {
       return ValueError("expect comma-separated list of pattern=N");
     }
-    google::SetVLOGLevel(item.substr(0, eq).c_str(), level);
+    klog::SetVModule(item.substr(0, eq), level);
   }
   return OkStatus();
 }

@@ -40,6 +40,12 @@ inline double CounterValue(const char* name, std::vector<std::string> labels,
   return metrics::CounterVec(name, "", std::move(names)).With(labels).Value();
 }
 
+// A ScriptedReconciler's script: the first call fails, every later one is done.
+inline Result<ReconcileResult> FailsFirstCall(const Request&, int call) {
+  if (call == 1) return Error::Local("Boom", "first try fails");
+  return Done();
+}
+
 // A reconciler scripted per call: returns results from a list, records calls.
 class ScriptedReconciler final : public Reconciler {
  public:

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <map>
 #include <thread>
@@ -11,6 +12,7 @@
 #include "pkg/metrics/metrics.h"
 #include "pkg/runtime/channel_source.h"
 #include "pkg/util/testing/fake_clock.h"
+#include "pkg/util/testing/log_capture.h"
 #include "test/unit/runtime/controller_harness.h"
 
 namespace kcm::runtime {
@@ -36,14 +38,53 @@ TEST(ControllerTest, SuccessForgetsAndCountsSuccess) {
   EXPECT_EQ(rec->Seen(), std::vector<std::string>{"ns/a"});
 }
 
+// Every line the runtime writes for a controller carries the controller's logger name, as
+// upstream's processNextWorkItem and syncHandler lines do (logger="deployment-controller").
+TEST(ControllerTest, LinesCarryTheControllersLoggerName) {
+  LogCapture capture;
+  const int32_t saved_v = FLAGS_v;
+  FLAGS_v = 4;
+  FakeClock clock;
+  auto rec = std::make_shared<ScriptedReconciler>();
+  rec->script = FailsFirstCall;
+  auto src = std::make_shared<ChannelSource>();
+  ControllerOptions options = Options("ctl-logger", &clock);
+  options.logger = klog::Background().WithName("deployment-controller");
+  {
+    Harness h(std::move(options), rec);
+    ASSERT_TRUE(h.ctrl.Watch(src, EnqueueRequestForObject()).ok());
+    h.Run();
+    src->Send({Obj("ns", "a")});
+    ASSERT_TRUE(Eventually([&] { return h.ctrl.queue()->NumWaiting() == 1; }));
+    clock.Step(10ms);
+    ASSERT_TRUE(Eventually([&] { return rec->calls == 2; }));
+    ASSERT_TRUE(Eventually([&] { return h.ctrl.queue()->NumRequeues("ns/a") == 0; }));
+    h.runner.request_stop();
+  }
+  FLAGS_v = saved_v;
+  std::vector<std::string> ours;
+  for (const std::string& line : capture.lines()) {
+    if (line.find(" controller.cc ") != std::string::npos) ours.push_back(line);
+  }
+  const char* kWanted[] = {"\"Starting workers\"", "\"Reconciler error\"", "\"Finished syncing\"",
+                           "\"All workers finished\""};
+  for (const char* wanted : kWanted) {
+    EXPECT_TRUE(std::any_of(ours.begin(), ours.end(), [&](const std::string& line) {
+      return line.find(wanted) != std::string::npos;
+    })) << wanted;
+  }
+  for (const std::string& line : ours) {
+    EXPECT_NE(line.find(" logger=\"deployment-controller\" controller=\"ctl-logger\""),
+              std::string::npos)
+        << line;
+  }
+}
+
 // Error -> AddRateLimited and the error counted; the retry waits for the rate limiter's delay.
 TEST(ControllerTest, ErrorRequeuesRateLimited) {
   FakeClock clock;
   auto rec = std::make_shared<ScriptedReconciler>();
-  rec->script = [](const Request&, int call) -> Result<ReconcileResult> {
-    if (call == 1) return Error::Local("Boom", "first try fails");
-    return Done();
-  };
+  rec->script = FailsFirstCall;
   auto src = std::make_shared<ChannelSource>();
   Harness h(Options("ctl-error", &clock), rec);
   ASSERT_TRUE(h.ctrl.Watch(src, EnqueueRequestForObject()).ok());

@@ -2,35 +2,17 @@
 
 #include <gtest/gtest.h>
 
-#include <mutex>
 #include <string>
 #include <vector>
+
+#include "pkg/util/testing/log_capture.h"
 
 namespace kcm::klog {
 namespace {
 
 using namespace std::string_literals;
 
-// Every text-form line glog hands its sinks while the test runs: the body after the header.
-class CapturingSink : public google::LogSink {
- public:
-  CapturingSink() { google::AddLogSink(this); }
-  ~CapturingSink() override { google::RemoveLogSink(this); }
-  void send(google::LogSeverity severity, const char*, const char* base_filename, int,
-            const google::LogMessageTime&, const char* message, size_t message_len) override {
-    std::lock_guard lock(mu_);
-    lines_.push_back(std::string(google::GetLogSeverityName(severity)).substr(0, 1) + " " +
-                     base_filename + " " + std::string(message, message_len));
-  }
-  std::vector<std::string> lines() {
-    std::lock_guard lock(mu_);
-    return lines_;
-  }
-
- private:
-  std::mutex mu_;
-  std::vector<std::string> lines_;
-};
+using CapturingSink = LogCapture;
 
 // The JSON form goes straight to stderr; the format is a process-wide choice, put back after.
 class JsonFormat {
@@ -103,6 +85,33 @@ TEST(KlogLoggerTest, VerbosityFollowsV) {
   FLAGS_v = saved;
   EXPECT_EQ(sink.lines(), (std::vector<std::string>{"I klog_logger_test.cc \"shown\""}));
   EXPECT_NE(out.find("\"msg\":\"json\",\"v\":2}"), std::string::npos) << out;
+}
+
+// --vmodule gives a file its own level for a contextual logger's V, as for KLOG_V_INFOS: the
+// caller's file (its base name without extension) against glog's patterns, either way from -v,
+// and a pattern set after a file was first asked about applies to it too.
+TEST(KlogLoggerTest, VModuleGivesTheCallersFileItsOwnLevel) {
+  const int32_t saved = FLAGS_v;
+  FLAGS_v = 0;
+  EXPECT_FALSE(Background().V(2, "pkg/x/vmodule_later.cc").Enabled());
+  SetVModule("vmodule_target*", 4);
+  SetVModule("vmodule_quiet", 0);
+  EXPECT_TRUE(Background().V(4, "pkg/x/vmodule_target_file.cc").Enabled());
+  EXPECT_FALSE(Background().V(5, "pkg/x/vmodule_target_file.cc").Enabled());
+  EXPECT_FALSE(Background().V(1, "pkg/x/vmodule_other.cc").Enabled());
+  SetVModule("vmodule_later", 2);
+  EXPECT_TRUE(Background().V(2, "pkg/x/vmodule_later.cc").Enabled());
+  FLAGS_v = 3;
+  EXPECT_TRUE(Background().V(3, "pkg/x/vmodule_other.cc").Enabled());
+  EXPECT_FALSE(Background().V(1, "pkg/x/vmodule_quiet.cc").Enabled());
+  {
+    CapturingSink sink;
+    Background().WithName("n").V(4, "pkg/x/vmodule_target_file.cc").Info("shown");
+    Background().V(4).Info("hidden");
+    EXPECT_EQ(sink.lines(),
+              (std::vector<std::string>{"I klog_logger_test.cc \"shown\" logger=\"n\""}));
+  }
+  FLAGS_v = saved;
 }
 
 // A peer's bytes in the name, a value or the error never break the line, in either form.
