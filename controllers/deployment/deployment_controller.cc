@@ -90,30 +90,10 @@ DeploymentController::DeploymentController(
             .ok();
   }
   if (!options_.read_your_writes) return;
-  std::map<std::string, controller::ConsistencyStore::LastSyncRVGetter> getters =
-      options_.consistency_rv_getters;
-  const bool informer_getters = getters.empty() && d_informer_.informer && rs_informer_.informer;
-  if (informer_getters) {
-    getters[api::kDeployments.GroupResource()] = [informer = d_informer_.informer] {
-      return informer->LastStoreSyncResourceVersion();
-    };
-    getters[api::kReplicaSets.GroupResource()] = [informer = rs_informer_.informer] {
-      return informer->LastStoreSyncResourceVersion();
-    };
-  }
-  if (!getters.empty()) {
-    consistency_ = std::make_shared<controller::ConsistencyStore>(std::move(getters));
-  }
-  if (informer_getters) {
-    // Each move of either watermark may let waiting Deployments sync.
-    for (const auto& informer : {d_informer_.informer, rs_informer_.informer}) {
-      const uint64_t id = informer->AddStoreSyncListener(
-          [weak = std::weak_ptr<controller::ConsistencyStore>(consistency_)] {
-            if (auto store = weak.lock()) store->StoresAdvanced();
-          });
-      store_sync_listeners_.emplace_back(informer, id);
-    }
-  }
+  consistency_ =
+      controller::InformerConsistency(options_.consistency_rv_getters,
+                                      {{api::kDeployments.GroupResource(), d_informer_.informer},
+                                       {api::kReplicaSets.GroupResource(), rs_informer_.informer}});
 }
 
 void DeploymentController::RecordWrite(const Deployment& d, const std::string& group_resource,
@@ -142,9 +122,7 @@ bool DeploymentController::DeletedButStillCached(const api::ReplicaSet& rs) cons
   return deleted_rss_.contains(rs.metadata.uid);
 }
 
-DeploymentController::~DeploymentController() {
-  for (const auto& [informer, id] : store_sync_listeners_) informer->RemoveStoreSyncListener(id);
-}
+DeploymentController::~DeploymentController() = default;
 
 Status DeploymentController::Run(std::stop_token stop) {
   runtime::ControllerOptions opts;

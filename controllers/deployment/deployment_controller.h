@@ -25,7 +25,7 @@
 #include "controllers/deployment/util/deployment_util.h"
 #include "pkg/api/pod.h"
 #include "pkg/cache/shared_informer.h"
-#include "pkg/controller/consistency.h"
+#include "pkg/controller/informer_consistency.h"
 #include "pkg/controller/typed_client.h"
 #include "pkg/informers/shared_informer_factory.h"
 #include "pkg/record/event_recorder.h"
@@ -212,12 +212,8 @@ class DeploymentController final : public runtime::Reconciler {
   std::shared_ptr<record::EventRecorder> recorder_;
   DeploymentControllerOptions options_;
   Clock& clock_;
-  // Null when read_your_writes is off or no store can vouch for the caches.
-  std::shared_ptr<controller::ConsistencyStore> consistency_;
-  // The informers' store-sync listeners that wake the ConsistencyStore's waiting Deployments
-  // (removed by the destructor; the informers outlive this controller).
-  std::vector<std::pair<std::shared_ptr<cache::SharedIndexInformer>, uint64_t>>
-      store_sync_listeners_;
+  // Empty when read_your_writes is off or no store can vouch for the caches.
+  controller::InformerConsistency consistency_;
   bool rs_uid_index_ = false;  // the ReplicaSet informer carries the controller UID index
   // UIDs of the ReplicaSets cleanupDeployment deleted that the ReplicaSet cache still holds. A
   // DELETE of a ReplicaSet answers with a Status, not the object, so there is no resourceVersion
