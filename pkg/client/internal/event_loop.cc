@@ -11,10 +11,13 @@
 #include <climits>
 #include <cstdint>
 
+#include "pkg/metrics/process.h"
+
 namespace kcm::client::internal {
 namespace {
 
 constexpr std::uint32_t kIdleEvents = EPOLLIN | EPOLLRDHUP;
+constexpr char kThreadName[] = "kcm-curl-loop";
 
 }  // namespace
 
@@ -40,7 +43,7 @@ EventLoop::EventLoop(Private)
   ev.data.fd = wake_fd_;
   ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &ev);
   thread_ = std::thread([this] { Run(); });
-  pthread_setname_np(thread_.native_handle(), "kcm-curl-loop");
+  pthread_setname_np(thread_.native_handle(), kThreadName);
 }
 
 EventLoop::~EventLoop() {
@@ -72,6 +75,9 @@ void EventLoop::Post(std::function<void()> op) {
 }
 
 void EventLoop::Run() {
+  // The loop's busy time, for /metrics: kcm_thread_cpu_seconds_total{thread="kcm-curl-loop"}
+  // (read from /proc at each scrape, nothing counted here).
+  metrics::ThreadCpu busy(kThreadName);
   constexpr int kMaxEvents = 64;
   epoll_event events[kMaxEvents];
   while (true) {

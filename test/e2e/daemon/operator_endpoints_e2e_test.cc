@@ -232,7 +232,7 @@ TEST(OperatorEndpointsE2E, MetricsSlisRecordHealthChecks) {
 
 // /metrics: kubernetes_build_info and one kubernetes_feature_enabled series per upstream gate
 // (254 in v1.37.2), set ones as set; no running_managed_controllers (upstream emits it only for
-// controllers this binary does not run); promtool-clean.
+// controllers this binary does not run); kcm_threads and the loop's CPU; promtool-clean.
 TEST(OperatorEndpointsE2E, MetricsHaveBuildInfoAndFeatureGates) {
   KCM_REQUIRE_TESTBED();
   Daemon d({"--feature-gates=StaleControllerConsistencyReplicaSet=false"});
@@ -259,6 +259,9 @@ TEST(OperatorEndpointsE2E, MetricsHaveBuildInfoAndFeatureGates) {
   EXPECT_EQ(Sample(r.body, "kubernetes_feature_enabled{name=\"ComponentStatusz\",stage=\"BETA\"}"),
             1);
   EXPECT_EQ(r.body.find("running_managed_controllers"), std::string::npos);
+  // Ours beside them: the threads, and the client loop's CPU time (its busy time).
+  EXPECT_GT(Sample(r.body, "kcm_threads"), 1);
+  EXPECT_GE(Sample(r.body, "kcm_thread_cpu_seconds_total{thread=\"kcm-curl-loop\"}"), 0);
   auto promtool = testenv::RunCommand({"promtool", "check", "metrics"}, 30s, r.body);
   EXPECT_TRUE(promtool.ok()) << promtool.Describe() << promtool.out;
   EXPECT_EQ(d.StopWith(SIGTERM), 0) << d.Log();
@@ -310,6 +313,29 @@ TEST(OperatorEndpointsE2E, DebugFlagsVChangesVerbosityAtRunTime) {
   ASSERT_TRUE(off.serving()) << off.Log();
   EXPECT_EQ(off.Call("/debug/flags/v", {.method = "PUT", .body = "4"}).code, 404);
   EXPECT_EQ(off.StopWith(SIGTERM), 0) << off.Log();
+}
+
+// --vmodule raises one source file's verbosity for the contextual loggers' lines too: the
+// deployment controller's V(4) "ReplicaSet added" comes out, the runtime's V(4) "Finished
+// syncing" (pkg/runtime/controller.cc), logged for the same Deployment before it, does not.
+TEST(OperatorEndpointsE2E, VModuleRaisesOneFilesVerbosity) {
+  KCM_REQUIRE_TESTBED();
+  Daemon d({"--v=0", "--vmodule=deployment_controller=4"});
+  ASSERT_TRUE(d.serving()) << d.Log();
+  ASSERT_TRUE(Eventually([&] { return d.Anonymous("/readyz").code == 200; }, 60s)) << d.Log();
+  ASSERT_TRUE(kEnv->Kubectl({"create", "namespace", "e2e-vmodule"}).ok());
+  ASSERT_TRUE(kEnv->Kubectl({"apply", "-f", "-"}, 30s,
+                            PauseWorkloadYaml("Deployment", "web", "e2e-vmodule", 1))
+                  .ok());
+  EXPECT_TRUE(Eventually(
+      [&] {
+        return d.Log().find(R"("ReplicaSet added" logger="deployment-controller" )"
+                            R"(replicaSet="e2e-vmodule/web-)") != std::string::npos;
+      },
+      30s))
+      << d.Log();
+  EXPECT_EQ(d.Log().find("\"Finished syncing\""), std::string::npos) << d.Log();
+  EXPECT_EQ(d.StopWith(SIGTERM), 0) << d.Log();
 }
 
 }  // namespace

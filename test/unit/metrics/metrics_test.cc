@@ -1,6 +1,13 @@
 #include "pkg/metrics/metrics.h"
 
 #include <gtest/gtest.h>
+#include <time.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <thread>
 
 #include "pkg/metrics/first_write.h"
 #include "pkg/metrics/process.h"
@@ -92,6 +99,67 @@ TEST(FirstWriteProbeTest, FiresOnceAndScopesNest) {
   EXPECT_EQ(inner_fired, 1);
   EXPECT_EQ(outer_fired, 1);
   EXPECT_TRUE(outer.fired());
+}
+
+}  // namespace
+}  // namespace kcm::metrics
+
+namespace kcm::metrics {
+namespace {
+
+double ThreadCpuCounter(const std::string& name) {
+  return CounterVec("kcm_thread_cpu_seconds_total",
+                    "Total user and system CPU time spent in seconds by the named thread.",
+                    {"thread"})
+      .With({name})
+      .Value();
+}
+
+// Spins until this thread has used `seconds` of CPU by its own clock.
+void Burn(double seconds) {
+  timespec ts{};
+  auto cpu = [&ts] {
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+  };
+  const double until = cpu() + seconds;
+  volatile uint64_t sink = 0;
+  while (cpu() < until) sink = sink + 1;
+}
+
+// kcm_thread_cpu_seconds_total follows a named thread's CPU time from /proc while it runs, keeps
+// it once the thread is gone, and adds a later thread of the same name; kcm_threads counts them.
+TEST(ProcessMetricsTest, ThreadCpuCountsANamedThreadsTimeAndKeepsItAfterTheThreadEnds) {
+  const std::string name = "test-burner";
+  EXPECT_EQ(ThreadCpuCounter(name), 0);
+  std::atomic<bool> burnt{false}, done{false};
+  std::thread burner([&] {
+    ThreadCpu tracked(name);
+    Burn(0.2);
+    burnt = true;
+    while (!done) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  });
+  while (!burnt) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  UpdateProcessMetrics();
+  const double live = ThreadCpuCounter(name);
+  EXPECT_GE(live, 0.15);  // /proc counts in clock ticks (10 ms): 0.2 s reads as 0.19 or more
+  EXPECT_GE(GaugeVec("kcm_threads", "Number of threads of the process.", {})
+                .With(std::vector<std::string>{})
+                .Value(),
+            2);
+  done = true;
+  burner.join();
+  UpdateProcessMetrics();
+  EXPECT_GE(ThreadCpuCounter(name), live);
+
+  std::thread again([&] {
+    ThreadCpu tracked(name);
+    Burn(0.2);
+  });
+  again.join();
+  UpdateProcessMetrics();
+  EXPECT_GE(ThreadCpuCounter(name), live + 0.15);
+  EXPECT_EQ(ThreadCpuCounter("never-made"), 0);
 }
 
 }  // namespace
