@@ -62,34 +62,12 @@ ReplicaSetController::ReplicaSetController(
       options_(std::move(options)),
       clock_(options_.clock ? *options_.clock : RealClock::Get()),
       expectations_(clock_),
-      track_terminating_(options_.track_terminating_replicas),
-      write_pool_(std::max(options_.concurrent_replicaset_syncs, 1) * (kMaxConcurrentWrites - 1)) {
+      track_terminating_(options_.track_terminating_replicas) {
   if (options_.stale_controller_consistency) {
-    std::map<std::string, controller::ConsistencyStore::LastSyncRVGetter> getters =
-        options_.consistency_rv_getters;
-    const bool informer_getters =
-        getters.empty() && rs_informer_.informer && pod_informer_.informer;
-    if (informer_getters) {
-      getters[api::kReplicaSets.GroupResource()] = [informer = rs_informer_.informer] {
-        return informer->LastStoreSyncResourceVersion();
-      };
-      getters[api::kPods.GroupResource()] = [informer = pod_informer_.informer] {
-        return informer->LastStoreSyncResourceVersion();
-      };
-    }
-    if (!getters.empty()) {
-      consistency_ = std::make_shared<controller::ConsistencyStore>(std::move(getters));
-    }
-    if (informer_getters) {
-      // Each move of either watermark may let waiting ReplicaSets sync.
-      for (const auto& informer : {rs_informer_.informer, pod_informer_.informer}) {
-        const uint64_t id = informer->AddStoreSyncListener(
-            [weak = std::weak_ptr<controller::ConsistencyStore>(consistency_)] {
-              if (auto store = weak.lock()) store->StoresAdvanced();
-            });
-        store_sync_listeners_.emplace_back(informer, id);
-      }
-    }
+    consistency_ =
+        controller::InformerConsistency(options_.consistency_rv_getters,
+                                        {{api::kReplicaSets.GroupResource(), rs_informer_.informer},
+                                         {api::kPods.GroupResource(), pod_informer_.informer}});
   }
   if (pod_informer_.informer) {
     // Shared informers: another controller may have added the index already.
@@ -101,9 +79,7 @@ ReplicaSetController::ReplicaSetController(
   }
 }
 
-ReplicaSetController::~ReplicaSetController() {
-  for (const auto& [informer, id] : store_sync_listeners_) informer->RemoveStoreSyncListener(id);
-}
+ReplicaSetController::~ReplicaSetController() = default;
 
 std::vector<PodPtr> ReplicaSetController::PodsControlledBy(const std::string& ns,
                                                            const std::string& uid) const {

@@ -24,8 +24,8 @@
 #include "pkg/api/replicaset.h"
 #include "pkg/cache/shared_informer.h"
 #include "pkg/controller/active_pods.h"
-#include "pkg/controller/consistency.h"
 #include "pkg/controller/expectations.h"
+#include "pkg/controller/informer_consistency.h"
 #include "pkg/controller/pod_control.h"
 #include "pkg/controller/slow_start.h"
 #include "pkg/controller/typed_client.h"
@@ -44,9 +44,6 @@ using controller::ReplicaSetPtr;
 
 // At most this many pods are created or deleted by one sync (upstream BurstReplicas).
 inline constexpr int kBurstReplicas = 500;
-// Pods in one slow-start batch and deletions run at most this many at once (the client's rate
-// limiter is the real bound).
-inline constexpr int kMaxConcurrentWrites = 64;
 // The queue and controller name (upstream's workqueue name).
 inline constexpr const char* kControllerName = "replicaset";
 
@@ -149,15 +146,8 @@ class ReplicaSetController final : public runtime::Reconciler {
   Clock& clock_;
   controller::UIDTrackingControllerExpectations expectations_;
   std::atomic<bool> track_terminating_;
-  std::shared_ptr<controller::ConsistencyStore> consistency_;
-  // The informers' store-sync listeners that wake the ConsistencyStore's waiting owners (removed
-  // by the destructor; the informers outlive this controller).
-  std::vector<std::pair<std::shared_ptr<cache::SharedIndexInformer>, uint64_t>>
-      store_sync_listeners_;
-  // The threads that run the pod creates and deletes of ManageReplicas beside the worker's own,
-  // kept across slow-start batches (as many as every worker's batches may use at once; idle ones
-  // end). Last, so its threads are joined before the members they use go away.
-  controller::WorkerPool write_pool_;
+  // Empty when stale_controller_consistency is off or no store can vouch for the caches.
+  controller::InformerConsistency consistency_;
   // Named as upstream's controller-manager names this controller's logger
   // (controller_descriptor.go: klog.LoggerWithName(logger, controllerName)).
   klog::Logger logger_ = klog::Background().WithName("replicaset-controller");

@@ -4,9 +4,7 @@
 
 #include <algorithm>
 #include <functional>
-#include <mutex>
 #include <set>
-#include <thread>
 
 #include "controllers/replicaset/replica_set.h"
 #include "controllers/replicaset/replica_set_utils.h"
@@ -102,19 +100,29 @@ Status ReplicaSetController::ManageReplicas(const std::vector<PodPtr>& filtered_
                       rs.spec.replicas, "creating", count);
     const api::OwnerReference controller_ref = api::ControllerOwnerReference(
         api::kReplicaSets.ApiVersion(), std::string(api::kReplicaSets.kind), rs.metadata);
+    // Each batch's creates are sent at once from this worker thread (requests in flight on the
+    // client's loop); its events, logs and the namespace check run here once it ended.
     controller::SlowStartResult result = controller::SlowStartBatch(
         count, 1,
-        [&]() -> Status {
+        [&](int size) -> std::vector<controller::WriteOutcome> {
           // A ReplicaSet deleted while its slow start runs gets no more pods: they would only be
           // garbage for the collector (the cache lookup is cheap next to a POST).
-          if (!StillInCache(rs)) return Error::Local(kReplicaSetGoneReason, key + " is gone");
-          Status s = pod_control_->CreatePods(rs.metadata.namespace_, rs.spec.pod_template, rs,
-                                              controller_ref);
-          // The namespace is going away: nothing to create, and no point retrying.
-          if (!s.ok() && errors::IsNamespaceTerminating(s.error())) return OkStatus();
-          return s;
+          if (!StillInCache(rs)) {
+            return std::vector<controller::WriteOutcome>(
+                static_cast<size_t>(size),
+                controller::WriteOutcome{Error::Local(kReplicaSetGoneReason, key + " is gone")});
+          }
+          std::vector<controller::WriteOutcome> outcomes = pod_control_->CreatePodsBatch(
+              rs.metadata.namespace_, rs.spec.pod_template, rs, controller_ref, size, stop);
+          for (controller::WriteOutcome& o : outcomes) {
+            // The namespace is going away: nothing to create, and no point retrying.
+            if (!o.skipped && !o.status.ok() && errors::IsNamespaceTerminating(o.status.error())) {
+              o.status = OkStatus();
+            }
+          }
+          return outcomes;
         },
-        kMaxConcurrentWrites, stop, &write_pool_);
+        stop);
     // Creations that failed or were never attempted will never be observed: stop waiting for
     // them, or the ReplicaSet would be stuck until the expectations expire.
     if (const int skipped = count - result.successes; skipped > 0) {
@@ -145,33 +153,33 @@ Status ReplicaSetController::ManageReplicas(const std::vector<PodPtr>& filtered_
     // count.
     expectations_.ExpectDeletions(key, pod_keys);
 
-    std::mutex mu;
+    // One batch of every delete, sent at once from this worker thread; each outcome is handled
+    // here once all ended.
+    std::vector<std::string> names;
+    names.reserve(to_delete.size());
+    for (const auto& pod : to_delete) names.push_back(pod->metadata.name);
+    const std::vector<controller::WriteOutcome> outcomes =
+        pod_control_->DeletePodsBatch(rs.metadata.namespace_, names, rs, stop);
     Status first_error;
-    controller::ParallelFor(
-        static_cast<int>(to_delete.size()), kMaxConcurrentWrites,
-        [&](int i) {
-          const api::Pod& pod = *to_delete[i];
-          if (stop.stop_requested()) {
-            // Not asked for: its deletion will never be observed.
-            expectations_.DeletionObserved(key, pod_keys[i]);
-            std::lock_guard lock(mu);
-            if (first_error.ok()) {
-              first_error = errors::Canceled("pod deletes of " + key + " stopped: stop requested");
-            }
-            return;
-          }
-          Status s = pod_control_->DeletePod(rs.metadata.namespace_, pod.metadata.name, rs);
-          if (s.ok()) return;
-          // The deletion will not be observed (or already was, for NotFound): don't wait for it.
-          logger_.V(2).Info("Failed to delete pod, decremented expectations", "pod", pod_keys[i],
-                            "kind", api::kReplicaSets.kind, "replicaSet",
-                            klog::KRef(rs.metadata.namespace_, rs.metadata.name));
-          expectations_.DeletionObserved(key, pod_keys[i]);
-          if (errors::IsNotFound(s.error())) return;
-          std::lock_guard lock(mu);
-          if (first_error.ok()) first_error = s;
-        },
-        &write_pool_);
+    for (size_t i = 0; i < outcomes.size() && i < pod_keys.size(); ++i) {
+      const controller::WriteOutcome& o = outcomes[i];
+      if (o.skipped) {
+        // Not asked for: its deletion will never be observed.
+        expectations_.DeletionObserved(key, pod_keys[i]);
+        if (first_error.ok()) {
+          first_error = errors::Canceled("pod deletes of " + key + " stopped: stop requested");
+        }
+        continue;
+      }
+      if (o.status.ok()) continue;
+      // The deletion will not be observed (or already was, for NotFound): don't wait for it.
+      logger_.V(2).Info("Failed to delete pod, decremented expectations", "pod", pod_keys[i],
+                        "kind", api::kReplicaSets.kind, "replicaSet",
+                        klog::KRef(rs.metadata.namespace_, rs.metadata.name));
+      expectations_.DeletionObserved(key, pod_keys[i]);
+      if (errors::IsNotFound(o.status.error())) continue;
+      if (first_error.ok()) first_error = o.status;
+    }
     return first_error;
   }
   return OkStatus();

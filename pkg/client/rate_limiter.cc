@@ -22,6 +22,15 @@ Status TokenBucketRateLimiter::Wait(std::stop_token stop) {
   return Error::Local(errors::reason::kCanceled, "rate limiter wait canceled");
 }
 
+Clock::time_point TokenBucketRateLimiter::Reserve() {
+  const std::chrono::duration<double> wait = bucket_.Reserve();
+  return clock_.Now() + std::chrono::duration_cast<Clock::duration>(wait);
+}
+
+void TokenBucketRateLimiter::Unreserve() {
+  bucket_.GiveBack();
+}
+
 bool TokenBucketRateLimiter::TryAccept() {
   return bucket_.TryTake();
 }

@@ -19,6 +19,13 @@ class RateLimiter {
   virtual Status Wait(std::stop_token stop) = 0;
   // Takes a token if one is available now.
   virtual bool TryAccept() = 0;
+  // Takes a token now without waiting and returns when it may be used: at once when one was
+  // there, else when the bucket has refilled it, in arrival order with Wait's reservations
+  // (golang.org/x/time/rate's Reserve). The caller sleeps until then itself (a batch reserves all
+  // of its requests' tokens at once, as upstream's goroutines each in Wait do); a reservation
+  // that will not be used is handed back with Unreserve before its time.
+  virtual Clock::time_point Reserve() = 0;
+  virtual void Unreserve() = 0;
 };
 
 // A waiter reserves its token from the TokenBucket at once and sleeps until the bucket would
@@ -28,6 +35,8 @@ class TokenBucketRateLimiter final : public RateLimiter {
   TokenBucketRateLimiter(double qps, int burst, Clock& clock);
   Status Wait(std::stop_token stop) override;
   bool TryAccept() override;
+  Clock::time_point Reserve() override;
+  void Unreserve() override;
 
  private:
   Clock& clock_;
@@ -39,6 +48,8 @@ class NoopRateLimiter final : public RateLimiter {
  public:
   Status Wait(std::stop_token) override { return OkStatus(); }
   bool TryAccept() override { return true; }
+  Clock::time_point Reserve() override { return Clock::time_point::min(); }
+  void Unreserve() override {}
 };
 
 // The limiter a client built from (qps, burst) uses: none for qps < 0, the client-go defaults

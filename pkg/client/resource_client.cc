@@ -125,6 +125,15 @@ Result<std::string> ResourceClient::Create(std::string_view ns, std::string body
   return client_->Do(r, stop);
 }
 
+std::vector<CallAnswer> ResourceClient::CreateMany(std::string_view ns, const std::string& body,
+                                                   int count, const WriteOptions& opts,
+                                                   std::stop_token stop) {
+  Request r{.verb = "POST", .path = Path(ns), .body = body};
+  AppendWriteOptions(opts, &r.query);
+  const std::vector<Request> requests(static_cast<size_t>(std::max(count, 0)), r);
+  return client_->DoAll(requests, stop);
+}
+
 Result<std::string> ResourceClient::Update(std::string_view ns, std::string_view name,
                                            std::string body, const WriteOptions& opts,
                                            std::stop_token stop) {
@@ -157,6 +166,19 @@ Result<std::string> ResourceClient::Delete(std::string_view ns, std::string_view
                                            const DeleteOptions& opts, std::stop_token stop) {
   Request r{.verb = "DELETE", .path = Path(ns, name), .body = EncodeDeleteOptions(opts)};
   return client_->Do(r, stop);
+}
+
+std::vector<CallAnswer> ResourceClient::DeleteMany(std::string_view ns,
+                                                   std::span<const std::string> names,
+                                                   const DeleteOptions& opts,
+                                                   std::stop_token stop) {
+  const std::string body = EncodeDeleteOptions(opts);
+  std::vector<Request> requests;
+  requests.reserve(names.size());
+  for (const std::string& name : names) {
+    requests.push_back(Request{.verb = "DELETE", .path = Path(ns, name), .body = body});
+  }
+  return client_->DoAll(requests, stop);
 }
 
 Result<std::string> ResourceClient::DeleteCollection(std::string_view ns, const DeleteOptions& opts,

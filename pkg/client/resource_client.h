@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <optional>
+#include <span>
 #include <stop_token>
 #include <string>
 #include <string_view>
@@ -74,6 +75,10 @@ class ResourceClient {
 
   Result<std::string> Create(std::string_view ns, std::string body, const WriteOptions& opts = {},
                              std::stop_token stop = {});
+  // `count` creates of the same body (a generateName'd pod) at once, from this thread
+  // (RestClient::DoAll): each answer is what Create would have returned.
+  std::vector<CallAnswer> CreateMany(std::string_view ns, const std::string& body, int count,
+                                     const WriteOptions& opts = {}, std::stop_token stop = {});
   Result<std::string> Update(std::string_view ns, std::string_view name, std::string body,
                              const WriteOptions& opts = {}, std::stop_token stop = {});
   Result<std::string> UpdateStatus(std::string_view ns, std::string_view name, std::string body,
@@ -84,6 +89,9 @@ class ResourceClient {
   // Returns the server's answer body (the object being finalized, or a Status).
   Result<std::string> Delete(std::string_view ns, std::string_view name,
                              const DeleteOptions& opts = {}, std::stop_token stop = {});
+  // The deletes of `names` at once, from this thread (RestClient::DoAll), answers in that order.
+  std::vector<CallAnswer> DeleteMany(std::string_view ns, std::span<const std::string> names,
+                                     const DeleteOptions& opts = {}, std::stop_token stop = {});
   Result<std::string> DeleteCollection(std::string_view ns, const DeleteOptions& opts,
                                        const api::ListOptions& list_opts,
                                        std::stop_token stop = {});

@@ -1,8 +1,10 @@
 #include "pkg/client/rest_client.h"
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <mutex>
+#include <optional>
 #include <tuple>
 #include <vector>
 
@@ -14,6 +16,7 @@
 #include "pkg/client/user_agent.h"
 #include "pkg/client/watch_stream.h"
 #include "pkg/metrics/first_write.h"
+#include "pkg/util/futex_flag.h"
 
 namespace kcm::client {
 namespace {
@@ -218,13 +221,61 @@ Result<std::string> RestClient::Do(const Request& request, std::stop_token stop)
   return Do(request, stop, nullptr);
 }
 
+RestClient::Verdict RestClient::Judge(const std::string& verb, Result<HttpResponse> resp,
+                                      Attempts& attempts) {
+  Verdict v;
+  std::chrono::seconds retry_after{0};
+  if (!resp.ok()) {
+    metrics_->Requests(0, verb).Inc();
+    // Only a GET is safe to resend when we cannot know whether the server acted on it
+    // (upstream's IsRetryableErrorFunc for GET: a connection reset or a probable EOF). A
+    // timeout is not retried here; the caller's backoff (the reflector's, the workqueue's)
+    // decides.
+    const bool retriable = verb == "GET" && errors::IsConnectionReset(resp.error());
+    if (!retriable || attempts.retries >= options_.retry.max_retries) {
+      v.result = resp.error();
+      return v;
+    }
+    metrics_->Retries(0, verb).Inc();
+  } else {
+    const int status = resp->status;
+    metrics_->Requests(status, verb).Inc();
+    if (status >= 200 && status < 300) {
+      v.content_type = std::move(resp->content_type);
+      v.result = std::move(resp->body);
+      return v;
+    }
+    if (status == 401 && tokens_->Refreshable() && !attempts.token_refreshed) {
+      // A rotated or expired token: fetch it again and try once more at once.
+      attempts.token_refreshed = true;
+      tokens_->Invalidate();
+      metrics_->Retries(status, verb).Inc();
+      v.next = Verdict::Next::kRetryNow;
+      return v;
+    }
+    // Upstream's checkWait: a 429 or a 5xx is retried only when the server said when, with a
+    // Retry-After header; a bare 429 goes back to the caller as TooManyRequests.
+    const auto parsed = ParseRetryAfter(resp->retry_after);
+    const bool retriable = (status == 429 || (status >= 500 && status < 600)) && parsed;
+    if (!retriable || attempts.retries >= options_.retry.max_retries) {
+      v.result = DecodeApiError(status, resp->body);
+      return v;
+    }
+    retry_after = parsed.value_or(std::chrono::seconds(0));
+    metrics_->Retries(status, verb).Inc();
+  }
+  ++attempts.retries;
+  v.next = Verdict::Next::kRetryAfter;
+  v.wait = RetryWait(retry_after, attempts.retries, options_.retry);
+  return v;
+}
+
 Result<std::string> RestClient::Do(const Request& request, std::stop_token stop,
                                    std::string* content_type) {
   auto url = BuildUrl(request);
   if (!url.ok()) return url.error();
   const std::string& verb = request.verb;
-  bool token_refreshed = false;
-  int retry = 0;
+  Attempts attempts;
   while (true) {
     const auto wait_start = clock_.Now();
     if (auto st = limiter_->Wait(stop); !st.ok()) return st.error();
@@ -242,45 +293,162 @@ Result<std::string> RestClient::Do(const Request& request, std::stop_token stop,
     auto resp = transport_->RoundTrip(*http, stop);
     metrics_->RequestDuration(verb).Observe(Seconds(clock_.Now() - start));
 
-    std::chrono::seconds retry_after{0};
-    if (!resp.ok()) {
-      metrics_->Requests(0, verb).Inc();
-      // Only a GET is safe to resend when we cannot know whether the server acted on it
-      // (upstream's IsRetryableErrorFunc for GET: a connection reset or a probable EOF). A
-      // timeout is not retried here; the caller's backoff (the reflector's, the workqueue's)
-      // decides.
-      const bool retriable = verb == "GET" && errors::IsConnectionReset(resp.error());
-      if (!retriable || retry >= options_.retry.max_retries) return resp.error();
-      metrics_->Retries(0, verb).Inc();
-    } else {
-      const int status = resp->status;
-      metrics_->Requests(status, verb).Inc();
-      if (status >= 200 && status < 300) {
-        if (content_type != nullptr) *content_type = std::move(resp->content_type);
-        return std::move(resp->body);
-      }
-      if (status == 401 && tokens_->Refreshable() && !token_refreshed) {
-        // A rotated or expired token: fetch it again and try once more at once.
-        token_refreshed = true;
-        tokens_->Invalidate();
-        metrics_->Retries(status, verb).Inc();
-        continue;
-      }
-      // Upstream's checkWait: a 429 or a 5xx is retried only when the server said when, with a
-      // Retry-After header; a bare 429 goes back to the caller as TooManyRequests.
-      const auto parsed = ParseRetryAfter(resp->retry_after);
-      const bool retriable = (status == 429 || (status >= 500 && status < 600)) && parsed;
-      if (!retriable || retry >= options_.retry.max_retries) {
-        return DecodeApiError(status, resp->body);
-      }
-      retry_after = parsed.value_or(std::chrono::seconds(0));
-      metrics_->Retries(status, verb).Inc();
+    Verdict v = Judge(verb, std::move(resp), attempts);
+    if (v.next == Verdict::Next::kDone) {
+      if (content_type != nullptr && v.result.ok()) *content_type = std::move(v.content_type);
+      return std::move(v.result);
     }
-    ++retry;
-    if (!clock_.SleepFor(RetryWait(retry_after, retry, options_.retry), stop)) {
+    if (v.next == Verdict::Next::kRetryAfter && !clock_.SleepFor(v.wait, stop)) {
       return Canceled("request retry wait");
     }
   }
+}
+
+namespace {
+
+// Counted down by each transfer of a DoAll round as it ends, on the loop; raised, with one
+// wake, when the last one did. Starts at one, the submitting thread's own count, so the round
+// cannot end while requests are still being submitted.
+class RoundLatch {
+ public:
+  void Add() { count_.fetch_add(1, std::memory_order_relaxed); }
+  void CountDown() {
+    if (count_.fetch_sub(1, std::memory_order_acq_rel) == 1) done_.Set();
+  }
+  void Wait() { done_.Wait(); }
+
+ private:
+  std::atomic<int> count_{1};
+  FutexFlag done_;
+};
+
+}  // namespace
+
+std::vector<CallAnswer> RestClient::DoAll(std::span<const Request> requests, std::stop_token stop) {
+  // One request's state across its attempts, as Do keeps it in its locals.
+  struct Call {
+    std::string url;
+    HttpRequest http;  // the attempt in flight: the transfer reads it until it ended
+    std::unique_ptr<PendingRoundTrip> pending;
+    Clock::time_point sent_at;
+    Clock::time_point ended_at;    // stamped on the loop as the transfer ends
+    Clock::time_point not_before;  // a retry's wait ends
+    Attempts attempts;
+  };
+  std::vector<CallAnswer> answers(requests.size());
+  std::vector<Call> calls(requests.size());
+  std::vector<size_t> todo;
+  todo.reserve(requests.size());
+  for (size_t i = 0; i < requests.size(); ++i) {
+    auto url = BuildUrl(requests[i]);
+    if (!url.ok()) {
+      answers[i].body = url.error();
+    } else if (requests[i].body_sink != nullptr) {
+      answers[i].body = Error::Local("InvalidRequest", "DoAll takes no body_sink");
+    } else {
+      calls[i].url = std::move(*url);
+      todo.push_back(i);
+    }
+  }
+  auto end = [&](size_t i, Result<std::string> result) { answers[i].body = std::move(result); };
+  // Rounds: send every request due (retries in the order their waits end), wait once for all of
+  // them, then judge each answer on this thread.
+  while (!todo.empty()) {
+    std::stable_sort(todo.begin(), todo.end(),
+                     [&](size_t a, size_t b) { return calls[a].not_before < calls[b].not_before; });
+    RoundLatch latch;
+    std::vector<size_t> sent;
+    sent.reserve(todo.size());
+    // The tokens of every request already due are reserved at once, in order, as upstream's
+    // batch of goroutines each in the limiter's Wait would take them: a writer that comes later
+    // (the event recorder, another worker) queues behind the whole batch. A retry still waiting
+    // for its Retry-After takes its token when that wait ended.
+    const Clock::time_point round_start = clock_.Now();
+    std::vector<std::optional<Clock::time_point>> admission(todo.size());
+    if (!stop.stop_requested()) {
+      for (size_t k = 0; k < todo.size(); ++k) {
+        if (calls[todo[k]].not_before <= round_start) admission[k] = limiter_->Reserve();
+      }
+    }
+    // Hands back the reservations from `k` on that were not used and whose time has not come.
+    auto unreserve_from = [&](size_t k) {
+      const Clock::time_point now = clock_.Now();
+      for (; k < todo.size(); ++k) {
+        if (admission[k] && *admission[k] > now) limiter_->Unreserve();
+        admission[k].reset();
+      }
+    };
+    for (size_t k = 0; k < todo.size(); ++k) {
+      const size_t i = todo[k];
+      Call& c = calls[i];
+      const Request& request = requests[i];
+      if (stop.stop_requested()) {
+        unreserve_from(k);
+        end(i, Canceled(answers[i].sent ? "request retry wait" : "request"));
+        continue;
+      }
+      Clock::time_point wait_start = round_start;
+      if (admission[k]) {
+        if (*admission[k] > clock_.Now() && !clock_.SleepUntil(*admission[k], stop)) {
+          unreserve_from(k);
+          end(i, Error::Local(errors::reason::kCanceled, "rate limiter wait canceled"));
+          continue;
+        }
+      } else {
+        if (c.not_before > clock_.Now() && !clock_.SleepUntil(c.not_before, stop)) {
+          end(i, Canceled("request retry wait"));
+          continue;
+        }
+        wait_start = clock_.Now();
+        if (auto st = limiter_->Wait(stop); !st.ok()) {
+          end(i, st.error());
+          continue;
+        }
+      }
+      metrics_->RateLimiterDuration(request.verb).Observe(Seconds(clock_.Now() - wait_start));
+      // As in Do: no request is sent after the stop, even with a token at hand.
+      if (stop.stop_requested()) {
+        unreserve_from(k + 1);
+        end(i, Canceled("request"));
+        continue;
+      }
+      auto http = MakeHttpRequest(request, c.url, user_agent_, *tokens_, config_, false);
+      if (!http.ok()) {
+        end(i, http.error());
+        continue;
+      }
+      c.http = std::move(*http);
+      // This thread is the reconcile's own: its first-write probe sees the write, as Do's.
+      if (request.verb != "GET" && request.verb != "HEAD") metrics::NoteWriteSent();
+      answers[i].sent = true;
+      c.sent_at = clock_.Now();
+      latch.Add();
+      // On the loop: stores and counts down, nothing more (`calls` is never resized).
+      c.pending = transport_->Submit(c.http, stop, [this, &c, &latch] {
+        c.ended_at = clock_.Now();
+        latch.CountDown();
+      });
+      sent.push_back(i);
+    }
+    latch.CountDown();
+    latch.Wait();
+    todo.clear();
+    for (size_t i : sent) {
+      Call& c = calls[i];
+      Result<HttpResponse> resp = c.pending->Wait();
+      c.pending.reset();
+      const std::string& verb = requests[i].verb;
+      metrics_->RequestDuration(verb).Observe(Seconds(c.ended_at - c.sent_at));
+      Verdict v = Judge(verb, std::move(resp), c.attempts);
+      if (v.next == Verdict::Next::kDone) {
+        end(i, std::move(v.result));
+        continue;
+      }
+      c.not_before = clock_.Now() + v.wait;
+      todo.push_back(i);
+    }
+  }
+  return answers;
 }
 
 Result<std::unique_ptr<WatchStream>> RestClient::Watch(const Request& request,

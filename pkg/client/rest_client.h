@@ -7,9 +7,11 @@
 
 #include <chrono>
 #include <memory>
+#include <span>
 #include <stop_token>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "pkg/client/request_path.h"
 #include "pkg/client/rest_config.h"
@@ -19,6 +21,7 @@
 namespace kcm::client {
 
 class BodySink;
+struct HttpResponse;
 class RateLimiter;
 class TokenSource;
 class Transport;
@@ -62,6 +65,15 @@ struct RetryPolicy {
   std::chrono::milliseconds backoff_cap{10000};
 };
 
+// What became of one request of RestClient::DoAll.
+struct CallAnswer {
+  // What RestClient::Do would have returned for it.
+  Result<std::string> body = std::string();
+  // False when the stop was requested before it was first sent: nothing reached the server
+  // (`body` is then "Canceled").
+  bool sent = false;
+};
+
 std::chrono::milliseconds RetryWait(std::chrono::seconds retry_after, int retry,
                                     const RetryPolicy& policy);
 
@@ -82,6 +94,17 @@ class RestClient {
   Result<std::string> Do(const Request& request, std::stop_token stop = {});
   // As above; *content_type receives the answer's Content-Type (for a negotiated Accept).
   Result<std::string> Do(const Request& request, std::stop_token stop, std::string* content_type);
+
+  // Runs `requests` at once from the calling thread, each with Do's semantics (limiter, retries,
+  // token refresh, metrics, the stop checked before every send), and returns once every one
+  // ended, their answers in the order of `requests` (docs/design/client-transport.md, "Rate
+  // limiting without threads"). This thread takes each request's limiter token in order and
+  // hands the request to the transport's loop, so a batch waits on the limiter with one thread,
+  // not one a request; it then waits once for the batch, and sends the retries the answers ask
+  // for (after their waits) the same way. Once `stop` is requested no request is sent any more:
+  // those never sent come back with `sent` false. No `body_sink` (a streamed LIST is read on its
+  // caller's thread: use Do).
+  std::vector<CallAnswer> DoAll(std::span<const Request> requests, std::stop_token stop = {});
 
   // Starts a watch (goes through the limiter first). HTTP errors surface from the stream's first
   // Next(); bodyless transport failures too. With timeoutSeconds=T in the query the client ends
@@ -105,6 +128,22 @@ class RestClient {
 
  private:
   Result<std::string> BuildUrl(const Request& request) const;
+
+  // One request's retries so far, kept across its attempts (Do's locals, a DoAll call's).
+  struct Attempts {
+    int retries = 0;
+    bool token_refreshed = false;  // a 401 has been retried once with a fresh token
+  };
+  // What an attempt's answer asks for next: done (its result and Content-Type), a retry at once
+  // (a 401 with a fresh token) or a retry after `wait`. Counts the attempt in the metrics and the
+  // retry in `attempts`, as upstream's request.go does.
+  struct Verdict {
+    enum class Next { kDone, kRetryNow, kRetryAfter } next = Next::kDone;
+    Result<std::string> result = std::string();
+    std::string content_type;
+    std::chrono::milliseconds wait{0};
+  };
+  Verdict Judge(const std::string& verb, Result<HttpResponse> resp, Attempts& attempts);
 
   // The rest_client_* children this client has used, by verb and code (rest_client.cc).
   class MetricHandles;

@@ -207,36 +207,97 @@ Result<HttpResponse> RoundTripOnThread(const std::shared_ptr<Transport::Impl>& i
 
 }  // namespace
 
-Result<HttpResponse> Transport::RoundTrip(const HttpRequest& request, std::stop_token stop) {
-  if (request.body_sink != nullptr) return RoundTripOnThread(impl_, request, stop);
-  if (stop.stop_requested()) return Canceled();
+// A submitted request: its handle's transfer, the answer and header list the loop writes into
+// and reads, and the stop's cancel. Lives on the heap, so the pointers libcurl holds stay valid.
+struct PendingRoundTrip::State {
+  // Posts the transfer's cancel when the caller's stop is requested.
+  struct CancelOnStop {
+    internal::RequestMulti* multi;
+    std::shared_ptr<internal::RequestTransfer> transfer;
+    void operator()() const { multi->Cancel(transfer); }
+  };
+
+  const HttpRequest* request = nullptr;
+  internal::RequestMulti* multi = nullptr;
+  std::shared_ptr<internal::RequestTransfer> transfer;
+  std::optional<internal::Answer> answer;
+  internal::HeaderList headers;
+  std::optional<std::stop_callback<CancelOnStop>> cancel;
+  // Set when the request never reached the loop (canceled before, or no handle to be had).
+  std::optional<Error> early;
+  bool waited = false;
+};
+
+PendingRoundTrip::PendingRoundTrip(Private, std::unique_ptr<State> state)
+    : state_(std::move(state)) {}
+
+PendingRoundTrip::~PendingRoundTrip() {
+  State& s = *state_;
+  if (s.waited || !s.transfer) return;
+  s.cancel.reset();
+  if (!s.transfer->done.IsSet()) s.multi->Cancel(s.transfer);
+  s.transfer->done.Wait();
+  s.multi->ReturnHandle(std::move(s.transfer->handle));
+}
+
+Result<HttpResponse> PendingRoundTrip::Wait() {
+  State& s = *state_;
+  s.waited = true;
+  if (s.early) return *s.early;
+  s.transfer->done.Wait();
+  // Unregistered only now: the loop may still be running the transfer until `done`.
+  s.cancel.reset();
+  internal::PooledEasy& h = *s.transfer->handle;
+  Result<HttpResponse> result = s.transfer->canceled
+                                    ? Result<HttpResponse>(Canceled())
+                                    : Respond(*s.request, *s.answer, s.transfer->result, h.errbuf);
+  s.multi->ReturnHandle(std::move(s.transfer->handle));
+  return result;
+}
+
+std::unique_ptr<PendingRoundTrip> Transport::Submit(const HttpRequest& request,
+                                                    std::stop_token stop,
+                                                    std::function<void()> on_done) {
+  auto state = std::make_unique<PendingRoundTrip::State>();
+  state->request = &request;
+  auto early = [&](Error e) {
+    state->early = std::move(e);
+    if (on_done) on_done();
+    return std::make_unique<PendingRoundTrip>(PendingRoundTrip::Private{}, std::move(state));
+  };
+  if (request.body_sink != nullptr) {
+    return early(Error::Local("InvalidRequest", "a BodySink is fed on its caller's thread"));
+  }
+  if (stop.stop_requested()) return early(Canceled());
   internal::RequestMulti& multi = *impl_->requests;
   auto transfer = std::make_shared<internal::RequestTransfer>();
   transfer->handle = multi.TakeHandle();
   if (!transfer->handle) {
-    return Error::Transport(TransportCause::kOther, "curl_easy_init failed");
+    return early(Error::Transport(TransportCause::kOther, "curl_easy_init failed"));
   }
   internal::PooledEasy& h = *transfer->handle;
   CURL* easy = h.easy.get();
   h.errbuf[0] = '\0';
-  internal::Answer answer(easy, request.max_body_bytes, nullptr, Replayable(request));
-  internal::HeaderList headers;
-  impl_->Configure(easy, &h.proxy, request, headers);
-  answer.Attach();
-
-  // The loop runs the transfer (its callbacks write into `answer`); this thread sleeps on the
-  // transfer's flag, which the loop raises once it removed the handle from its multi. Registered
-  // after Start, a stop's cancel is always posted after the start.
-  multi.Start(transfer);
-  {
-    std::stop_callback cancel(stop, [&multi, transfer] { multi.Cancel(transfer); });
-    transfer->done.Wait();
+  state->answer.emplace(easy, request.max_body_bytes, nullptr, Replayable(request));
+  impl_->Configure(easy, &h.proxy, request, state->headers);
+  state->answer->Attach();
+  if (on_done) {
+    transfer->on_done = [on_done = std::move(on_done)](internal::RequestTransfer&) { on_done(); };
   }
-  Result<HttpResponse> result = transfer->canceled
-                                    ? Result<HttpResponse>(Canceled())
-                                    : Respond(request, answer, transfer->result, h.errbuf);
-  multi.ReturnHandle(std::move(transfer->handle));
-  return result;
+  state->multi = &multi;
+  state->transfer = transfer;
+  // The loop runs the transfer (its callbacks write into the answer). Registered after Start, a
+  // stop's cancel is always posted after the start.
+  multi.Start(transfer);
+  state->cancel.emplace(stop, PendingRoundTrip::State::CancelOnStop{&multi, std::move(transfer)});
+  return std::make_unique<PendingRoundTrip>(PendingRoundTrip::Private{}, std::move(state));
+}
+
+Result<HttpResponse> Transport::RoundTrip(const HttpRequest& request, std::stop_token stop) {
+  if (request.body_sink != nullptr) return RoundTripOnThread(impl_, request, stop);
+  // This thread sleeps on the transfer's flag, which the loop raises once it removed the handle
+  // from its multi.
+  return Submit(request, std::move(stop), nullptr)->Wait();
 }
 
 }  // namespace kcm::client

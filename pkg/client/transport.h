@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <stop_token>
 #include <string>
@@ -76,6 +77,7 @@ struct HttpResponse {
 // answer: a bad Content-Length, too many interim answers, a head over its limit).
 
 class HttpStream;
+class PendingRoundTrip;
 
 class Transport {
  public:
@@ -91,6 +93,17 @@ class Transport {
   // takes longer than connect_timeout, a transfer over `timeout`, or one under the stall limit
   // fails with cause kTimedOut.
   Result<HttpResponse> RoundTrip(const HttpRequest& request, std::stop_token stop = {});
+
+  // Starts a request on the loop and returns at once (docs/design/client-transport.md, "The API
+  // callers see"): RoundTrip without the wait, for a caller with many requests in flight (a
+  // slow-start batch). `on_done` runs once when the transfer ended or was canceled, on the loop
+  // (or on this thread before Submit returns, when the request never reached the loop): it must
+  // only store, count down or wake, never block or log. `request` (with its body) is not copied:
+  // the caller keeps it alive until the PendingRoundTrip is waited for or destroyed. A
+  // `body_sink` is not allowed here (its bytes would be fed on the loop). A stop request cancels
+  // the transfer as RoundTrip's does.
+  std::unique_ptr<PendingRoundTrip> Submit(const HttpRequest& request, std::stop_token stop,
+                                           std::function<void()> on_done);
 
   // Starts a request whose body is read incrementally (watch). Never blocks on the network.
   std::unique_ptr<HttpStream> Stream(const HttpRequest& request);
@@ -108,6 +121,34 @@ class Transport {
 
  private:
   std::shared_ptr<Impl> impl_;
+};
+
+// A request started by Transport::Submit. Destroying it before Wait cancels a transfer still
+// running and waits for its end (the handle goes back to the pool only then).
+class PendingRoundTrip {
+ public:
+  ~PendingRoundTrip();
+  PendingRoundTrip(const PendingRoundTrip&) = delete;
+  PendingRoundTrip& operator=(const PendingRoundTrip&) = delete;
+
+  // Blocks until the transfer ended (at once after `on_done` ran) and returns its answer as
+  // RoundTrip would have. Call once.
+  Result<HttpResponse> Wait();
+
+  struct State;
+
+ private:
+  struct Private {
+    explicit Private() = default;
+  };
+
+ public:
+  // Made by Transport::Submit().
+  PendingRoundTrip(Private, std::unique_ptr<State> state);
+
+ private:
+  friend class Transport;
+  std::unique_ptr<State> state_;
 };
 
 // A response read as it arrives, pull-based: Read() drives the transfer on the caller's thread.

@@ -1,5 +1,6 @@
 #include "pkg/controller/pod_control.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "pkg/api/json.h"
@@ -31,6 +32,63 @@ RealPodControl::RealPodControl(std::shared_ptr<client::ResourceClient> pods,
       controller_api_version_(std::move(controller_api_version)),
       fence_(std::move(fence)) {}
 
+namespace {
+
+WriteOutcome Skipped(std::string_view what) {
+  return {errors::Canceled(std::string(what) + " not sent: stop requested"), true};
+}
+
+// Stops when either token does: the worker's (the caller's `stop`) or the write fence's, each of
+// which must keep a batch's unsent writes unsent.
+class EitherStop {
+ public:
+  EitherStop(const std::stop_token& a, const std::stop_token& b)
+      : a_(a, Request{&source_}), b_(b, Request{&source_}) {}
+  std::stop_token token() const { return source_.get_token(); }
+
+ private:
+  struct Request {
+    std::stop_source* source;
+    void operator()() const { source->request_stop(); }
+  };
+  std::stop_source source_;
+  std::stop_callback<Request> a_;
+  std::stop_callback<Request> b_;
+};
+
+}  // namespace
+
+std::vector<WriteOutcome> PodControlInterface::CreatePodsBatch(
+    std::string_view ns, const api::PodTemplate& pod_template, const api::Object& controller_object,
+    const api::OwnerReference& controller_ref, int count, std::stop_token stop) {
+  std::vector<WriteOutcome> out;
+  out.reserve(static_cast<size_t>(std::max(count, 0)));
+  for (int i = 0; i < count; ++i) {
+    if (stop.stop_requested()) {
+      out.push_back(Skipped("pod create"));
+    } else {
+      out.push_back({CreatePods(ns, pod_template, controller_object, controller_ref)});
+    }
+  }
+  return out;
+}
+
+std::vector<WriteOutcome> PodControlInterface::DeletePodsBatch(std::string_view ns,
+                                                               std::span<const std::string> names,
+                                                               const api::Object& controller_object,
+                                                               std::stop_token stop) {
+  std::vector<WriteOutcome> out;
+  out.reserve(names.size());
+  for (const std::string& name : names) {
+    if (stop.stop_requested()) {
+      out.push_back(Skipped("pod delete"));
+    } else {
+      out.push_back({DeletePod(ns, name, controller_object)});
+    }
+  }
+  return out;
+}
+
 Status RealPodControl::CreatePods(std::string_view ns, const api::PodTemplate& pod_template,
                                   const api::Object& controller_object,
                                   const api::OwnerReference& controller_ref) {
@@ -38,7 +96,40 @@ Status RealPodControl::CreatePods(std::string_view ns, const api::PodTemplate& p
       GetPodFromTemplate(pod_template, ns, controller_object.Meta().name, &controller_ref);
   if (!body.ok()) return body.error();
   if (Status f = fence_.Check("create pod in " + std::string(ns)); !f.ok()) return f;
-  Result<std::string> created = pods_->Create(ns, std::move(*body), {}, fence_.token());
+  return CreatedPod(ns, pods_->Create(ns, std::move(*body), {}, fence_.token()), controller_object,
+                    controller_ref);
+}
+
+std::vector<WriteOutcome> RealPodControl::CreatePodsBatch(std::string_view ns,
+                                                          const api::PodTemplate& pod_template,
+                                                          const api::Object& controller_object,
+                                                          const api::OwnerReference& controller_ref,
+                                                          int count, std::stop_token stop) {
+  const size_t n = static_cast<size_t>(std::max(count, 0));
+  // One body for every create: the pods differ only by the name the server generates.
+  Result<std::string> body =
+      GetPodFromTemplate(pod_template, ns, controller_object.Meta().name, &controller_ref);
+  if (!body.ok()) return std::vector<WriteOutcome>(n, WriteOutcome{body.error()});
+  if (Status f = fence_.Check("create pod in " + std::string(ns)); !f.ok()) {
+    return std::vector<WriteOutcome>(n, WriteOutcome{f});
+  }
+  const EitherStop either(stop, fence_.token());
+  std::vector<client::CallAnswer> answers = pods_->CreateMany(ns, *body, count, {}, either.token());
+  std::vector<WriteOutcome> out;
+  out.reserve(answers.size());
+  for (client::CallAnswer& a : answers) {
+    if (!a.sent) {
+      out.push_back({std::move(a.body).error(), true});
+    } else {
+      out.push_back({CreatedPod(ns, std::move(a.body), controller_object, controller_ref)});
+    }
+  }
+  return out;
+}
+
+Status RealPodControl::CreatedPod(std::string_view ns, Result<std::string> created,
+                                  const api::Object& controller_object,
+                                  const api::OwnerReference& controller_ref) {
   const record::ObjectReference ref =
       record::GetReference(controller_object, controller_api_version_);
   if (!created.ok()) {
@@ -80,7 +171,37 @@ Status RealPodControl::DeletePod(std::string_view ns, std::string_view name,
   }
   KLOG_V_INFOS(2, "Deleting pod", "controller", controller_object.Meta().name, "pod",
                klog::KRef(ns, name));
-  Result<std::string> deleted = pods_->Delete(ns, name, {}, fence_.token());
+  return DeletedPod(ns, name, pods_->Delete(ns, name, {}, fence_.token()), controller_object);
+}
+
+std::vector<WriteOutcome> RealPodControl::DeletePodsBatch(std::string_view ns,
+                                                          std::span<const std::string> names,
+                                                          const api::Object& controller_object,
+                                                          std::stop_token stop) {
+  if (Status f = fence_.Check("delete pods in " + std::string(ns)); !f.ok()) {
+    return std::vector<WriteOutcome>(names.size(), WriteOutcome{f});
+  }
+  for (const std::string& name : names) {
+    KLOG_V_INFOS(2, "Deleting pod", "controller", controller_object.Meta().name, "pod",
+                 klog::KRef(ns, name));
+  }
+  const EitherStop either(stop, fence_.token());
+  std::vector<client::CallAnswer> answers = pods_->DeleteMany(ns, names, {}, either.token());
+  std::vector<WriteOutcome> out;
+  out.reserve(answers.size());
+  for (size_t i = 0; i < answers.size(); ++i) {
+    if (!answers[i].sent) {
+      out.push_back({std::move(answers[i].body).error(), true});
+    } else {
+      out.push_back({DeletedPod(ns, names[i], std::move(answers[i].body), controller_object)});
+    }
+  }
+  return out;
+}
+
+Status RealPodControl::DeletedPod(std::string_view ns, std::string_view name,
+                                  Result<std::string> deleted,
+                                  const api::Object& controller_object) {
   if (deleted.ok()) {
     recorder_.Event(record::GetReference(controller_object, controller_api_version_),
                     record::kEventTypeNormal, kSuccessfulDeletePodReason,

@@ -1,8 +1,8 @@
 // FirstWriteProbe: notes the first write request a reconcile sends, the end point of
 // controller_reaction_duration_seconds (docs/operating.md). The controller installs a probe on its
 // worker thread for the length of one reconcile (ScopedFirstWriteProbe); the REST client calls
-// NoteWriteSent right before it sends a mutating request; code that fans a reconcile's writes out
-// to other threads (controller::ParallelFor) installs the caller's probe on them.
+// NoteWriteSent right before it sends a mutating request (a batch's requests too: DoAll sends them
+// from the worker's own thread).
 //
 // The probe travels as the thread's current probe rather than as a parameter because the
 // reconcilers reach the client through several layers (pod control, typed clients, status

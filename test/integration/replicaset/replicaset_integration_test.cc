@@ -113,6 +113,27 @@ class GatedPodControl final : public controller::PodControlInterface {
   Status PatchPod(std::string_view ns, std::string_view name, const std::string& p) override {
     return real_->PatchPod(ns, name, p);
   }
+  // A slow-start batch arrives as one call: its creates are counted at once and the batch waits
+  // at the gate when it reaches past it, then goes to the real batch (requests in flight).
+  std::vector<controller::WriteOutcome> CreatePodsBatch(std::string_view ns,
+                                                        const api::PodTemplate& t,
+                                                        const api::Object& obj,
+                                                        const api::OwnerReference& ref, int count,
+                                                        std::stop_token stop) override {
+    {
+      std::unique_lock lock(mu_);
+      calls_ += count;
+      cv_.notify_all();
+      cv_.wait(lock, [&] { return calls_ <= gate_; });
+    }
+    return real_->CreatePodsBatch(ns, t, obj, ref, count, std::move(stop));
+  }
+  std::vector<controller::WriteOutcome> DeletePodsBatch(std::string_view ns,
+                                                        std::span<const std::string> names,
+                                                        const api::Object& obj,
+                                                        std::stop_token stop) override {
+    return real_->DeletePodsBatch(ns, names, obj, std::move(stop));
+  }
   // Creates beyond `n` wait until Open.
   void CloseAfter(int n) {
     std::lock_guard lock(mu_);

@@ -81,5 +81,21 @@ TEST(NewRateLimiterTest, NegativeDisablesZeroMeansDefaults) {
   EXPECT_FALSE(defaults->TryAccept());
 }
 
+// Reserve takes a token at once and says when it may be used, queued in arrival order with the
+// other reservations; Unreserve hands back one not used, so the next reservation gets its time.
+TEST(TokenBucketRateLimiterTest, ReservationsQueueInOrderAndGoBack) {
+  FakeClock clock;
+  TokenBucketRateLimiter limiter(/*qps=*/2, /*burst=*/1, clock);
+  const Clock::time_point t0 = clock.Now();
+  EXPECT_EQ(limiter.Reserve(), t0);  // the burst's token
+  EXPECT_EQ(limiter.Reserve(), t0 + std::chrono::milliseconds(500));
+  EXPECT_EQ(limiter.Reserve(), t0 + std::chrono::milliseconds(1000));
+  limiter.Unreserve();
+  EXPECT_EQ(limiter.Reserve(), t0 + std::chrono::milliseconds(1000));
+  EXPECT_FALSE(limiter.TryAccept());
+  NoopRateLimiter none;
+  EXPECT_LE(none.Reserve(), clock.Now());
+}
+
 }  // namespace
 }  // namespace kcm::client

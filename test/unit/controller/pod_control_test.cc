@@ -2,8 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
+#include <stop_token>
 #include <string>
+#include <vector>
 
 #include "pkg/api/json.h"
 #include "pkg/api/object_builders.h"
@@ -260,6 +266,96 @@ TEST_F(RealPodControlTest, OnWriteSeesCreatesAndAdoptionsWithTheirResourceVersio
   ASSERT_TRUE(control_->DeletePod("ns", "gone", rs_).ok());
   EXPECT_EQ(seen, (std::vector<std::string>{"ns ReplicaSet/rs/rs-uid @101",
                                             "ns ReplicaSet/rs/rs-uid @102"}));
+}
+
+// R7, R12: a batch of creates goes out at once (the server answers none until all four arrived,
+// so a batch sent one after another would time out) and each answer is handled as CreatePods
+// handles one: an event each, the observer told each resourceVersion, in call order.
+TEST_F(RealPodControlTest, CreateBatchSendsAllAtOnceAndRecordsEach) {
+  std::mutex mu;
+  std::condition_variable cv;
+  int arrived = 0;
+  Start([&](const RecordedRequest&, Conn& c) {
+    int n = 0;
+    bool all = false;
+    {
+      std::unique_lock lock(mu);
+      n = ++arrived;
+      cv.notify_all();
+      all = cv.wait_for(lock, std::chrono::seconds(10), [&] { return arrived >= 4; });
+    }
+    if (!all) {
+      c.Respond(403, StatusBody(403, "Forbidden", "sent one at a time"));
+      return;
+    }
+    c.Respond(201, R"({"kind":"Pod","metadata":{"name":"rs-)" + std::to_string(n) +
+                       R"(","namespace":"ns","resourceVersion":")" + std::to_string(10 + n) +
+                       R"("}})");
+  });
+  std::vector<std::string> rvs;
+  control_->SetOnWrite(
+      [&](std::string_view, const api::OwnerReference& owner, const std::string& rv) {
+        EXPECT_EQ(owner.uid, "rs-uid");
+        rvs.push_back(rv);
+      });
+  std::vector<WriteOutcome> out =
+      control_->CreatePodsBatch("ns", rs_.spec.pod_template, rs_, ref_, 4, {});
+  ASSERT_EQ(out.size(), 4u);
+  for (const WriteOutcome& o : out) {
+    EXPECT_FALSE(o.skipped);
+    EXPECT_TRUE(o.status.ok()) << o.status.error().ToString();
+  }
+  EXPECT_EQ(server_->requests().size(), 4u);
+  EXPECT_EQ(rvs.size(), 4u);
+  EXPECT_EQ(recorder_.Events().size(), 4u);
+}
+
+// Fencing: a batch asked for once the worker's stop was requested sends nothing; every create
+// comes back skipped and no event is recorded.
+TEST_F(RealPodControlTest, CreateBatchAfterTheStopSendsNothing) {
+  Start([](const RecordedRequest&, Conn& c) { c.Respond(201, "{}"); });
+  std::stop_source stop;
+  stop.request_stop();
+  std::vector<WriteOutcome> out =
+      control_->CreatePodsBatch("ns", rs_.spec.pod_template, rs_, ref_, 3, stop.get_token());
+  ASSERT_EQ(out.size(), 3u);
+  for (const WriteOutcome& o : out) {
+    EXPECT_TRUE(o.skipped);
+    ASSERT_FALSE(o.status.ok());
+    EXPECT_TRUE(IsStopped(o.status.error()));
+  }
+  EXPECT_TRUE(server_->requests().empty());
+  EXPECT_TRUE(recorder_.Events().empty());
+}
+
+// R8, R12: a batch of deletes: outcomes in the order of the names, NotFound returned as is with
+// no event, other failures recorded as FailedDelete.
+TEST_F(RealPodControlTest, DeleteBatchOutcomesInOrder) {
+  Start([](const RecordedRequest& r, Conn& c) {
+    if (r.path.ends_with("/gone")) {
+      c.Respond(404, StatusBody(404, "NotFound", "pods \"gone\" not found"));
+    } else if (r.path.ends_with("/denied")) {
+      c.Respond(403, StatusBody(403, "Forbidden", "no delete for you"));
+    } else {
+      c.Respond(200, R"({"kind":"Pod"})");
+    }
+  });
+  const std::vector<std::string> names = {"a", "gone", "denied", "b"};
+  std::vector<WriteOutcome> out = control_->DeletePodsBatch("ns", names, rs_, {});
+  ASSERT_EQ(out.size(), 4u);
+  EXPECT_TRUE(out[0].status.ok());
+  ASSERT_FALSE(out[1].status.ok());
+  EXPECT_TRUE(errors::IsNotFound(out[1].status.error()));
+  ASSERT_FALSE(out[2].status.ok());
+  EXPECT_EQ(out[2].status.error().code, 403);
+  EXPECT_TRUE(out[3].status.ok());
+  EXPECT_EQ(server_->requests().size(), 4u);
+  std::vector<std::string> events = recorder_.Events();
+  ASSERT_EQ(events.size(), 3u);
+  EXPECT_EQ(
+      std::count_if(events.begin(), events.end(),
+                    [](const std::string& e) { return e.starts_with("Warning FailedDelete"); }),
+      1);
 }
 
 }  // namespace
