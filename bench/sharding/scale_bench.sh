@@ -60,6 +60,8 @@ total_pods=$((250 * BIG + 30 * MEDIUM + 5 * SMALL))
 selector=bench=sharding-scale
 # shellcheck source=bench/lib/controller_bench.sh
 source bench/lib/controller_bench.sh
+# shellcheck source=bench/lib/sharding_bench.sh
+source bench/lib/sharding_bench.sh
 bench_testbed_up
 mkdir -p "$dir/logs"
 work=$(mktemp -d "$dir/logs/sharding-scale.XXXXXX")
@@ -141,17 +143,6 @@ scale_and_wait() {
   done
   printf '%.2f\n' "$(echo "$(now) - $t0" | bc)"
 }
-# metric <port> <name>: the sum of a metric's samples on a replica's /metrics ("" if absent).
-metric() {
-  curl -sk -H "Authorization: Bearer $KCM_TESTBED_ADMIN_TOKEN" "https://127.0.0.1:$1/metrics" \
-    2>/dev/null | awk -v name="$2" '$1 == name || index($1, name "{") == 1 {v += $NF; seen = 1}
-      END {if (seen) printf "%d\n", v}'
-}
-# The shard map of the sharded run's Lease, as JSON ("" while there is none).
-shard_map() {
-  $K -n kube-system get lease "$lease-shards" \
-    -o 'jsonpath={.metadata.annotations.kube-controller-manager-cpp/shard-map}' 2>/dev/null || true
-}
 # owners <map json> <identity...>: "<replica index> <namespaces> <pods>" for each replica (the
 # benchmark's namespaces and pods whose namespace hashes into a range it owns), then
 # "<index> <namespace>" lines for each benchmark namespace, by owner. FNV-1a 64 of the name, as
@@ -203,44 +194,9 @@ start_replica() {
 }
 # Each replica's identity, from its log line "Sharding by namespace" identity="<identity>".
 read_identities() {
-  local i id
+  local i
   rep_id=()
-  for i in "${!rep_log[@]}"; do
-    id=""
-    for _ in $(seq 100); do
-      id=$(sed -n 's/.*"Sharding by namespace" identity="\([^"]*\)".*/\1/p; T; q' "${rep_log[$i]}")
-      [ -n "$id" ] && break
-      sleep 0.1
-    done
-    rep_id+=("$id")
-  done
-}
-# Waits (≤ 120 s) until each of the live replicas (indices given) sees them all as members and
-# serves some namespaces, every namespace of the cluster is served, and no handoff is pending.
-wait_balanced() {
-  local all i m n sum ok map
-  all=$($K get namespaces --no-headers | wc -l)
-  for _ in $(seq 240); do
-    ok=1 sum=0
-    for i in "$@"; do
-      m=$(metric "${rep_port[$i]}" controller_sharding_members)
-      n=$(metric "${rep_port[$i]}" controller_sharding_namespaces)
-      [ "${m:-0}" = $# ] && [ "${n:-0}" -gt 0 ] || ok=0
-      sum=$((sum + ${n:-0}))
-    done
-    map=$(shard_map)
-    [ "$ok" = 1 ] && [ "$sum" = "$all" ] && [[ $map != *'"next":"'[!\"]* ]] && return 0
-    sleep 0.5
-  done
-  echo "  replicas not balanced after 120 s (served $sum of $all namespaces)" >&2
-}
-# Waits (≤ 60 s) until the shard map no longer names replica <index> as owner or next.
-wait_gone_from_map() {
-  for _ in $(seq 120); do
-    [[ $(shard_map) != *"${rep_id[$1]}"* ]] && return 0
-    sleep 0.5
-  done
-  echo "  replica $1 still in the shard map after 60 s" >&2
+  for i in "${!rep_log[@]}"; do rep_id+=("$(replica_identity "${rep_log[$i]}")"); done
 }
 # Deletes the workload and waits (≤ 5 min) until no pod of it is left.
 delete_workload() {
@@ -286,8 +242,8 @@ converge() {
     # Each set of ranges a replica started serving runs its own informers and controllers (their
     # clients are shared within the replica: one write budget per replica).
     if [ "$run" = sharded ]; then
-      echo "$run.stacks.$i $(awk '/shard_manager.cc:[0-9]+\] serving / {n++}
-        /shard_manager.cc:[0-9]+\] stopping / {n--} END {print n + 0}' "${rep_log[$i]}")" >>"$results"
+      echo "$run.stacks.$i $(awk '/\] "Serving shard ranges" / {n++}
+        /\] "Stopping shard ranges" / {n--} END {print n + 0}' "${rep_log[$i]}")" >>"$results"
     fi
   done
   last=$($K get pods -A -l "$selector" -o 'jsonpath={range .items[*]}{.metadata.creationTimestamp}{"\n"}{end}' |

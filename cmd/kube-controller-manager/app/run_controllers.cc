@@ -55,7 +55,13 @@ Status RunControllers(const RunContext& rc, ControllerReadiness& ready, std::sto
           KLOG_V_INFOS(1, "Informer cache", "resource", resource, "synced", synced);
         }
         ready.informers_synced = all_synced && !running.stop_requested();
-        if (ready.informers_synced) KLOG_INFOS("Caches are synced");
+        if (!ready.informers_synced) return;
+        // A serve call names its ranges: several run side by side in one sharded replica.
+        if (shard != nullptr) {
+          KLOG_INFOS("Caches are synced", "shardSelector", shard->String());
+        } else {
+          KLOG_INFOS("Caches are synced");
+        }
       },
       ready, stop);
   counted.reset();
