@@ -2,13 +2,17 @@
 # after bench/lib/controller_bench.sh. Reads at call time: $K (kubectl as admin), $lease (the
 # replicas' --leader-elect-resource-name), rep_port and rep_id (each replica's metrics port and
 # identity, by index), KCM_TESTBED_ADMIN_TOKEN.
-# Provides: metric <port> <name>, shard_map, replica_identity <log>, wait_balanced <index...>,
+# Provides: metric <port> <name> [<label>], shard_map, replica_identity <log>, wait_balanced <index...>,
 # wait_gone_from_map <index>.
 
-# metric <port> <name>: the sum of a metric's samples on a replica's /metrics ("" if absent).
+# metric <port> <name> [<label>]: the sum of a metric's samples on a replica's /metrics, only
+# those whose labels hold <label> (say method="PUT") when given ("" if none).
 metric() {
   curl -sk -H "Authorization: Bearer $KCM_TESTBED_ADMIN_TOKEN" "https://127.0.0.1:$1/metrics" \
-    2>/dev/null | awk -v name="$2" '$1 == name || index($1, name "{") == 1 {v += $NF; seen = 1}
+    2>/dev/null | awk -v name="$2" -v label="${3:-}" '
+      ($1 == name || index($1, name "{") == 1) && (label == "" || index($1, label) > 0) {
+        v += $NF; seen = 1
+      }
       END {if (seen) printf "%d\n", v}'
 }
 # The shard map of the replicas' Lease, as JSON ("" while there is none).

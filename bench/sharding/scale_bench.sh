@@ -16,7 +16,7 @@
 # updated, no extra pods, generation observed, Progressing reason NewReplicaSetAvailable); pods
 # created per second (pods / that time, and pods / the time to the last pod's creationTimestamp);
 # per replica, CPU seconds (utime + stime from /proc) over that window and peak RSS (VmHWM) at its
-# end; the API requests of all replicas (rest_client_requests_total); the time for one fixed small
+# end; the API requests of all replicas over that window, by method (rest_client_requests_total); the time for one fixed small
 # Deployment scaled up by SCALE_BY to be complete again with its replica alive. For the sharded run
 # also, per replica, controller_sharding_namespaces from its /metrics and the benchmark's namespaces
 # and pods it serves (FNV-1a 64 of each namespace name against the ranges of the Lease
@@ -55,6 +55,8 @@ NODES=${NODES:-$((PODS / 100 + 5))}
 RUNS=${RUNS:-single sharded}
 TIMEOUT_S=${TIMEOUT_S:-1800}
 POLL_S=${POLL_S:-1}
+# The verbs rest_client_requests_total counts by (a watch is not counted there).
+methods="GET POST PUT PATCH DELETE"
 dir=${KCM_TESTBED_DIR:-/tmp/kcm-sharding-bench}
 total_pods=$((250 * BIG + 30 * MEDIUM + 5 * SMALL))
 selector=bench=sharding-scale
@@ -220,8 +222,15 @@ delete_workload() {
 # Creates the workload, waits for every Deployment to be complete and records the run's figures
 # as "<run>.<key> <value>" lines in $results.
 converge() {
-  local run=$1 c0=() t0 t_done="" i c1 rss requests=0 r last
-  for i in "${!rep_pid[@]}"; do c0+=("$(cpu_ticks "${rep_pid[$i]}")"); done
+  local run=$1 c0=() t0 t_done="" i c1 rss r last m
+  local -A req0=() requests=()
+  for i in "${!rep_pid[@]}"; do
+    c0+=("$(cpu_ticks "${rep_pid[$i]}")")
+    for m in $methods; do
+      r=$(metric "${rep_port[$i]}" rest_client_requests_total "method=\"$m\"")
+      req0[$i.$m]=${r:-0}
+    done
+  done
   t0=$(now)
   $K create -f "$work/workload.yaml" >/dev/null
   while :; do
@@ -237,8 +246,11 @@ converge() {
     c1=$(cpu_ticks "${rep_pid[$i]}") rss=$(rss_kb "${rep_pid[$i]}")
     echo "$run.cpu.$i $(echo "($c1 - ${c0[$i]}) / $tick" | bc -l)" >>"$results"
     echo "$run.rss.$i $((rss / 1024))" >>"$results"
-    r=$(metric "${rep_port[$i]}" rest_client_requests_total)
-    requests=$((requests + ${r:-0}))
+    # Over the window only, by method: which kind of request a sharded run sends more of.
+    for m in $methods; do
+      r=$(metric "${rep_port[$i]}" rest_client_requests_total "method=\"$m\"")
+      requests[$m]=$((${requests[$m]:-0} + ${r:-0} - ${req0[$i.$m]}))
+    done
     # Each set of ranges a replica started serving runs its own informers and controllers (their
     # clients are shared within the replica: one write budget per replica).
     if [ "$run" = sharded ]; then
@@ -252,7 +264,7 @@ converge() {
     echo "$run.converge $(echo "$t_done - $t0" | bc)"
     echo "$run.pods $($K get pods -A -l "$selector" --no-headers | wc -l)"
     echo "$run.last_create $(($(date -d "$last" +%s) - ${t0%.*}))"
-    echo "$run.requests $requests"
+    for m in $methods; do echo "$run.requests.$m ${requests[$m]}"; done
   } >>"$results"
 }
 
@@ -388,7 +400,13 @@ row("CPU s, per replica (ratio: busiest)", peak(cs), peak(cd), listed(cs, 2), li
 rs, rd = per("single", "rss"), per("sharded", "rss")
 row("peak RSS MiB, per replica (ratio: largest)", peak(rs), peak(rd), listed(rs, 0), listed(rd, 0), 0)
 row("peak RSS MiB, all replicas", total(rs), total(rd), digits=0)
-row("API requests, all replicas", num("single.requests"), num("sharded.requests"), digits=0)
+methods = ("GET", "POST", "PUT", "PATCH", "DELETE")
+def requests(run, methods):
+    return total([num(f"{run}.requests.{m}") for m in methods])
+row("API requests over the window, all replicas", requests("single", methods),
+    requests("sharded", methods), digits=0)
+for m in methods:
+    row(f"  of which {m}", requests("single", [m]), requests("sharded", [m]), digits=0)
 row("namespaces served (controller_sharding_namespaces)", None, None, "all",
     listed(per("sharded", "namespaces"), 0))
 row("serve calls running (own informers and controllers)", None, None, "1",
