@@ -9,6 +9,7 @@
 #include "pkg/client/api_errors.h"
 #include "pkg/client/resource_client.h"
 #include "pkg/record/reference.h"
+#include "pkg/util/any_stop.h"
 #include "pkg/util/klog.h"
 
 namespace kcm::controller {
@@ -38,23 +39,21 @@ WriteOutcome Skipped(std::string_view what) {
   return {errors::Canceled(std::string(what) + " not sent: stop requested"), true};
 }
 
-// Stops when either token does: the worker's (the caller's `stop`) or the write fence's, each of
-// which must keep a batch's unsent writes unsent.
-class EitherStop {
- public:
-  EitherStop(const std::stop_token& a, const std::stop_token& b)
-      : a_(a, Request{&source_}), b_(b, Request{&source_}) {}
-  std::stop_token token() const { return source_.get_token(); }
-
- private:
-  struct Request {
-    std::stop_source* source;
-    void operator()() const { source->request_stop(); }
-  };
-  std::stop_source source_;
-  std::stop_callback<Request> a_;
-  std::stop_callback<Request> b_;
-};
+// One outcome per answer of a batch, in order: a write never sent is skipped, a sent one is what
+// `finish(i, answer)` makes of its answer (events, the observer, the log).
+template <typename Finish>
+std::vector<WriteOutcome> Outcomes(std::vector<client::CallAnswer> answers, Finish finish) {
+  std::vector<WriteOutcome> out;
+  out.reserve(answers.size());
+  for (size_t i = 0; i < answers.size(); ++i) {
+    if (!answers[i].sent) {
+      out.push_back({std::move(answers[i].body).error(), true});
+    } else {
+      out.push_back({finish(i, std::move(answers[i].body))});
+    }
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -113,18 +112,11 @@ std::vector<WriteOutcome> RealPodControl::CreatePodsBatch(std::string_view ns,
   if (Status f = fence_.Check("create pod in " + std::string(ns)); !f.ok()) {
     return std::vector<WriteOutcome>(n, WriteOutcome{f});
   }
-  const EitherStop either(stop, fence_.token());
-  std::vector<client::CallAnswer> answers = pods_->CreateMany(ns, *body, count, {}, either.token());
-  std::vector<WriteOutcome> out;
-  out.reserve(answers.size());
-  for (client::CallAnswer& a : answers) {
-    if (!a.sent) {
-      out.push_back({std::move(a.body).error(), true});
-    } else {
-      out.push_back({CreatedPod(ns, std::move(a.body), controller_object, controller_ref)});
-    }
-  }
-  return out;
+  const AnyStop either(stop, fence_.token());
+  return Outcomes(pods_->CreateMany(ns, *body, count, {}, either.token()),
+                  [&](size_t, Result<std::string> created) {
+                    return CreatedPod(ns, std::move(created), controller_object, controller_ref);
+                  });
 }
 
 Status RealPodControl::CreatedPod(std::string_view ns, Result<std::string> created,
@@ -185,18 +177,11 @@ std::vector<WriteOutcome> RealPodControl::DeletePodsBatch(std::string_view ns,
     KLOG_V_INFOS(2, "Deleting pod", "controller", controller_object.Meta().name, "pod",
                  klog::KRef(ns, name));
   }
-  const EitherStop either(stop, fence_.token());
-  std::vector<client::CallAnswer> answers = pods_->DeleteMany(ns, names, {}, either.token());
-  std::vector<WriteOutcome> out;
-  out.reserve(answers.size());
-  for (size_t i = 0; i < answers.size(); ++i) {
-    if (!answers[i].sent) {
-      out.push_back({std::move(answers[i].body).error(), true});
-    } else {
-      out.push_back({DeletedPod(ns, names[i], std::move(answers[i].body), controller_object)});
-    }
-  }
-  return out;
+  const AnyStop either(stop, fence_.token());
+  return Outcomes(pods_->DeleteMany(ns, names, {}, either.token()),
+                  [&](size_t i, Result<std::string> deleted) {
+                    return DeletedPod(ns, names[i], std::move(deleted), controller_object);
+                  });
 }
 
 Status RealPodControl::DeletedPod(std::string_view ns, std::string_view name,

@@ -4,6 +4,7 @@
 
 #include "pkg/api/shared_text.h"
 #include "pkg/cache/index.h"
+#include "pkg/util/any_stop.h"
 #include "pkg/util/klog.h"
 
 namespace kcm::informers {
@@ -128,9 +129,7 @@ std::map<std::string, bool> SharedInformerFactory::WaitForCacheSync(std::stop_to
     }
   }
   // Shutdown ends the wait too: a stopped informer never syncs.
-  std::stop_source either;
-  std::stop_callback on_stop(stop, [&either] { either.request_stop(); });
-  std::stop_callback on_shutdown(shutdown_.get_token(), [&either] { either.request_stop(); });
+  const AnyStop either(stop, shutdown_.get_token());
   std::map<std::string, bool> result;
   Clock& clock = options_.clock ? *options_.clock : RealClock::Get();
   // An informer's watermark moves when the indexer has applied its initial list's last item (the
@@ -140,7 +139,7 @@ std::map<std::string, bool> SharedInformerFactory::WaitForCacheSync(std::stop_to
   for (auto& [name, informer] : started) {
     const uint64_t id = informer->AddStoreSyncListener([waker] { waker->Wake(); });
     result[name] = cache::WaitForCacheSync(
-        either.get_token(), {[informer] { return informer->HasSynced(); }}, clock, waker.get());
+        either.token(), {[informer] { return informer->HasSynced(); }}, clock, waker.get());
     informer->RemoveStoreSyncListener(id);
   }
   return result;

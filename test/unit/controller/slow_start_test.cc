@@ -48,8 +48,9 @@ class Batches {
   std::vector<int> sizes_;
 };
 
-// R7: batches 1, 2, 4, …; a failure in the third batch (calls 4-7) stops there: the batch
-// finishes, its other calls count as successes, and no further batch starts.
+// R7, upstream's slowStartBatch (pkg/controller/replicaset/replica_set.go): batches 1, 2, 4, …;
+// a failure in the third batch (calls 4-7) stops there: the batch finishes, its other calls count
+// as successes, and no further batch starts.
 TEST(SlowStartBatchTest, StopsAfterFirstBatchWithFailure) {
   int n = 0;
   Batches b([&]() -> Status { return ++n == 4 ? Fail("call 4") : OkStatus(); });
