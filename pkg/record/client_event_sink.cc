@@ -34,7 +34,7 @@ Result<std::string> EncodeEvent(const api::Event& event) {
 ClientEventSink::ClientEventSink(std::shared_ptr<client::RestClient> client)
     : events_(std::move(client), api::kEvents) {}
 
-Result<api::Event> ClientEventSink::Create(const api::Event& event) {
+Result<api::Event> ClientEventSink::Create(const api::Event& event, std::stop_token stop) {
   if (Status s = RequireNamespace(event); !s.ok()) return s.error();
   // A create carries no precondition: a resourceVersion is dropped (on a copy; a new event has
   // none).
@@ -44,21 +44,23 @@ Result<api::Event> ClientEventSink::Create(const api::Event& event) {
     return EncodeEvent(copy);
   }();
   if (!body.ok()) return body.error();
-  return Decode(events_.Create(event.metadata.namespace_, std::move(body).value()));
+  return Decode(events_.Create(event.metadata.namespace_, std::move(body).value(), {}, stop));
 }
 
-Result<api::Event> ClientEventSink::Update(const api::Event& event) {
+Result<api::Event> ClientEventSink::Update(const api::Event& event, std::stop_token stop) {
   if (Status s = RequireNamespace(event); !s.ok()) return s.error();
   auto body = EncodeEvent(event);
   if (!body.ok()) return body.error();
-  return Decode(
-      events_.Update(event.metadata.namespace_, event.metadata.name, std::move(body).value()));
+  return Decode(events_.Update(event.metadata.namespace_, event.metadata.name,
+                               std::move(body).value(), {}, stop));
 }
 
-Result<api::Event> ClientEventSink::Patch(const api::Event& event, std::string_view patch) {
+Result<api::Event> ClientEventSink::Patch(const api::Event& event, std::string_view patch,
+                                          std::stop_token stop) {
   if (Status s = RequireNamespace(event); !s.ok()) return s.error();
   return Decode(events_.Patch(event.metadata.namespace_, event.metadata.name,
-                              client::PatchType::kStrategicMergePatch, std::string(patch)));
+                              client::PatchType::kStrategicMergePatch, std::string(patch), {}, "",
+                              stop));
 }
 
 Result<api::Event> ClientEventSink::Decode(Result<std::string> body) {

@@ -21,9 +21,10 @@ class ClientEventSink final : public EventSink {
  public:
   explicit ClientEventSink(std::shared_ptr<client::RestClient> client);
 
-  Result<api::Event> Create(const api::Event& event) override;
-  Result<api::Event> Update(const api::Event& event) override;
-  Result<api::Event> Patch(const api::Event& event, std::string_view patch) override;
+  Result<api::Event> Create(const api::Event& event, std::stop_token stop) override;
+  Result<api::Event> Update(const api::Event& event, std::stop_token stop) override;
+  Result<api::Event> Patch(const api::Event& event, std::string_view patch,
+                           std::stop_token stop) override;
 
  private:
   Result<api::Event> Decode(Result<std::string> body);

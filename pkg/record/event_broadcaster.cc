@@ -55,6 +55,15 @@ struct EventBroadcaster::Queue {
     return false;
   }
 
+  // Drops every queued event (counted as dropped) and returns how many; under mu.
+  size_t DropAllLocked() {
+    const size_t n = items.size();
+    dropped += n;
+    items.clear();
+    queued.clear();
+    return n;
+  }
+
   api::Event Pop() {
     Forget(items.front().key);
     api::Event e = std::move(items.front().event);
@@ -202,9 +211,19 @@ void EventBroadcaster::Run(std::stop_token stop) {
     {
       std::unique_lock lock(queue_->mu);
       queue_->cv.wait(lock, stop, [&] { return !queue_->items.empty() || queue_->closed; });
-      // After a stop the queue is still drained, so Shutdown flushes what was recorded.
+      if (stop.stop_requested()) {
+        // Shutdown drops what is still queued, as upstream's eventBroadcasterImpl.Shutdown does:
+        // a serve call handing its namespaces over, or a replica losing its lease, must not wait
+        // for a backlog of up to queue_size writes behind the client's rate limiter.
+        const size_t n = queue_->DropAllLocked();
+        lock.unlock();
+        if (n > 0) {
+          KLOG_V_INFOS(2, "Dropped queued events at shutdown", "count", n);
+        }
+        return;
+      }
       if (queue_->items.empty()) {
-        if (queue_->closed || stop.stop_requested()) return;
+        if (queue_->closed) return;
         continue;
       }
       event = queue_->Pop();
@@ -224,7 +243,7 @@ void EventBroadcaster::RecordToSink(const api::Event& event, std::stop_token sto
   if (result.skip) return;
   const bool update_existing = result.event.count > 1;
   for (int tries = 1;; ++tries) {
-    if (RecordEvent(result.event, result.patch, update_existing)) return;
+    if (RecordEvent(result.event, result.patch, update_existing, stop)) return;
     if (tries >= options_.max_tries) {
       KLOG_ERRORS("retry limit exceeded", "Unable to write event (retry limit exceeded!)", "event",
                   Describe(result.event));
@@ -243,11 +262,11 @@ void EventBroadcaster::RecordToSink(const api::Event& event, std::stop_token sto
 }
 
 bool EventBroadcaster::RecordEvent(const api::Event& event, const std::string& patch,
-                                   bool update_existing) {
+                                   bool update_existing, std::stop_token stop) {
   Result<api::Event> written = Error::Local("NotAttempted", "");
   bool create = !update_existing;
   if (update_existing) {
-    written = sink_->Patch(event, patch);
+    written = sink_->Patch(event, patch, stop);
     // The Event may have expired on the server (events have a TTL): create it afresh.
     if (!written.ok() && written.error().code == 404) create = true;
   }
@@ -255,11 +274,11 @@ bool EventBroadcaster::RecordEvent(const api::Event& event, const std::string& p
     // A create carries no resourceVersion; a new event has none, so it is copied only when it
     // came from the correlator's log of a written one.
     if (event.metadata.resource_version.empty()) {
-      written = sink_->Create(event);
+      written = sink_->Create(event, stop);
     } else {
       api::Event fresh = event;
       fresh.metadata.resource_version.clear();
-      written = sink_->Create(fresh);
+      written = sink_->Create(fresh, stop);
     }
   }
   if (written.ok()) {
@@ -267,6 +286,12 @@ bool EventBroadcaster::RecordEvent(const api::Event& event, const std::string& p
     return true;
   }
   const Error& err = written.error();
+  if (stop.stop_requested()) {
+    // The write was canceled by Shutdown (or ended as it came): not retried.
+    KLOG_V_INFOS(2, "Unable to write event (broadcaster is shut down)", "event", Describe(event),
+                 "err", err.ToString());
+    return true;
+  }
   // Only a failure to reach the server (or to read its answer) is worth retrying; a server that
   // answered will answer the same way again.
   if (errors::IsTransport(err) || (err.code == 0 && err.reason == "DecodeError")) {

@@ -48,12 +48,12 @@ class EventBroadcaster {
   // recorder may outlive the broadcaster: its events are then dropped.
   std::shared_ptr<EventRecorder> NewRecorder(api::EventSource source);
 
-  // Stops accepting events, writes what is still queued (one attempt each, no retry waits) and
-  // stops the worker. Idempotent. Each write is bounded by the sink's own request timeout (set
-  // RestConfig::timeout on the events client), not by this call.
+  // Stops accepting events, drops what is still queued (counted in dropped()), cancels the write
+  // under way and joins the worker, as upstream's eventBroadcasterImpl.Shutdown stops its
+  // watcher: it returns at once, whatever the backlog. Idempotent.
   void Shutdown();
 
-  // Events dropped because the queue was full or closed.
+  // Events dropped because the queue was full or closed, or still queued at Shutdown.
   uint64_t dropped() const;
 
   struct Queue;  // shared with the recorders (event_broadcaster.cc)
@@ -62,7 +62,8 @@ class EventBroadcaster {
   void Run(std::stop_token stop);
   void RecordToSink(const api::Event& event, std::stop_token stop);
   // True when done with the event (written, or refused for good); false to retry.
-  bool RecordEvent(const api::Event& event, const std::string& patch, bool update_existing);
+  bool RecordEvent(const api::Event& event, const std::string& patch, bool update_existing,
+                   std::stop_token stop);
 
   const BroadcasterOptions options_;
   Clock& clock_;

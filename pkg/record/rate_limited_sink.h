@@ -5,8 +5,8 @@
 // --kube-api-qps budget: a pod create and its SuccessfulCreate event cost two. Our events go out
 // through the daemon's events client; this sink charges them to the controller's limiter, so a
 // controller paces its writes as upstream's does. Once `stop` is requested (lease lost, shutdown)
-// the remaining events are written without waiting for a token: the broadcaster's shutdown flush
-// is bounded by the events client's request timeout, not by the budget. Thread-safe.
+// events are written without waiting for a token; a call's own stop (the broadcaster's Shutdown)
+// ends its wait and cancels its write. Thread-safe.
 #pragma once
 
 #include <memory>
@@ -24,13 +24,14 @@ class RateLimitedEventSink final : public EventSink {
   RateLimitedEventSink(std::shared_ptr<EventSink> inner, client::RateLimiter& limiter,
                        std::shared_ptr<const void> limiter_owner, std::stop_token stop);
 
-  Result<api::Event> Create(const api::Event& event) override;
-  Result<api::Event> Update(const api::Event& event) override;
-  Result<api::Event> Patch(const api::Event& event, std::string_view patch) override;
+  Result<api::Event> Create(const api::Event& event, std::stop_token stop) override;
+  Result<api::Event> Update(const api::Event& event, std::stop_token stop) override;
+  Result<api::Event> Patch(const api::Event& event, std::string_view patch,
+                           std::stop_token stop) override;
 
  private:
-  // Waits for a token unless stopped; a wait cut short by the stop lets the write go.
-  void Charge();
+  // Waits for a token unless either stop is requested.
+  void Charge(const std::stop_token& call);
 
   std::shared_ptr<EventSink> inner_;
   client::RateLimiter& limiter_;

@@ -1,11 +1,13 @@
 // FakeEventSink: an EventSink for tests that records every call and answers from a script of
-// errors (then success). Thread-safe; WaitForCalls blocks in real time, bounded.
+// errors (then success), or, once HoldWrites() was called, holds every call until its stop is
+// requested and then answers Canceled. Thread-safe; WaitForCalls blocks in real time, bounded.
 #pragma once
 
 #include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -21,14 +23,21 @@ struct SinkCall {
 
 class FakeEventSink final : public EventSink {
  public:
-  Result<api::Event> Create(const api::Event& event) override {
-    return Answer("create", event, "");
+  Result<api::Event> Create(const api::Event& event, std::stop_token stop) override {
+    return Answer("create", event, "", stop);
   }
-  Result<api::Event> Update(const api::Event& event) override {
-    return Answer("update", event, "");
+  Result<api::Event> Update(const api::Event& event, std::stop_token stop) override {
+    return Answer("update", event, "", stop);
   }
-  Result<api::Event> Patch(const api::Event& event, std::string_view patch) override {
-    return Answer("patch", event, std::string(patch));
+  Result<api::Event> Patch(const api::Event& event, std::string_view patch,
+                           std::stop_token stop) override {
+    return Answer("patch", event, std::string(patch), stop);
+  }
+
+  // From now on every call waits until its stop is requested (a server that never answers).
+  void HoldWrites() {
+    std::lock_guard lock(mu_);
+    hold_ = true;
   }
 
   // The next calls of `verb` fail with these errors, in order.
@@ -48,10 +57,16 @@ class FakeEventSink final : public EventSink {
   }
 
  private:
-  Result<api::Event> Answer(const std::string& verb, const api::Event& event, std::string patch) {
-    std::lock_guard lock(mu_);
+  Result<api::Event> Answer(const std::string& verb, const api::Event& event, std::string patch,
+                            std::stop_token stop) {
+    std::unique_lock lock(mu_);
     calls_.push_back({verb, event, std::move(patch)});
     cv_.notify_all();
+    if (hold_) {
+      std::condition_variable_any held;
+      held.wait(lock, stop, [] { return false; });
+      return errors::Canceled("event write canceled");
+    }
     for (auto it = errors_.begin(); it != errors_.end(); ++it) {
       if (it->first == verb) {
         Error e = it->second;
@@ -65,10 +80,11 @@ class FakeEventSink final : public EventSink {
   }
 
   mutable std::mutex mu_;
-  mutable std::condition_variable cv_;
+  mutable std::condition_variable_any cv_;
   std::vector<SinkCall> calls_;
   std::deque<std::pair<std::string, Error>> errors_;
   int resource_version_ = 0;
+  bool hold_ = false;
 };
 
 }  // namespace kcm::record

@@ -216,7 +216,9 @@ TEST(EventBroadcasterQueueTest, FullQueueShedsRepeatsAndKeepsScalingAndWarnings)
   }
   EXPECT_EQ(broadcaster.dropped(), 5u + 95u);
 
+  // Written before the Shutdown, which drops what is still queued.
   broadcaster.StartRecordingToSink(sink);
+  ASSERT_TRUE(sink->WaitForCalls(10));
   broadcaster.Shutdown();
   std::map<std::string, int> written;  // reason -> count
   std::set<std::string> objects_with_creates;
@@ -246,18 +248,29 @@ TEST(EventBroadcasterQueueTest, QueueFullOfWarningsDropsTheIncomingEvent) {
   recorder->Event(kDeployment, "Normal", "Late", "m");
   EXPECT_EQ(broadcaster.dropped(), 2u);
   broadcaster.StartRecordingToSink(sink);
+  ASSERT_TRUE(sink->WaitForCalls(3));
   broadcaster.Shutdown();
   std::vector<std::string> reasons;
   for (const auto& call : sink->Calls()) reasons.push_back(call.event.reason);
   EXPECT_EQ(reasons, (std::vector<std::string>{"FailedCreate", "FailedDelete", "FailedUpdate"}));
 }
 
-TEST_F(EventBroadcasterTest, ShutdownFlushesQueuedEvents) {  // E3
+// Upstream's eventBroadcasterImpl.Shutdown cancels its context: the watcher goroutine stops and
+// what its channel still holds is never written. A serve call that hands its namespaces over must
+// not wait for a backlog of writes behind the rate limiter, nor for a server that does not answer.
+TEST_F(EventBroadcasterTest, ShutdownCancelsTheWriteUnderWayAndDropsTheQueue) {  // E3
+  sink_->HoldWrites();
   recorder_->Event(kDeployment, "Normal", "A", "m");
   recorder_->Event(kDeployment, "Normal", "B", "m");
+  recorder_->Event(kDeployment, "Warning", "C", "m");
   broadcaster_->StartRecordingToSink(sink_);
-  broadcaster_->Shutdown();
-  EXPECT_EQ(sink_->Calls().size(), 2u);
+  ASSERT_TRUE(sink_->WaitForCalls(1));  // A is on its way and never answered
+  broadcaster_->Shutdown();             // returns: A canceled (not retried), B and C dropped
+  ASSERT_EQ(sink_->Calls().size(), 1u);
+  EXPECT_EQ(sink_->Calls()[0].event.reason, "A");
+  EXPECT_EQ(broadcaster_->dropped(), 2u);
+  recorder_->Event(kDeployment, "Normal", "D", "after shutdown");
+  EXPECT_EQ(broadcaster_->dropped(), 3u);
 }
 
 TEST_F(EventBroadcasterTest, RecorderOutlivesBroadcaster) {  // E3

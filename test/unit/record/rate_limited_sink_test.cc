@@ -34,12 +34,12 @@ TEST(RateLimitedEventSinkTest, EventsSpendTheControllersTokens) {
   RateLimitedEventSink sink(inner, *limiter, limiter, stop.get_token());
 
   // The burst of two goes to two events: the controller has no token left for its own write.
-  ASSERT_TRUE(sink.Create(NamedEvent("a")).ok());
-  ASSERT_TRUE(sink.Patch(NamedEvent("a"), "{}").ok());
+  ASSERT_TRUE(sink.Create(NamedEvent("a"), {}).ok());
+  ASSERT_TRUE(sink.Patch(NamedEvent("a"), "{}", {}).ok());
   EXPECT_FALSE(limiter->TryAccept());
 
   // The next event waits for the bucket to refill (1 token a second on the fake clock).
-  std::jthread writer([&] { (void)sink.Update(NamedEvent("b")); });
+  std::jthread writer([&] { (void)sink.Update(NamedEvent("b"), {}); });
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   EXPECT_EQ(inner->Calls().size(), 2u) << "written before a token was available";
   clock.Step(std::chrono::seconds(1));
@@ -49,8 +49,27 @@ TEST(RateLimitedEventSinkTest, EventsSpendTheControllersTokens) {
   // Stopped (lease lost, shutdown): the queued events still go out, without a token.
   EXPECT_FALSE(limiter->TryAccept());
   stop.request_stop();
-  ASSERT_TRUE(sink.Create(NamedEvent("c")).ok());
+  ASSERT_TRUE(sink.Create(NamedEvent("c"), {}).ok());
   EXPECT_EQ(inner->Calls().size(), 4u);
+}
+
+// The broadcaster's Shutdown stops its call: the wait for a token ends and the write is canceled,
+// so a serve call's stop does not wait behind the client's queue of reserved tokens.
+TEST(RateLimitedEventSinkTest, TheCallsStopEndsItsWaitAndCancelsItsWrite) {
+  FakeClock clock;
+  auto limiter = std::make_shared<client::TokenBucketRateLimiter>(1.0, 1, clock);
+  ASSERT_TRUE(limiter->TryAccept());  // no token left, and the fake clock never refills one
+  auto inner = std::make_shared<FakeEventSink>();
+  inner->HoldWrites();
+  RateLimitedEventSink sink(inner, *limiter, limiter, std::stop_token{});
+  std::stop_source call;
+  Result<api::Event> written = Error::Local("NotYet", "");
+  std::jthread writer([&] { written = sink.Create(NamedEvent("a"), call.get_token()); });
+  call.request_stop();
+  writer.join();  // hangs (the test times out) if the stop does not end the wait
+  ASSERT_FALSE(written.ok());
+  EXPECT_TRUE(errors::IsCanceled(written.error())) << written.error().ToString();
+  EXPECT_LE(inner->Calls().size(), 1u);
 }
 
 }  // namespace
