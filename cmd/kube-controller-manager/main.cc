@@ -15,8 +15,8 @@
 
 namespace {
 
-// How long a graceful stop may take before the process exits anyway (in-flight syncs, lease
-// release, event flush); below Kubernetes' default 30 s termination grace period.
+// How long a graceful stop may take before the process exits anyway (in-flight syncs and their
+// writes, lease release); below Kubernetes' default 30 s termination grace period.
 constexpr auto kShutdownBound = std::chrono::seconds(25);
 
 // --version's line, as upstream prints it ("Kubernetes v1.37.2"), with our build as semver build

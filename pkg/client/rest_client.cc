@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <charconv>
+#include <condition_variable>
 #include <mutex>
 #include <optional>
 #include <tuple>
@@ -16,7 +17,6 @@
 #include "pkg/client/user_agent.h"
 #include "pkg/client/watch_stream.h"
 #include "pkg/metrics/first_write.h"
-#include "pkg/util/futex_flag.h"
 
 namespace kcm::client {
 namespace {
@@ -306,20 +306,35 @@ Result<std::string> RestClient::Do(const Request& request, std::stop_token stop,
 
 namespace {
 
-// Counted down by each transfer of a DoAll round as it ends, on the loop; raised, with one
-// wake, when the last one did. Starts at one, the submitting thread's own count, so the round
-// cannot end while requests are still being submitted.
+// Counted down by each transfer of a DoAll round as it ends, on the loop; the waiter is woken
+// once, when the last one did. Starts at one, the submitting thread's own count, so the round
+// cannot end while requests are still being submitted. A mutex and condition variable, not a
+// futex word: the wait also ends on a stop or a deadline (WaitRound).
 class RoundLatch {
  public:
-  void Add() { count_.fetch_add(1, std::memory_order_relaxed); }
-  void CountDown() {
-    if (count_.fetch_sub(1, std::memory_order_acq_rel) == 1) done_.Set();
+  void Add() {
+    std::lock_guard lock(mu_);
+    ++count_;
   }
-  void Wait() { done_.Wait(); }
+  void CountDown() {
+    std::lock_guard lock(mu_);
+    if (--count_ == 0) ended_.notify_all();
+  }
+  // Until every transfer ended (true), or `stop` is requested first (false).
+  bool Wait(std::stop_token stop) {
+    std::unique_lock lock(mu_);
+    return ended_.wait(lock, stop, [this] { return count_ == 0; });
+  }
+  // Until every transfer ended (true), or `timeout` passed first (false).
+  bool WaitFor(std::chrono::milliseconds timeout) {
+    std::unique_lock lock(mu_);
+    return ended_.wait_for(lock, timeout, [this] { return count_ == 0; });
+  }
 
  private:
-  std::atomic<int> count_{1};
-  FutexFlag done_;
+  std::mutex mu_;
+  std::condition_variable_any ended_;
+  int count_ = 1;
 };
 
 }  // namespace
@@ -357,6 +372,9 @@ std::vector<CallAnswer> RestClient::DoAll(std::span<const Request> requests, std
     std::stable_sort(todo.begin(), todo.end(),
                      [&](size_t a, size_t b) { return calls[a].not_before < calls[b].not_before; });
     RoundLatch latch;
+    // Cancels the round's writes in flight: a grace after `stop` (see the header); reads go with
+    // `stop` itself.
+    std::stop_source abandon;
     std::vector<size_t> sent;
     sent.reserve(todo.size());
     // The tokens of every request already due are reserved at once, in order, as upstream's
@@ -424,14 +442,19 @@ std::vector<CallAnswer> RestClient::DoAll(std::span<const Request> requests, std
       c.sent_at = clock_.Now();
       latch.Add();
       // On the loop: stores and counts down, nothing more (`calls` is never resized).
-      c.pending = transport_->Submit(c.http, stop, [this, &c, &latch] {
-        c.ended_at = clock_.Now();
-        latch.CountDown();
-      });
+      const bool write = request.verb != "GET" && request.verb != "HEAD";
+      c.pending =
+          transport_->Submit(c.http, write ? abandon.get_token() : stop, [this, &c, &latch] {
+            c.ended_at = clock_.Now();
+            latch.CountDown();
+          });
       sent.push_back(i);
     }
     latch.CountDown();
-    latch.Wait();
+    if (!latch.Wait(stop) && !latch.WaitFor(options_.write_settle_grace)) {
+      abandon.request_stop();
+      latch.Wait({});
+    }
     todo.clear();
     for (size_t i : sent) {
       Call& c = calls[i];

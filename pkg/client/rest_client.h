@@ -82,6 +82,9 @@ class RestClient {
   struct Options {
     Clock* clock = nullptr;  // nullptr = RealClock; used by the limiter, retries, token cache
     RetryPolicy retry;
+    // DoAll: how long, in real time, writes already sent may still take to answer once the
+    // caller's stop is requested, before they are abandoned (see DoAll).
+    std::chrono::milliseconds write_settle_grace{5000};
   };
 
   static Result<std::shared_ptr<RestClient>> Create(const RestConfig& config);
@@ -102,8 +105,11 @@ class RestClient {
   // hands the request to the transport's loop, so a batch waits on the limiter with one thread,
   // not one a request; it then waits once for the batch, and sends the retries the answers ask
   // for (after their waits) the same way. Once `stop` is requested no request is sent any more:
-  // those never sent come back with `sent` false. No `body_sink` (a streamed LIST is read on its
-  // caller's thread: use Do).
+  // those never sent come back with `sent` false. Reads in flight are canceled at once; writes in
+  // flight get up to Options::write_settle_grace to answer: a canceled create may still be
+  // carried out by the server, and a serve call handing its namespaces over must not leave one
+  // behind for the new owner's fresh caches to miss (a pod created twice). No `body_sink` (a
+  // streamed LIST is read on its caller's thread: use Do).
   std::vector<CallAnswer> DoAll(std::span<const Request> requests, std::stop_token stop = {});
 
   // Starts a watch (goes through the limiter first). HTTP errors surface from the stream's first

@@ -285,5 +285,96 @@ TEST(RestClientDoAllTest, StopBeforeAdmissionSendsNothing) {
   EXPECT_EQ(received.load(), 0);
 }
 
+// A stop while writes are in flight: they are not abandoned but answered (a canceled create may
+// still be carried out by the server, and a serve call's new owner would miss it: a pod created
+// twice); the reads in flight are canceled at once. The server holds every answer until the test
+// opens its gate, after the stop.
+TEST(RestClientDoAllTest, AStopWaitsForTheWritesInFlight) {
+  std::mutex mu;
+  std::condition_variable cv;
+  int arrived = 0;
+  bool open = false;
+  TestServer server([&](const RecordedRequest& r, Conn& c) {
+    std::unique_lock lock(mu);
+    ++arrived;
+    cv.notify_all();
+    cv.wait_for(lock, std::chrono::seconds(30), [&] { return open; });
+    lock.unlock();
+    c.Respond(r.method == "POST" ? 201 : 200, R"({"kind":"Pod"})");
+  });
+  auto client = NewClient({.host = server.url(), .qps = -1},
+                          {.write_settle_grace = std::chrono::seconds(30)});
+  std::vector<Request> requests = Posts(3);
+  requests.push_back({.verb = "GET", .path = "/api/v1/namespaces/ns/pods/p"});
+  std::stop_source stop;
+  std::vector<CallAnswer> answers;
+  std::atomic<bool> returned{false};
+  std::thread caller([&] {
+    answers = client->DoAll(requests, stop.get_token());
+    returned = true;
+  });
+  {
+    std::unique_lock lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(10), [&] { return arrived == 4; }));
+  }
+  stop.request_stop();
+  // The GET is canceled at once; the POSTs are still unanswered, so DoAll must still wait.
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_FALSE(returned.load()) << "DoAll returned with writes still in flight";
+  {
+    std::lock_guard lock(mu);
+    open = true;
+  }
+  cv.notify_all();
+  caller.join();
+  ASSERT_EQ(answers.size(), 4u);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_TRUE(answers[i].sent) << i;
+    EXPECT_TRUE(answers[i].body.ok()) << i << ": " << answers[i].body.error().ToString();
+  }
+  ASSERT_FALSE(answers[3].body.ok());
+  EXPECT_EQ(answers[3].body.error().reason, errors::reason::kCanceled);
+}
+
+// A server that does not answer a write still ends the batch: the writes in flight are abandoned
+// write_settle_grace after the stop, "Canceled".
+TEST(RestClientDoAllTest, WritesUnansweredAfterTheGraceAreAbandoned) {
+  std::mutex mu;
+  std::condition_variable cv;
+  int arrived = 0;
+  bool done = false;
+  TestServer server([&](const RecordedRequest&, Conn& c) {
+    std::unique_lock lock(mu);
+    ++arrived;
+    cv.notify_all();
+    cv.wait_for(lock, std::chrono::seconds(30), [&] { return done; });
+    lock.unlock();
+    c.Respond(201, "{}");
+  });
+  auto client = NewClient({.host = server.url(), .qps = -1},
+                          {.write_settle_grace = std::chrono::milliseconds(100)});
+  const std::vector<Request> requests = Posts(2);
+  std::stop_source stop;
+  std::vector<CallAnswer> answers;
+  std::thread caller([&] { answers = client->DoAll(requests, stop.get_token()); });
+  {
+    std::unique_lock lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(10), [&] { return arrived == 2; }));
+  }
+  stop.request_stop();
+  caller.join();  // hangs (the test times out) if the writes are never abandoned
+  {
+    std::lock_guard lock(mu);
+    done = true;
+  }
+  cv.notify_all();
+  ASSERT_EQ(answers.size(), 2u);
+  for (const CallAnswer& a : answers) {
+    EXPECT_TRUE(a.sent);
+    ASSERT_FALSE(a.body.ok());
+    EXPECT_EQ(a.body.error().reason, errors::reason::kCanceled);
+  }
+}
+
 }  // namespace
 }  // namespace kcm::client
