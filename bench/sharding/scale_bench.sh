@@ -266,6 +266,8 @@ converge() {
     echo "$run.last_create $(($(date -d "$last" +%s) - ${t0%.*}))"
     for m in $methods; do echo "$run.requests.$m ${requests[$m]}"; done
   } >>"$results"
+  # The window move_report.py counts the moves of (the map follows the work as the pods appear).
+  printf '%s moves\n%s end\n' "$t0" "$t_done" >"$work/events"
 }
 
 # ---- the runs ---------------------------------------------------------------------------------
@@ -301,6 +303,12 @@ if [[ " $RUNS " == *" sharded "* ]]; then
   wait_balanced "${live[@]}"
   sleep 1
   converge sharded
+  # The ranges moved while converging: how long each moved namespace went unserved, by the same
+  # report as move_bench.sh's (its re-list part needs an audit log, not taken here). Read now,
+  # before the failovers: a call still running has no successor yet to be paired with.
+  for i in $(seq "$NS"); do echo "shard-load-$i"; done >"$work/namespaces"
+  : >"$work/objects"
+  python3 bench/sharding/move_report.py "$work" "$work/no-audit-log" "${rep_log[@]}" >"$work/moves"
   map=$(shard_map)
   for i in "${!rep_pid[@]}"; do
     echo "sharded.namespaces.$i $(metric "${rep_port[$i]}" controller_sharding_namespaces)" >>"$results"
@@ -354,6 +362,10 @@ $K -n kube-system delete lease scale-bench-single scale-bench-sharded scale-benc
 # ---- the table --------------------------------------------------------------------------------
 echo "load at end $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "logs in $work"
+if [ -s "$work/moves" ]; then
+  echo "sharded: namespaces moved while converging"
+  cat "$work/moves"
+fi
 python3 - "$results" "$REPLICAS" "$total_pods" <<'PY'
 import sys
 values = {}
