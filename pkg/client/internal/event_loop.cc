@@ -144,7 +144,7 @@ void EventLoop::OnEvent(int fd, std::uint32_t events) {
   Socket& s = it->second;
   if (s.idle) {
     // An idle connection turned readable: an unasked answer or its close. It must not carry the
-    // next request (Handle::RetireUnaskedConnection says why); libcurl's liveness check then
+    // next request (RetireConnection in curl_handle.h says why); libcurl's liveness check then
     // sees it closed and connects anew.
     RetireConnection(fd);
     s.retired = true;
