@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "pkg/client/internal/answer.h"
+#include "pkg/client/internal/byte_channel.h"
 #include "pkg/client/internal/curl_handle.h"
 #include "pkg/client/internal/transport_impl.h"
 #include "pkg/client/json_padding.h"
@@ -17,98 +18,6 @@ namespace {
 
 bool ReadableFile(const std::string& path) {
   return std::ifstream(path).good();
-}
-
-// Each thread's handles for the round trips with a BodySink (streamed LISTs), which run on the
-// caller's thread (the sink must not run on the loop), one per Transport. A worker thread sends one
-// request at a time, so its handle (and the connection the handle keeps alive) is never contended
-// and needs no pool lock. Connections are not put in the share: libcurl documents sharing its
-// connection cache between concurrent threads as unsupported. An entry does not keep its
-// Transport alive; the Transport frees its handles when it goes, and an entry whose Transport is
-// gone is dropped unused.
-class ThreadHandles {
- public:
-  ~ThreadHandles() {
-    for (Entry& e : entries_) {
-      if (auto owner = e.owner.lock()) owner->Retire(e.handle);
-    }
-  }
-
-  // The calling thread's handle for `impl`, made on first use; nullptr when libcurl cannot make
-  // one.
-  internal::Handle* For(const std::shared_ptr<Transport::Impl>& impl) {
-    for (Entry& e : entries_) {
-      if (!e.owner.owner_before(impl) && !impl.owner_before(e.owner)) return e.handle;
-    }
-    std::erase_if(entries_, [](const Entry& e) { return e.owner.expired(); });
-    if (entries_.size() >= kMaxEntries) {
-      if (auto owner = entries_.front().owner.lock()) owner->Retire(entries_.front().handle);
-      entries_.erase(entries_.begin());
-    }
-    auto handle = impl->NewHandle();
-    if (!handle) return nullptr;
-    internal::Handle* h = impl->Register(std::move(handle));
-    entries_.push_back({impl, h});
-    return h;
-  }
-
- private:
-  // A thread uses one to three Transports (the API server's, and the delegated authn/authz
-  // clients'); tests make many in turn.
-  static constexpr std::size_t kMaxEntries = 8;
-  struct Entry {
-    std::weak_ptr<Transport::Impl> owner;
-    internal::Handle* handle;
-  };
-  std::vector<Entry> entries_;
-};
-
-// The thread's handle for one request; a second request on the same thread while the first is
-// in flight (a BodySink that sends one) gets a handle of its own for the time being.
-class HandleLease {
- public:
-  explicit HandleLease(const std::shared_ptr<Transport::Impl>& impl) {
-    thread_local ThreadHandles cache;
-    handle_ = cache.For(impl);
-    if (handle_ != nullptr && handle_->busy) {
-      own_ = impl->NewHandle();
-      handle_ = own_.get();
-    }
-    if (handle_ != nullptr) handle_->busy = true;
-  }
-  ~HandleLease() {
-    if (handle_ != nullptr) handle_->busy = false;
-  }
-  HandleLease(const HandleLease&) = delete;
-  HandleLease& operator=(const HandleLease&) = delete;
-
-  internal::Handle* get() const { return handle_; }
-
- private:
-  std::unique_ptr<internal::Handle> own_;
-  internal::Handle* handle_ = nullptr;
-};
-
-// Runs the transfer of `easy` (added to `multi`) to its end, or until `stop` is requested.
-// Returns false when stopped.
-bool Drive(CURLM* multi, const std::stop_token& stop, CURLcode* result) {
-  int running = 1;
-  while (true) {
-    if (stop.stop_requested()) return false;
-    if (curl_multi_perform(multi, &running) != CURLM_OK) {
-      *result = CURLE_FAILED_INIT;
-      return true;
-    }
-    if (running == 0) break;
-    // Waits for the socket or libcurl's next timer, at most a second; a stop wakes it.
-    curl_multi_poll(multi, nullptr, 0, 1000, nullptr);
-  }
-  int queued = 0;
-  *result = CURLE_OK;
-  while (CURLMsg* msg = curl_multi_info_read(multi, &queued)) {
-    if (msg->msg == CURLMSG_DONE) *result = msg->data.result;
-  }
-  return true;
 }
 
 }  // namespace
@@ -136,9 +45,12 @@ Result<std::shared_ptr<Transport>> Transport::Create(const RestConfig& config) {
   curl_share_setopt(impl->share.get(), CURLSHOPT_USERDATA, impl.get());
   curl_share_setopt(impl->share.get(), CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
   curl_share_setopt(impl->share.get(), CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
-  impl->requests = internal::RequestMulti::Create(
-      [impl = impl.get()](char* errbuf) { return impl->NewEasy(errbuf); });
-  if (!impl->requests) return Error::Local("InvalidConfig", "cannot start the transport's loop");
+  auto new_easy = [impl = impl.get()](char* errbuf) { return impl->NewEasy(errbuf); };
+  impl->requests = internal::RequestMulti::Create(new_easy);
+  impl->streams = internal::RequestMulti::Create(new_easy, internal::RequestMulti::kUncapped);
+  if (!impl->requests || !impl->streams) {
+    return Error::Local("InvalidConfig", "cannot start the transport's loop");
+  }
   return std::make_shared<Transport>(Private{}, std::move(impl));
 }
 
@@ -160,7 +72,6 @@ Result<HttpResponse> Respond(const HttpRequest& request, internal::Answer& answe
   }
   HttpResponse resp;
   resp.status = static_cast<int>(answer.HttpStatus());
-  answer.BeginEmptyBody();  // a 2xx answer without a body still begins its sink
   resp.body = std::move(answer.body());
   EnsurePadding(resp.body);
   resp.retry_after = answer.head().retry_after();
@@ -172,37 +83,68 @@ Error Canceled() {
   return Error::Local(errors::reason::kCanceled, "request canceled");
 }
 
-// A round trip with a BodySink (a streamed LIST), driven on the caller's thread: the sink runs
-// there, never on the loop.
-Result<HttpResponse> RoundTripOnThread(const std::shared_ptr<Transport::Impl>& impl,
+// A round trip with a BodySink (a streamed LIST): the transfer runs on the streams multi, its
+// body crosses to this thread in a byte channel, and the sink is fed here, never on the loop
+// (docs/design/client-transport.md, "Byte channel and backpressure"). A sink slower than the
+// server pauses the transfer at the channel's bound.
+Result<HttpResponse> RoundTripStreamed(const std::shared_ptr<Transport::Impl>& impl,
                                        const HttpRequest& request, const std::stop_token& stop) {
-  HandleLease lease(impl);
-  internal::Handle* h = lease.get();
-  if (h == nullptr) return Error::Transport(TransportCause::kOther, "curl_easy_init failed");
-  CURL* easy = h->easy.get();
-  h->errbuf[0] = '\0';
-  h->RetireUnaskedConnection();
-  internal::Answer answer(easy, request.max_body_bytes, request.body_sink, Replayable(request));
+  if (stop.stop_requested()) return Canceled();
+  internal::RequestMulti& multi = *impl->streams;
+  auto transfer = std::make_shared<internal::RequestTransfer>();
+  transfer->handle = multi.TakeHandle();
+  if (!transfer->handle) return Error::Transport(TransportCause::kOther, "curl_easy_init failed");
+  internal::PooledEasy& h = *transfer->handle;
+  CURL* easy = h.easy.get();
+  h.errbuf[0] = '\0';
+  internal::ByteChannel channel;
+  internal::Answer answer(easy, request.max_body_bytes, &channel, Replayable(request));
   internal::HeaderList headers;
-  impl->Configure(easy, &h->proxy, request, headers);
+  impl->Configure(easy, &h.proxy, request, headers);
+  impl->SetEncoding(easy, /*stream=*/false);
   answer.Attach();
-
-  CURLcode rc = CURLE_OK;
-  bool finished = false;
-  if (curl_multi_add_handle(h->multi.get(), easy) != CURLM_OK) {
-    rc = CURLE_FAILED_INIT;
-    finished = true;
-  } else {
-    std::stop_callback wake(stop, [multi = h->multi.get()] { curl_multi_wakeup(multi); });
-    finished = Drive(h->multi.get(), stop, &rc);
-    if (curl_easy_getinfo(easy, CURLINFO_ACTIVESOCKET, &h->last) != CURLE_OK) {
-      h->last = CURL_SOCKET_BAD;
+  transfer->channel = &channel;
+  transfer->on_done = [&channel](internal::RequestTransfer&) { channel.End(); };
+  multi.Start(transfer);
+  // Whichever way this returns, the loop is done with the channel, the answer and the header
+  // list before they go: a transfer still running is canceled and its end waited for.
+  struct EndFirst {
+    internal::RequestMulti& multi;
+    std::shared_ptr<internal::RequestTransfer>& transfer;
+    ~EndFirst() {
+      if (!transfer->done.IsSet()) multi.Cancel(transfer);
+      transfer->done.Wait();
+      multi.ReturnHandle(std::move(transfer->handle));
     }
-    // Mid-transfer (stopped), this closes the connection; after the end it stays cached.
-    curl_multi_remove_handle(h->multi.get(), easy);
+  } end_first{multi, transfer};
+  // A stop wakes this thread at once (the channel closes) and posts the cancel.
+  std::stop_callback on_stop(stop, [&] {
+    channel.Close();
+    multi.Cancel(transfer);
+  });
+
+  bool begun = false;
+  std::string chunk;
+  while (true) {
+    chunk.clear();
+    const internal::ByteChannel::Taken taken = channel.Take(&chunk);
+    if (taken.resume) multi.Resume(transfer);
+    if (taken.closed) return Canceled();
+    if (taken.ended) break;
+    if (!begun) {
+      request.body_sink->Begin(channel.head().content_type);
+      begun = true;
+    }
+    // The sink's error ends the transfer (EndFirst cancels it) and is what RoundTrip returns.
+    if (Status s = request.body_sink->Write(chunk); !s.ok()) return s.error();
   }
-  if (!finished) return Canceled();
-  return Respond(request, answer, rc, h->errbuf);
+  if (transfer->canceled) return Canceled();
+  Result<HttpResponse> resp = Respond(request, answer, transfer->result, h.errbuf);
+  // A 2xx answer without a body still begins its sink.
+  if (resp.ok() && !begun && resp->status >= 200 && resp->status < 300) {
+    request.body_sink->Begin(resp->content_type);
+  }
+  return resp;
 }
 
 }  // namespace
@@ -294,7 +236,7 @@ std::unique_ptr<PendingRoundTrip> Transport::Submit(const HttpRequest& request,
 }
 
 Result<HttpResponse> Transport::RoundTrip(const HttpRequest& request, std::stop_token stop) {
-  if (request.body_sink != nullptr) return RoundTripOnThread(impl_, request, stop);
+  if (request.body_sink != nullptr) return RoundTripStreamed(impl_, request, stop);
   // This thread sleeps on the transfer's flag, which the loop raises once it removed the handle
   // from its multi.
   return Submit(request, std::move(stop), nullptr)->Wait();

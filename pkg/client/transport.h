@@ -1,8 +1,8 @@
 // The HTTP transport over libcurl (the http.RoundTripper of rest.Config): TLS from the RestConfig
 // (CA, server name or IP checked, client certificate, sessions resumed), keep-alive connections
-// (requests on the process's event loop, internal/event_loop.h; watches and streamed LISTs on
-// their reader's thread), gzip answers inflated, proxies from the environment as net/http reads
-// them, and streaming responses for watches. Every answer is bounded (answer_head.h):
+// (every transfer on the process's event loop, internal/event_loop.h; a watch's or streamed
+// LIST's bytes handed to its reader's thread in a byte channel), gzip answers inflated, proxies
+// from the environment as net/http reads them, and streaming responses for watches. Every answer is bounded (answer_head.h):
 // inflated body, head bytes, interim answers, Content-Length, stalls.
 // Transport is thread-safe; an HttpStream is used by one reader thread, with Cancel() callable
 // from any thread. How it is configured and why: docs/design/client-transport.md.
@@ -151,7 +151,9 @@ class PendingRoundTrip {
   std::unique_ptr<State> state_;
 };
 
-// A response read as it arrives, pull-based: Read() drives the transfer on the caller's thread.
+// A response read as it arrives: the loop runs the transfer and Read() takes what its byte
+// channel holds (at most 1 MiB and a chunk: a reader slower than the server pauses the transfer
+// until it took them).
 class HttpStream {
  public:
   ~HttpStream();

@@ -7,8 +7,8 @@
 
 namespace kcm::client::internal {
 
-Answer::Answer(CURL* easy, std::size_t max_body, BodySink* sink, bool replayable, Kind kind)
-    : easy_(easy), max_body_(max_body), sink_(sink), replayable_(replayable), kind_(kind) {}
+Answer::Answer(CURL* easy, std::size_t max_body, ByteChannel* channel, bool replayable, Kind kind)
+    : easy_(easy), max_body_(max_body), channel_(channel), replayable_(replayable), kind_(kind) {}
 
 void Answer::Attach() {
   curl_easy_setopt(easy_, CURLOPT_HEADERFUNCTION, &Answer::OnHeader);
@@ -28,12 +28,6 @@ long Answer::HttpStatus() const {
   long status = 0;
   curl_easy_getinfo(easy_, CURLINFO_RESPONSE_CODE, &status);
   return status;
-}
-
-void Answer::BeginEmptyBody() {
-  if (sink_ == nullptr || mode_ != Mode::kUndecided) return;
-  const long status = HttpStatus();
-  if (status >= 200 && status < 300) sink_->Begin(head_.content_type());
 }
 
 // libcurl sends a request once more on a new connection when a reused one closes before any
@@ -76,28 +70,28 @@ size_t Answer::Body(const char* data, size_t n) {
     } else if (length && *length > max_body_) {
       failure_ = TooLarge();  // refused before the first byte is kept
       return 0;
-    } else if (sink_ != nullptr) {
+    } else if (channel_ != nullptr) {
       mode_ = Mode::kSink;
-      sink_->Begin(head_.content_type());
+      channel_->Begin({.status = static_cast<int>(status),
+                       .content_type = head_.content_type(),
+                       .retry_after = head_.retry_after()});
     } else {
       mode_ = Mode::kBuffer;
       if (length) body_.reserve(static_cast<std::size_t>(*length) + kJsonPadding);
     }
   }
   // Counted as delivered, i.e. inflated: a gzip bomb stops here, at the request's limit.
-  if (mode_ != Mode::kErrorBody && kind_ == Kind::kRoundTrip) {
-    if (delivered_ + n > max_body_) {
-      failure_ = TooLarge();
-      return 0;
-    }
-    delivered_ += n;
+  const bool counted = mode_ != Mode::kErrorBody && kind_ == Kind::kRoundTrip;
+  if (counted && delivered_ + n > max_body_) {
+    failure_ = TooLarge();
+    return 0;
   }
   switch (mode_) {
     case Mode::kSink:
-      if (Status s = sink_->Write(std::string_view(data, n)); !s.ok()) {
-        failure_ = s.error();
-        return 0;
-      }
+      // A full channel pauses the transfer: libcurl keeps these bytes and offers them again once
+      // the reader took what the channel holds (they are counted then).
+      if (!channel_->Offer(std::string_view(data, n))) return CURL_WRITEFUNC_PAUSE;
+      if (counted) delivered_ += n;
       return n;
     case Mode::kErrorBody:
       // What follows the first kMaxErrorBodyBytes is not read: the short count stops the
@@ -110,6 +104,7 @@ size_t Answer::Body(const char* data, size_t n) {
       body_.append(data, n);
       return n;
     default:
+      if (counted) delivered_ += n;
       body_.append(data, n);
       return n;
   }

@@ -1,7 +1,8 @@
 // Answer: where every byte of a peer's answer lands, for a round trip (transport.cc) and for a
 // stream (http_stream.cc) alike — libcurl's head, body and pre-send callbacks all point at one
 // Answer per transfer — and the bounds those bytes meet (docs/design/client-transport.md, "What a
-// peer cannot make it do"). Used by the one thread that drives its transfer.
+// peer cannot make it do"). Its callbacks run on the loop; the caller reads it once the transfer
+// ended. A streamed body goes on to the transfer's ByteChannel, which its reader takes it from.
 #pragma once
 
 #include <curl/curl.h>
@@ -11,6 +12,7 @@
 #include <string>
 
 #include "pkg/client/answer_head.h"
+#include "pkg/client/internal/byte_channel.h"
 #include "pkg/client/transport.h"
 #include "pkg/util/result.h"
 
@@ -25,13 +27,13 @@ inline constexpr std::size_t kMaxErrorBodyBytes = std::size_t{64} << 10;
 
 class Answer {
  public:
-  // `max_body`: the largest 2xx body (counted inflated), buffered or given to `sink` (not owned;
-  // nullptr = buffered); `replayable`: whether the request may be sent again after a reused
-  // connection closed before any answer byte. A stream (`Kind::kStream`, a watch) runs for as
-  // long as the server keeps it open: its sink's frames are bounded one by one, and `max_body`
-  // bounds only a Content-Length it announces.
+  // `max_body`: the largest 2xx body (counted inflated), buffered or offered to `channel` (not
+  // owned; nullptr = buffered); `replayable`: whether the request may be sent again after a
+  // reused connection closed before any answer byte. A stream (`Kind::kStream`, a watch) runs for
+  // as long as the server keeps it open: its reader's frames are bounded one by one, and
+  // `max_body` bounds only a Content-Length it announces.
   enum class Kind { kRoundTrip, kStream };
-  Answer(CURL* easy, std::size_t max_body, BodySink* sink, bool replayable,
+  Answer(CURL* easy, std::size_t max_body, ByteChannel* channel, bool replayable,
          Kind kind = Kind::kRoundTrip);
   Answer(const Answer&) = delete;
   Answer& operator=(const Answer&) = delete;
@@ -49,12 +51,10 @@ class Answer {
 
   long HttpStatus() const;
   const AnswerHead& head() const { return head_; }
-  // The buffered body: a 2xx answer's without a sink, or an error answer's first
+  // The buffered body: a 2xx answer's without a channel, or an error answer's first
   // kMaxErrorBodyBytes.
   std::string& body() { return body_; }
   const std::string& body() const { return body_; }
-  // A 2xx answer with a sink whose body never started (it had none): the sink is told now.
-  void BeginEmptyBody();
 
  private:
   static int OnSend(void* user, char*, char*, int, int);
@@ -65,14 +65,14 @@ class Answer {
 
   CURL* easy_;
   std::size_t max_body_;
-  BodySink* sink_;
+  ByteChannel* channel_;
   bool replayable_;
   Kind kind_;
   int sends_ = 0;
   std::size_t delivered_ = 0;  // the 2xx body's bytes so far, inflated
   AnswerHead head_;
   std::string body_;
-  // A 2xx body goes to the sink when there is one, an error answer's is buffered within
+  // A 2xx body goes to the channel when there is one, an error answer's is buffered within
   // kMaxErrorBodyBytes, decided at the body's first byte once the status is known.
   enum class Mode { kUndecided, kSink, kBuffer, kErrorBody } mode_ = Mode::kUndecided;
   bool error_body_cut_ = false;

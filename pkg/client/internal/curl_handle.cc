@@ -3,11 +3,9 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <openssl/ssl.h>
-#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <mutex>
 #include <string_view>
 
@@ -108,26 +106,6 @@ Error TransferError(const HttpRequest& req, CURLcode code, const char* errbuf,
   std::string message = req.method + " " + req.url + ": " + curl_easy_strerror(code);
   if (errbuf != nullptr && errbuf[0] != '\0') message += std::string(" (") + errbuf + ")";
   return Error::Transport(CauseOf(code), std::move(message));
-}
-
-curl_socket_t Handle::Open(void* user, curlsocktype, curl_sockaddr* address) {
-  const curl_socket_t fd =
-      ::socket(address->family, address->socktype | SOCK_CLOEXEC, address->protocol);
-  if (fd != CURL_SOCKET_BAD) static_cast<Handle*>(user)->sockets.push_back(fd);
-  return fd;
-}
-
-int Handle::Close(void* user, curl_socket_t fd) {
-  std::erase(static_cast<Handle*>(user)->sockets, fd);
-  return ::close(fd);
-}
-
-void Handle::RetireUnaskedConnection() {
-  if (last == CURL_SOCKET_BAD || std::find(sockets.begin(), sockets.end(), last) == sockets.end())
-    return;
-  pollfd p{last, POLLIN, 0};
-  if (::poll(&p, 1, 0) != 1) return;
-  RetireConnection(last);
 }
 
 void RetireConnection(curl_socket_t fd) {

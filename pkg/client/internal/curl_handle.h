@@ -1,6 +1,6 @@
 // The libcurl pieces the transport (transport.cc) and its streams (http_stream.cc) share: owning
-// pointers for libcurl's handles, a thread's easy handle with its sockets, the request's header
-// list, the socket and TLS callbacks every connection gets, and CURLcode → TransportCause.
+// pointers for libcurl's handles, the request's header list, the socket and TLS callbacks every
+// connection gets, and CURLcode → TransportCause.
 #pragma once
 
 #include <curl/curl.h>
@@ -86,44 +86,12 @@ class HeaderList {
 
 // Drops what waits on an idle connection's socket `fd` and shuts it down, so that libcurl's
 // liveness check (which peeks at readable bytes and would take the connection for live) sees it
-// closed and connects anew. See Handle::RetireUnaskedConnection for why.
+// closed and connects anew. The loop does it as soon as an idle connection turns readable
+// (EventLoop::OnEvent): an idle keep-alive connection on which the server sent something nobody
+// asked for (or that it closed) must not carry the next request, since libcurl's liveness check
+// takes readable bytes for a live connection and would read them as the next request's answer.
+// net/http's persistConn closes such a connection ("Unsolicited response received on idle HTTP
+// channel").
 void RetireConnection(curl_socket_t fd);
-
-// An easy handle with the multi handle that drives it: RoundTrip runs the transfer through the
-// multi so that a stop request can wake its poll (curl_multi_wakeup) instead of waiting for
-// libcurl's once-a-second progress callback. The easy handle keeps its connection alive between
-// requests and keeps its options: nothing is reset, each request sets what differs.
-struct Handle {
-  Handle() = default;
-  // The multi handle first: its connection cache closes the connections, through Close, which
-  // updates `sockets`, so that must still exist; then the easy handle.
-  ~Handle() {
-    multi.reset();
-    easy.reset();
-  }
-  Handle(const Handle&) = delete;
-  Handle& operator=(const Handle&) = delete;
-
-  EasyPtr easy;
-  MultiPtr multi;
-  char errbuf[CURL_ERROR_SIZE] = {0};
-  const std::string* proxy = nullptr;  // what CURLOPT_PROXY is set to
-  bool busy = false;
-  // The sockets of this handle's connections (libcurl opens and closes them through Open and
-  // Close, CURLOPT_OPENSOCKETFUNCTION and CURLOPT_CLOSESOCKETFUNCTION), and the one the last
-  // request used.
-  std::vector<curl_socket_t> sockets;
-  curl_socket_t last = CURL_SOCKET_BAD;
-
-  static curl_socket_t Open(void* user, curlsocktype, curl_sockaddr* address);
-  static int Close(void* user, curl_socket_t fd);
-
-  // An idle keep-alive connection on which the server sent something nobody asked for (or that
-  // it closed) must not carry the next request: libcurl's liveness check takes readable bytes for
-  // a live connection, and would read them as the next request's answer. net/http's persistConn
-  // closes such a connection ("Unsolicited response received on idle HTTP channel"); here its
-  // unasked bytes are dropped and a shutdown makes libcurl see it closed, and it connects anew.
-  void RetireUnaskedConnection();
-};
 
 }  // namespace kcm::client::internal

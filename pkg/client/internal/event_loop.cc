@@ -144,7 +144,7 @@ void EventLoop::OnEvent(int fd, std::uint32_t events) {
   Socket& s = it->second;
   if (s.idle) {
     // An idle connection turned readable: an unasked answer or its close. It must not carry the
-    // next request (Handle::RetireUnaskedConnection says why); libcurl's liveness check then
+    // next request (RetireConnection in curl_handle.h says why); libcurl's liveness check then
     // sees it closed and connects anew.
     RetireConnection(fd);
     s.retired = true;
@@ -187,7 +187,7 @@ void EventLoop::SocketClosed(int fd) {
   sockets_.erase(it);
 }
 
-void EventLoop::WantSocket(int fd, int what, RequestMulti* multi) {
+void EventLoop::WantSocket(int fd, int what, RequestMulti* multi, bool paused) {
   Socket& s = sockets_[fd];
   s.multi = multi;
   switch (what) {
@@ -203,7 +203,12 @@ void EventLoop::WantSocket(int fd, int what, RequestMulti* multi) {
                 (what == CURL_POLL_IN ? 0u : std::uint32_t{EPOLLOUT}));
       return;
     case CURL_POLL_REMOVE:
-      if (s.opened) {
+      if (paused) {
+        // Paused by its reader (libcurl drops the socket from its set meanwhile): the server's
+        // next bytes wait in the socket, where TCP flow control holds the rest.
+        s.idle = false;
+        Watch(fd, s, 0);
+      } else if (s.opened) {
         // A connection of ours left libcurl's set while open: gone idle in the connection cache.
         s.idle = true;
         Watch(fd, s, s.retired ? 0 : kIdleEvents);
@@ -233,13 +238,13 @@ void EventLoop::RemoveMulti(RequestMulti* multi) {
   }
 }
 
-std::unique_ptr<RequestMulti> RequestMulti::Create(NewEasyFn new_easy) {
+std::unique_ptr<RequestMulti> RequestMulti::Create(NewEasyFn new_easy, std::size_t max_transfers) {
   MultiPtr multi(curl_multi_init());
   if (!multi) return nullptr;
   auto loop = EventLoop::Acquire();
   if (!loop) return nullptr;
   auto m = std::make_unique<RequestMulti>(Private{}, std::move(new_easy), std::move(loop),
-                                          std::move(multi));
+                                          std::move(multi), max_transfers);
   CURLM* h = m->multi_.get();
   curl_multi_setopt(h, CURLMOPT_SOCKETFUNCTION, &RequestMulti::OnSocket);
   curl_multi_setopt(h, CURLMOPT_SOCKETDATA, m.get());
@@ -253,8 +258,11 @@ std::unique_ptr<RequestMulti> RequestMulti::Create(NewEasyFn new_easy) {
 }
 
 RequestMulti::RequestMulti(Private, NewEasyFn new_easy, std::shared_ptr<EventLoop> loop,
-                           MultiPtr multi)
-    : new_easy_(std::move(new_easy)), loop_(std::move(loop)), multi_(std::move(multi)) {}
+                           MultiPtr multi, std::size_t max_transfers)
+    : new_easy_(std::move(new_easy)),
+      loop_(std::move(loop)),
+      multi_(std::move(multi)),
+      max_transfers_(max_transfers) {}
 
 RequestMulti::~RequestMulti() {
   loop_->Post([this] { Close(); });
@@ -313,11 +321,15 @@ void RequestMulti::Cancel(std::shared_ptr<RequestTransfer> t) {
   loop_->Post([this, t = std::move(t)] { DoCancel(t); });
 }
 
+void RequestMulti::Resume(std::shared_ptr<RequestTransfer> t) {
+  loop_->Post([this, t = std::move(t)] { DoResume(t); });
+}
+
 void RequestMulti::DoStart(std::shared_ptr<RequestTransfer> t) {
   if (t->cancel_requested) {
     t->canceled = true;
     Finish(t);
-  } else if (running_.size() >= kMaxRequests) {
+  } else if (running_.size() >= max_transfers_) {
     t->state = RequestTransfer::State::kWaiting;
     waiting_.push_back(std::move(t));
   } else {
@@ -358,6 +370,15 @@ void RequestMulti::DoCancel(const std::shared_ptr<RequestTransfer>& t) {
   AdmitWaiting();
 }
 
+void RequestMulti::DoResume(const std::shared_ptr<RequestTransfer>& t) {
+  if (t->state != RequestTransfer::State::kRunning) return;
+  // Cleared first: the write callback, called from inside curl_easy_pause with the bytes libcurl
+  // kept, may pause the transfer again.
+  if (t->channel != nullptr) t->channel->Resumed();
+  curl_easy_pause(t->handle->easy.get(), CURLPAUSE_CONT);
+  ReadCompletions();
+}
+
 void RequestMulti::SocketAction(int fd, int ev_bitmask) {
   int running = 0;
   curl_multi_socket_action(multi_.get(), fd, ev_bitmask, &running);
@@ -389,7 +410,7 @@ void RequestMulti::ReadCompletions() {
 }
 
 void RequestMulti::AdmitWaiting() {
-  while (running_.size() < kMaxRequests && !waiting_.empty()) {
+  while (running_.size() < max_transfers_ && !waiting_.empty()) {
     auto t = std::move(waiting_.front());
     waiting_.pop_front();
     Admit(std::move(t));
@@ -402,9 +423,15 @@ void RequestMulti::Finish(const std::shared_ptr<RequestTransfer>& t) {
   t->done.Set();  // the caller may take the handle back from here on
 }
 
-int RequestMulti::OnSocket(CURL*, curl_socket_t fd, int what, void* user, void*) {
+int RequestMulti::OnSocket(CURL* easy, curl_socket_t fd, int what, void* user, void*) {
   auto* m = static_cast<RequestMulti*>(user);
-  m->loop_->WantSocket(fd, what, m);
+  bool paused = false;
+  if (what == CURL_POLL_REMOVE) {
+    auto it = m->running_.find(easy);
+    paused = it != m->running_.end() && it->second->channel != nullptr &&
+             it->second->channel->paused_on_loop();
+  }
+  m->loop_->WantSocket(fd, what, m, paused);
   return 0;
 }
 

@@ -1,7 +1,7 @@
 // EventLoop and RequestMulti: the transport's request transfers driven by one loop thread per
 // process over libcurl's multi interface with our own epoll (docs/design/client-transport.md,
-// "The loop"). Transport::RoundTrip without a BodySink runs on it; streams and streamed LISTs are
-// still driven by their reader's thread (transport.cc, http_stream.cc).
+// "The loop"): every request, watch (http_stream.cc) and streamed LIST (transport.cc) of every
+// Transport runs on it; a streamed transfer's bytes cross to its reader in a ByteChannel.
 #pragma once
 
 #include <curl/curl.h>
@@ -18,6 +18,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "pkg/client/internal/byte_channel.h"
 #include "pkg/client/internal/curl_handle.h"
 #include "pkg/util/futex_flag.h"
 
@@ -48,8 +49,10 @@ class EventLoop {
   void SocketOpened(int fd, RequestMulti* multi);
   void SocketClosed(int fd);
   // CURLMOPT_SOCKETFUNCTION's `what` for `fd`: watched for it, or, for CURL_POLL_REMOVE of a
-  // connection still open (gone idle in the connection cache), for EPOLLIN | EPOLLRDHUP.
-  void WantSocket(int fd, int what, RequestMulti* multi);
+  // connection still open (gone idle in the connection cache), for EPOLLIN | EPOLLRDHUP; a
+  // connection whose transfer its reader paused (`paused`) is not idle, and is not watched until
+  // libcurl asks again on the resume.
+  void WantSocket(int fd, int what, RequestMulti* multi, bool paused = false);
   void AddMulti(RequestMulti* multi);
   void RemoveMulti(RequestMulti* multi);
 
@@ -103,21 +106,29 @@ struct RequestTransfer {
   // Set on the loop before `done`: libcurl's result, or canceled (never started, or removed).
   CURLcode result = CURLE_OK;
   bool canceled = false;
+  // A streamed transfer's channel (not owned, outlives the transfer): a paused transfer's socket
+  // is told from an idle connection's by it.
+  ByteChannel* channel = nullptr;
 
   // Loop thread only.
   enum class State { kNew, kWaiting, kRunning, kDone } state = State::kNew;
   bool cancel_requested = false;
 };
 
-// A Transport's multi handle on the loop: its connection cache, its pool of easy handles, and at
-// most kMaxRequests request transfers in flight (more wait for a slot, in order).
+// A multi handle of a Transport on the loop: its connection cache, its pool of easy handles, and
+// at most `max_transfers` transfers in flight (more wait for a slot, in order). A Transport has
+// two: its requests', capped at kMaxRequests, and its streams' (watches and streamed LISTs),
+// uncapped, since a watch holds its transfer for minutes and must never hold a request's place
+// (docs/design/client-transport.md, "What step 2 built").
 class RequestMulti {
  public:
   static constexpr std::size_t kMaxRequests = 16;
+  static constexpr std::size_t kUncapped = static_cast<std::size_t>(-1);
   using NewEasyFn = std::function<EasyPtr(char* errbuf)>;
 
   // Null when libcurl cannot make a multi handle.
-  static std::unique_ptr<RequestMulti> Create(NewEasyFn new_easy);
+  static std::unique_ptr<RequestMulti> Create(NewEasyFn new_easy,
+                                              std::size_t max_transfers = kMaxRequests);
   // Removes the multi from the loop and waits for that (its connections close there). Not to be
   // called on the loop thread (nothing on it holds a Transport).
   ~RequestMulti();
@@ -135,6 +146,9 @@ class RequestMulti {
   // Posts its cancel: a transfer not yet ended ends as canceled (mid-transfer, its connection is
   // closed); one that ended is left as it is.
   void Cancel(std::shared_ptr<RequestTransfer> t);
+  // Posts the resume of a transfer its channel paused (curl_easy_pause with CURLPAUSE_CONT, from
+  // inside which libcurl may offer the bytes it kept); nothing for one that ended.
+  void Resume(std::shared_ptr<RequestTransfer> t);
 
   const std::shared_ptr<EventLoop>& loop() const { return loop_; }
 
@@ -148,16 +162,18 @@ class RequestMulti {
   struct Private {
     explicit Private() = default;
   };
-  RequestMulti(Private, NewEasyFn new_easy, std::shared_ptr<EventLoop> loop, MultiPtr multi);
+  RequestMulti(Private, NewEasyFn new_easy, std::shared_ptr<EventLoop> loop, MultiPtr multi,
+               std::size_t max_transfers);
 
  private:
-  static int OnSocket(CURL*, curl_socket_t fd, int what, void* user, void*);
+  static int OnSocket(CURL* easy, curl_socket_t fd, int what, void* user, void*);
   static int OnTimer(CURLM*, long timeout_ms, void* user);
   static curl_socket_t Open(void* user, curlsocktype, curl_sockaddr* address);
   static int CloseSocket(void* user, curl_socket_t fd);
 
   void DoStart(std::shared_ptr<RequestTransfer> t);
   void DoCancel(const std::shared_ptr<RequestTransfer>& t);
+  void DoResume(const std::shared_ptr<RequestTransfer>& t);
   void Admit(std::shared_ptr<RequestTransfer> t);
   void ReadCompletions();
   void AdmitWaiting();
@@ -166,6 +182,7 @@ class RequestMulti {
   NewEasyFn new_easy_;
   std::shared_ptr<EventLoop> loop_;
   MultiPtr multi_;
+  const std::size_t max_transfers_;
   std::mutex pool_mu_;
   std::vector<std::unique_ptr<PooledEasy>> pool_;  // guarded by pool_mu_
   FutexFlag closed_;

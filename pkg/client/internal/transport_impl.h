@@ -1,7 +1,7 @@
 // Transport::Impl: the state one Transport shares with its streams (transport.cc, http_stream.cc):
-// the RestConfig, the proxy environment read once, the share (DNS cache, TLS sessions), the
-// multi on the loop that runs its requests (event_loop.h), every per-thread handle it made (for
-// streams and streamed LISTs), and how a handle and a request are configured.
+// the RestConfig, the proxy environment read once, the share (DNS cache, TLS sessions), the two
+// multis on the loop that run its requests and its streams (event_loop.h), and how a handle and
+// a request are configured.
 #pragma once
 
 #include <curl/curl.h>
@@ -11,7 +11,6 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <vector>
 
 #include "pkg/client/internal/curl_handle.h"
 #include "pkg/client/internal/event_loop.h"
@@ -27,24 +26,19 @@ struct Transport::Impl {
         openssl(internal::CurlUsesOpenSsl()),
         proxies(ProxyEnvironment::FromEnvironment()) {}
 
-  ~Impl() {
-    // Handles first (the per-thread caches only hold them while this Impl lives), then the
-    // share they use.
-    std::lock_guard lock(handles_mu);
-    handles.clear();
-  }
-
   RestConfig config;
   const bool openssl;
   const ProxyEnvironment proxies;
   // Declared before `share` so the share's lock callbacks outlive it.
   std::array<std::mutex, CURL_LOCK_DATA_LAST> locks;
   internal::SharePtr share;
-  // Declared after `share`, so destroyed before it: its pooled handles use the share.
+  // Declared after `share`, so destroyed before it: their pooled handles use the share.
+  // Requests, at most RequestMulti::kMaxRequests in flight.
   std::unique_ptr<internal::RequestMulti> requests;
-  // Every per-thread handle made for this transport, so that they all go with it.
-  std::mutex handles_mu;
-  std::vector<std::unique_ptr<internal::Handle>> handles;
+  // Watches and streamed LISTs (byte channels), uncapped: a watch holds its transfer for
+  // minutes, and dozens of them must not hold the requests' places. Their connections stay
+  // apart from the requests', as a watch's own connection did before the loop.
+  std::unique_ptr<internal::RequestMulti> streams;
 
   static void Lock(CURL*, curl_lock_data data, curl_lock_access, void* user) {
     static_cast<Impl*>(user)->locks[data].lock();
@@ -160,30 +154,11 @@ struct Transport::Impl {
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers.Build(req.headers, send_body));
   }
 
-  std::unique_ptr<internal::Handle> NewHandle() const {
-    auto handle = std::make_unique<internal::Handle>();
-    handle->easy = NewEasy(handle->errbuf);
-    handle->multi.reset(curl_multi_init());
-    if (!handle->easy || !handle->multi) return nullptr;
-    CURL* h = handle->easy.get();
-    curl_easy_setopt(h, CURLOPT_OPENSOCKETFUNCTION, &internal::Handle::Open);
-    curl_easy_setopt(h, CURLOPT_OPENSOCKETDATA, handle.get());
-    curl_easy_setopt(h, CURLOPT_CLOSESOCKETFUNCTION, &internal::Handle::Close);
-    curl_easy_setopt(h, CURLOPT_CLOSESOCKETDATA, handle.get());
-    return handle;
-  }
-
-  // Called when a thread that cached `h` exits: it goes with its connection.
-  void Retire(internal::Handle* h) {
-    std::lock_guard lock(handles_mu);
-    std::erase_if(handles,
-                  [h](const std::unique_ptr<internal::Handle>& p) { return p.get() == h; });
-  }
-
-  internal::Handle* Register(std::unique_ptr<internal::Handle> h) {
-    std::lock_guard lock(handles_mu);
-    handles.push_back(std::move(h));
-    return handles.back().get();
+  // Accept-Encoding of a request on a pooled streams handle, which a watch before may have
+  // changed: gzip unless disabled, never on a watch (http_stream.cc says why).
+  void SetEncoding(CURL* h, bool stream) const {
+    curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING,
+                     stream || config.disable_compression ? nullptr : "gzip");
   }
 };
 
