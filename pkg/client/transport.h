@@ -2,8 +2,8 @@
 // (CA, server name or IP checked, client certificate, sessions resumed), keep-alive connections
 // (every transfer on the process's event loop, internal/event_loop.h; a watch's or streamed
 // LIST's bytes handed to its reader's thread in a byte channel), gzip answers inflated, proxies
-// from the environment as net/http reads them, and streaming responses for watches. Every answer is bounded (answer_head.h):
-// inflated body, head bytes, interim answers, Content-Length, stalls.
+// from the environment as net/http reads them, and streaming responses for watches. Every answer is
+// bounded (answer_head.h): inflated body, head bytes, interim answers, Content-Length, stalls.
 // Transport is thread-safe; an HttpStream is used by one reader thread, with Cancel() callable
 // from any thread. How it is configured and why: docs/design/client-transport.md.
 #pragma once
