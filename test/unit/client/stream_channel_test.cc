@@ -60,12 +60,35 @@ std::size_t FirstMismatch(const std::string& got, std::size_t from) {
 TEST(StreamChannelTest, SlowReaderKeepsTheChannelBoundedAndLosesNothing) {
   constexpr std::size_t kTotal = std::size_t{12} << 20;
   constexpr std::size_t kChunk = std::size_t{64} << 10;
+  std::atomic<std::size_t> server_sent{0};
   TestServer server([&](const RecordedRequest&, Conn& c) {
     c.StartChunked(200);
-    for (std::size_t sent = 0; sent < kTotal; sent += kChunk) c.Chunk(Pattern(sent, kChunk));
+    for (std::size_t sent = 0; sent < kTotal; sent += kChunk) {
+      c.Chunk(Pattern(sent, kChunk));
+      server_sent = sent + kChunk;
+    }
     c.EndChunked();
   });
   auto stream = NewTransport()->Stream(Get(server.url() + "/watch"));
+  // Before the first Read, until the server is held up: it stops only when the client stops
+  // draining the socket, which the loop does only once the channel paused the transfer, full.
+  // A server making no progress for 300 ms is taken as held (bounded by 10 s), not a sleep of a
+  // fixed length, which a loaded machine can outrun.
+  {
+    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    std::size_t last = 0;
+    auto since = std::chrono::steady_clock::now();
+    while (std::chrono::steady_clock::now() < deadline && server_sent.load() < kTotal) {
+      if (server_sent.load() != last) {
+        last = server_sent.load();
+        since = std::chrono::steady_clock::now();
+      } else if (last > internal::ByteChannel::kMaxHeld &&
+                 std::chrono::steady_clock::now() - since > 300ms) {
+        break;
+      }
+      std::this_thread::sleep_for(5ms);
+    }
+  }
   std::size_t received = 0;
   std::size_t largest = 0;
   std::string got;
