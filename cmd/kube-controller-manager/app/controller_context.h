@@ -81,7 +81,7 @@ struct ControllerContext {
 // written through ctx.events_sink but spend the tokens of `controller_client`'s rate limiter, so
 // --kube-api-qps bounds a controller's API writes and its events together, as upstream. Keep the
 // broadcaster alive as long as the controller (RunnableController's keep_alive); its destructor
-// flushes what is queued.
+// drops what is still queued and cancels the write under way (EventBroadcaster::Shutdown).
 std::shared_ptr<record::EventBroadcaster> NewControllerEventBroadcaster(
     const ControllerContext& ctx, std::shared_ptr<client::RestClient> controller_client);
 

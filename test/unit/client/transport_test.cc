@@ -82,8 +82,9 @@ TEST(TransportTest, ChunkedFramingSplitAcrossReads) {
   }
   EXPECT_EQ(got, "{\"a\":\"0123456789\"},\n ");
   EXPECT_EQ(stream->status(), 200);
-  // Both bodies ended at their terminating chunk: the round trip's connection stays with this
-  // thread's handle and serves its next request (the stream had a connection of its own).
+  // Both bodies ended at their terminating chunk: the round trip's connection stays in the
+  // Transport's request pool and serves its next request (the stream ran on the streams multi,
+  // whose connections are apart from the requests').
   ASSERT_TRUE(t->RoundTrip(Get(server.url() + "/again")).ok());
   EXPECT_EQ(server.connections(), 2);
 }
