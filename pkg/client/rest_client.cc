@@ -309,7 +309,7 @@ namespace {
 // Counted down by each transfer of a DoAll round as it ends, on the loop; the waiter is woken
 // once, when the last one did. Starts at one, the submitting thread's own count, so the round
 // cannot end while requests are still being submitted. A mutex and condition variable, not a
-// futex word: the wait also ends on a stop or a deadline (WaitRound).
+// futex word: DoAll's wait also ends on a stop, and then on write_settle_grace.
 class RoundLatch {
  public:
   void Add() {

@@ -93,7 +93,10 @@ class RestClient {
 
   // Runs the request; returns the body of a 2xx answer (padded, see json_padding.h). A stop
   // request cancels waiting in the limiter, the request in flight, or the wait between retries
-  // (reason "Canceled").
+  // (reason "Canceled"). Unlike DoAll, a write in flight is canceled at once too: what goes
+  // through Do is named or idempotent (status updates, ReplicaSets by their template's hash,
+  // Leases, deletes), so a copy the server still carries out is refused or harmless; creates by
+  // generateName (pods) go through DoAll.
   Result<std::string> Do(const Request& request, std::stop_token stop = {});
   // As above; *content_type receives the answer's Content-Type (for a negotiated Accept).
   Result<std::string> Do(const Request& request, std::stop_token stop, std::string* content_type);

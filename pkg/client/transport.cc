@@ -2,9 +2,7 @@
 
 #include <curl/curl.h>
 
-#include <algorithm>
 #include <fstream>
-#include <mutex>
 #include <optional>
 
 #include "pkg/client/internal/answer.h"
