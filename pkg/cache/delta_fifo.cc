@@ -123,13 +123,13 @@ void DeltaFIFO::WakeConsumerAndUnlock(std::unique_lock<std::mutex>& lock) {
   // deletion): nothing to wake it for.
   const bool wake = waiting_ > 0 && !queue_.empty();
   lock.unlock();
-  if (wake) cv_.notify_one();
+  if (wake) cv_.NotifyOne();
 }
 
 void DeltaFIFO::WaitLocked(std::unique_lock<std::mutex>& lock) const {
   while (queue_.empty() && !closed_) {
     ++waiting_;
-    cv_.wait(lock);
+    cv_.Wait(lock);
     --waiting_;
   }
 }
@@ -170,8 +170,8 @@ Status DeltaFIFO::Replace(std::vector<api::ObjectPtr> items, const std::string& 
   std::unique_lock lock(mu_);
   // Whatever was queued before an error is queued: wake the consumers for it too.
   struct Wake {
-    std::condition_variable& cv;
-    ~Wake() { cv.notify_all(); }
+    FutexCondition& cv;
+    ~Wake() { cv.NotifyAll(); }
   } wake{cv_};
   // The whole list is one push: its RV counts once every item and tombstone has been popped.
   const uint64_t seq = NewMarkLocked(resource_version);
@@ -255,7 +255,7 @@ Status DeltaFIFO::AddListItems(std::vector<api::ObjectPtr>& items) {
   }
   Status s = QueueListItemsLocked(items);
   lock.unlock();
-  cv_.notify_all();
+  cv_.NotifyAll();
   return s;
 }
 
@@ -280,10 +280,10 @@ Status DeltaFIFO::EndList(std::vector<api::ObjectPtr>& items, const std::string&
   // resourceVersion counted, as after a Replace (its handlers read it).
   if (Status s = QueueListItemsLocked(items); !s.ok()) {
     lock.unlock();
-    cv_.notify_all();
+    cv_.NotifyAll();
     return s;
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
   if (!resource_version.empty()) marks_.emplace(*list_seq_, resource_version);
   list_seq_.reset();
   list_taken_in_part_ = false;
@@ -323,8 +323,8 @@ Status DeltaFIFO::Resync() {
   }
   std::lock_guard lock(mu_);
   struct Wake {
-    std::condition_variable& cv;
-    ~Wake() { cv.notify_all(); }
+    FutexCondition& cv;
+    ~Wake() { cv.NotifyAll(); }
   } wake{cv_};
   for (const std::string& key : options_.known_objects->ListKeys()) {
     api::ObjectPtr obj = options_.known_objects->GetByKey(key);
@@ -486,7 +486,7 @@ bool DeltaFIFO::WaitForItemFor(std::chrono::steady_clock::duration timeout) cons
   std::unique_lock lock(mu_);
   while (queue_.empty() && !closed_) {
     ++waiting_;
-    const bool timed_out = cv_.wait_until(lock, deadline) == std::cv_status::timeout;
+    const bool timed_out = !cv_.WaitUntil(lock, deadline);
     --waiting_;
     if (timed_out) break;
   }
@@ -496,7 +496,7 @@ bool DeltaFIFO::WaitForItemFor(std::chrono::steady_clock::duration timeout) cons
 void DeltaFIFO::Close() {
   std::lock_guard lock(mu_);
   closed_ = true;
-  cv_.notify_all();
+  cv_.NotifyAll();
 }
 
 bool DeltaFIFO::IsClosed() const {

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <condition_variable>
 #include <deque>
 #include <functional>
 #include <map>
@@ -23,6 +22,7 @@
 #include "pkg/api/watch_event.h"
 #include "pkg/cache/keys.h"
 #include "pkg/cache/store.h"
+#include "pkg/util/futex_condition.h"
 #include "pkg/util/result.h"
 
 namespace kcm::cache {
@@ -235,7 +235,7 @@ class DeltaFIFO final : public ReflectorStore {
 
   const DeltaFIFOOptions options_;
   mutable std::mutex mu_;
-  mutable std::condition_variable cv_;
+  mutable FutexCondition cv_;
   // Threads blocked in cv_ (Pop, WaitForItem): a watch event's Add/Update/Delete signals cv_ only
   // when one is, and after unlocking, so the reflector neither makes a futex call for a consumer
   // that is busy applying earlier items nor wakes one straight into mu_ it still holds.

@@ -44,7 +44,7 @@ void Queue::AddInternal(const std::string& key, bool stamp) {
     queue_.push_back(key);
   }
   // Outside the lock, so the woken worker does not block straight on our mutex.
-  cv_.notify_one();
+  cv_.NotifyOne();
 }
 
 int Queue::Len() const {
@@ -60,7 +60,7 @@ std::optional<std::string> Queue::Get() {
 
 std::optional<Queue::Item> Queue::GetItem() {
   std::unique_lock lock(mu_);
-  cv_.wait(lock, [this] { return !queue_.empty() || shutting_down_; });
+  cv_.Wait(lock, [this] { return !queue_.empty() || shutting_down_; });
   if (queue_.empty()) return std::nullopt;
   Item item{std::move(queue_.front()), std::nullopt, {}};
   queue_.pop_front();
@@ -75,18 +75,25 @@ std::optional<Queue::Item> Queue::GetItem() {
 }
 
 void Queue::Done(const std::string& key) {
-  std::lock_guard lock(mu_);
-  if (processing_.erase(key) == 0) return;
-  metrics_.Done(key);
-  if (auto it = dirty_.find(key); it != dirty_.end()) {
-    // Added while it was being processed: hand it out again (even during shutdown, so the drain
-    // sees the latest state of the key).
-    it->second.ready_at = clock_.Now();
-    queue_.push_back(key);
-    cv_.notify_one();
-  } else if (processing_.empty()) {
-    drained_cv_.notify_all();
+  bool requeued = false;
+  bool drained = false;
+  {
+    std::lock_guard lock(mu_);
+    if (processing_.erase(key) == 0) return;
+    metrics_.Done(key);
+    if (auto it = dirty_.find(key); it != dirty_.end()) {
+      // Added while it was being processed: hand it out again (even during shutdown, so the drain
+      // sees the latest state of the key).
+      it->second.ready_at = clock_.Now();
+      queue_.push_back(key);
+      requeued = true;
+    } else {
+      drained = processing_.empty();
+    }
   }
+  // Outside the lock, as in AddInternal.
+  if (requeued) cv_.NotifyOne();
+  if (drained) drained_cv_.NotifyAll();
 }
 
 void Queue::ShutDown() {
@@ -95,8 +102,8 @@ void Queue::ShutDown() {
     drain_ = false;
     shutting_down_ = true;
   }
-  cv_.notify_all();
-  drained_cv_.notify_all();
+  cv_.NotifyAll();
+  drained_cv_.NotifyAll();
   metrics_updater_.request_stop();
 }
 
@@ -106,11 +113,11 @@ void Queue::ShutDownWithDrain() {
     drain_ = true;
     shutting_down_ = true;
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
   // Outside the lock: stop callbacks run here and wake the updater's sleep on the Clock.
   metrics_updater_.request_stop();
   std::unique_lock lock(mu_);
-  drained_cv_.wait(lock, [this] { return processing_.empty() || !drain_; });
+  drained_cv_.Wait(lock, [this] { return processing_.empty() || !drain_; });
 }
 
 bool Queue::ShuttingDown() const {

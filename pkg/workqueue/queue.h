@@ -3,7 +3,6 @@
 // producers and workers may call it concurrently.
 #pragma once
 
-#include <condition_variable>
 #include <deque>
 #include <mutex>
 #include <optional>
@@ -13,6 +12,7 @@
 #include <unordered_set>
 
 #include "pkg/util/clock.h"
+#include "pkg/util/futex_condition.h"
 #include "pkg/workqueue/metrics.h"
 
 namespace kcm::workqueue {
@@ -83,9 +83,9 @@ class Queue {
   Clock& clock_;
 
   mutable std::mutex mu_;
-  std::condition_variable cv_;          // A key became available, or shutdown.
-  std::condition_variable drained_cv_;  // processing_ became empty, or drain was cancelled.
-  std::deque<std::string> queue_;       // Keys in hand-out order; each also in dirty_.
+  FutexCondition cv_;              // A key became available, or shutdown.
+  FutexCondition drained_cv_;      // processing_ became empty, or drain was cancelled.
+  std::deque<std::string> queue_;  // Keys in hand-out order; each also in dirty_.
   struct Dirty {
     Clock::time_point added_at = kNotAdded;  // The first Add (not AddDelayed), if any.
     Clock::time_point ready_at = kNotAdded;  // When it entered queue_ (Item::ready_at).

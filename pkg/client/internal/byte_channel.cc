@@ -22,7 +22,7 @@ bool ByteChannel::Offer(std::string_view data) {
     wake = held_.empty();
     held_.append(data);
   }
-  if (wake) ready_.notify_one();
+  if (wake) ready_.NotifyOne();
   return true;
 }
 
@@ -31,7 +31,7 @@ void ByteChannel::End() {
     std::lock_guard lock(mu_);
     ended_ = true;
   }
-  ready_.notify_all();
+  ready_.NotifyAll();
 }
 
 void ByteChannel::Close() {
@@ -40,13 +40,13 @@ void ByteChannel::Close() {
     closed_ = true;
     std::string().swap(held_);
   }
-  ready_.notify_all();
+  ready_.NotifyAll();
 }
 
 ByteChannel::Taken ByteChannel::Take(std::string* out) {
   Taken taken;
   std::unique_lock lock(mu_);
-  ready_.wait(lock, [this] { return closed_ || ended_ || !held_.empty(); });
+  ready_.Wait(lock, [this] { return closed_ || ended_ || !held_.empty(); });
   if (closed_) {
     taken.closed = true;
     return taken;

@@ -5,11 +5,12 @@
 // has the loop resume it.
 #pragma once
 
-#include <condition_variable>
 #include <cstddef>
 #include <mutex>
 #include <string>
 #include <string_view>
+
+#include "pkg/util/futex_condition.h"
 
 namespace kcm::client::internal {
 
@@ -60,7 +61,7 @@ class ByteChannel {
 
  private:
   mutable std::mutex mu_;
-  std::condition_variable ready_;
+  FutexCondition ready_;
   std::string held_;     // guarded by mu_
   Head head_;            // guarded by mu_
   bool paused_ = false;  // guarded by mu_: an offer was refused and no resume asked for since
