@@ -31,6 +31,9 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 n=${1:-10000}
 runs=${2:-3}
 build=${KCM_BENCH_BUILD_DIR:-$repo/build-inf}
+# Absolute: the Go program is built from its own directory (below).
+mkdir -p "$build"
+build=$(cd "$build" && pwd)
 ns=${KCM_BENCH_NAMESPACE:-bench-informers-$n}
 log() { printf '[bench-informers] %s\n' "$*" >&2; }
 
