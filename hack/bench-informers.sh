@@ -61,7 +61,9 @@ else
   KCM_TESTBED_DIR=$state KCM_TESTBED_NODES=1 KCM_TESTBED_OWNER_PID=$$ "$repo/hack/testbed" up
 fi
 cleanup() {
-  if [ "${KCM_BENCH_KEEP_PODS:-0}" != 1 ] && [ -f "$state/admin.kubeconfig" ]; then
+  # A testbed of our own is purged below, pods and all: deleting 50,000 pods first would send as
+  # many DELETEs and hold the machine for minutes.
+  if [ -z "$owned" ] && [ "${KCM_BENCH_KEEP_PODS:-0}" != 1 ] && [ -f "$state/admin.kubeconfig" ]; then
     local kubectl
     kubectl=$(sed -n 's/^KCM_TESTBED_KUBECTL=//p' "$state/testbed.env")
     "$kubectl" --kubeconfig="$state/admin.kubeconfig" -n "$ns" delete pods --all --grace-period=0 \
