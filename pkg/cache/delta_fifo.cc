@@ -118,20 +118,16 @@ Status DeltaFIFO::PushDeleteLocked(const std::string& key, api::ObjectPtr obj, b
 }
 
 void DeltaFIFO::WakeConsumerAndUnlock(std::unique_lock<std::mutex>& lock) {
-  // A consumer not blocked in cv_ is applying earlier items and checks the queue (under mu_)
-  // before it blocks again: it will find this one without a signal. Nothing queued (a dropped
-  // deletion): nothing to wake it for.
-  const bool wake = waiting_ > 0 && !queue_.empty();
+  // Nothing queued (a dropped deletion): nothing to wake a consumer for. A consumer busy applying
+  // earlier items is not in cv_, and NotifyOne makes no system call for it: it checks the queue
+  // (under mu_) before it blocks again. After unlocking, so the one woken does not block on mu_.
+  const bool wake = !queue_.empty();
   lock.unlock();
   if (wake) cv_.NotifyOne();
 }
 
 void DeltaFIFO::WaitLocked(std::unique_lock<std::mutex>& lock) const {
-  while (queue_.empty() && !closed_) {
-    ++waiting_;
-    cv_.Wait(lock);
-    --waiting_;
-  }
+  while (queue_.empty() && !closed_) cv_.Wait(lock);
 }
 
 namespace {
@@ -485,10 +481,7 @@ bool DeltaFIFO::WaitForItemFor(std::chrono::steady_clock::duration timeout) cons
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   std::unique_lock lock(mu_);
   while (queue_.empty() && !closed_) {
-    ++waiting_;
-    const bool timed_out = !cv_.WaitUntil(lock, deadline);
-    --waiting_;
-    if (timed_out) break;
+    if (!cv_.WaitUntil(lock, deadline)) break;
   }
   return !queue_.empty() && !closed_;
 }

@@ -143,8 +143,8 @@ class DeltaFIFO final : public ReflectorStore {
   std::string KeyOf(const api::Object& obj) const;
 
  private:
-  // Signals one consumer blocked in cv_, if any and if anything is queued, after releasing
-  // `lock` (a watch event's push).
+  // Signals one consumer blocked in cv_ if anything is queued, after releasing `lock` (a watch
+  // event's push).
   void WakeConsumerAndUnlock(std::unique_lock<std::mutex>& lock);
   // One watch event's push (Add, Update, Delete, AddWatchEvents): an Added or Updated delta,
   // its own push and resourceVersion mark.
@@ -152,7 +152,7 @@ class DeltaFIFO final : public ReflectorStore {
   // A deletion of key: dropped when the key is neither queued nor known (behaviour 3.3), which
   // moves the watermark at once (*advanced set when it moved; NotifyAdvanced after unlocking).
   Status PushDeleteLocked(const std::string& key, api::ObjectPtr obj, bool* advanced);
-  // Blocks until the queue holds an item or is closed, counted in waiting_.
+  // Blocks until the queue holds an item or is closed.
   void WaitLocked(std::unique_lock<std::mutex>& lock) const;
   // seq: the push the delta belongs to (see marks_); nullopt for Sync deltas, which carry nothing
   // new.
@@ -235,11 +235,9 @@ class DeltaFIFO final : public ReflectorStore {
 
   const DeltaFIFOOptions options_;
   mutable std::mutex mu_;
+  // Consumers (Pop, WaitForItem) sleep here; it makes a system call only when one sleeps, so the
+  // reflector's signal for a consumer busy applying earlier items costs none.
   mutable FutexCondition cv_;
-  // Threads blocked in cv_ (Pop, WaitForItem): a watch event's Add/Update/Delete signals cv_ only
-  // when one is, and after unlocking, so the reflector neither makes a futex call for a consumer
-  // that is busy applying earlier items nor wakes one straight into mu_ it still holds.
-  mutable int waiting_ = 0;
   // What items_ allocates (nodes, keys, delta buffers) comes from this pool, released whole when
   // a big queue drains (Pop): the queue's bookkeeping of an initial list is freed at once instead
   // of leaving holes among the indexer's nodes, which are allocated while it drains.

@@ -102,6 +102,20 @@ TEST(QueueTest, KeyAddedWhileProcessingIsRequeuedOnlyAfterDone) {
   EXPECT_EQ(q.Len(), 0);
 }
 
+// 7.1: upstream's Typed.Done pushes a key re-added while it was processed and signals the
+// condition; here Done signals after unlocking, and a worker already asleep in Get must still wake.
+TEST(QueueTest, DoneWakesAWorkerBlockedInGetForAKeyReaddedWhileProcessing) {
+  Queue q;
+  q.Add("ns/a");
+  ASSERT_EQ(q.Get(), "ns/a");
+  q.Add("ns/a");  // Held back until Done.
+  auto got = std::async(std::launch::async, [&] { return q.Get(); });
+  EXPECT_TRUE(StaysBlocked(got));
+  q.Done("ns/a");
+  ASSERT_EQ(got.wait_for(10s), std::future_status::ready);
+  EXPECT_EQ(got.get(), "ns/a");
+}
+
 // 7.1
 TEST(QueueTest, DoneWithoutRequeueLeavesQueueEmpty) {
   Queue q;
