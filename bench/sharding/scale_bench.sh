@@ -32,7 +32,15 @@
 # count, the cluster's other namespaces (kube-system, default, …) included, not by pods: with few
 # benchmark namespaces a replica may serve none of them. The table's ratio is sharded / single.
 #
-# Usage: bench/sharding/scale_bench.sh [build-dir]
+# With SAMPLE_S set, a sampler writes one line every SAMPLE_S seconds of each converge window to
+# <logs>/<run>.samples and the table prints them: seconds since the create; pods stored (the
+# remainingItemCount of a one-item LIST of all pods: the cluster holds no other pods); pods bound
+# by kube-scheduler (scheduler_schedule_attempts_total{result="scheduled"} since the window
+# began); pods available (the sum of the Deployments' status.availableReplicas); CPU seconds since
+# the window began of kube-apiserver, etcd, kube-scheduler, KWOK and all replicas; and each one's
+# RSS (MiB, now). Which stage falls behind, and which process fills the cores, is what bounds a run
+# on this test bed (docs/benchmarks/sharding.md). FAILOVERS=0 skips the two failovers.
+#
 # Environment: NS (30 namespaces), PODS (3000: total pods; BIG = PODS/1000 Deployments of 250, then
 # MEDIUM = the rest / 90 of 30 and SMALL = what is left / 5 of 5: the counts clusterloader2 gives
 # one namespace of 3,000 pods; BIG, MEDIUM, SMALL set the counts directly), REPLICAS (3), SCALE_BY
@@ -40,7 +48,10 @@
 # run only that one), QPS / BURST (unset: the daemon's defaults, 20 / 30), TIMEOUT_S (1800: longest
 # wait for convergence), POLL_S (1: seconds between convergence checks, each a kubectl list of the
 # Deployments, ≈ 0.1 s of CPU), KCM_TESTBED_DIR (state dir; a testbed already up there is reused,
-# else one is started and stopped at the end).
+# else one is started and stopped at the end), SAMPLE_S (unset: no sampler; see above), FAILOVERS
+# (1).
+#
+# Usage: bench/sharding/scale_bench.sh [build-dir]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build}
@@ -55,6 +66,8 @@ NODES=${NODES:-$((PODS / 100 + 5))}
 RUNS=${RUNS:-single sharded}
 TIMEOUT_S=${TIMEOUT_S:-1800}
 POLL_S=${POLL_S:-1}
+SAMPLE_S=${SAMPLE_S:-0}
+FAILOVERS=${FAILOVERS:-1}
 # The verbs rest_client_requests_total counts by (a watch is not counted there).
 methods="GET POST PUT PATCH DELETE"
 dir=${KCM_TESTBED_DIR:-/tmp/kcm-sharding-bench}
@@ -219,6 +232,45 @@ delete_workload() {
     sleep 0.5
   done
 }
+# sample <run> <t0>: the sampler (see the header), until killed.
+sample() {
+  local run=$1 t0=$2 c pid line stored scheduled available s0
+  local components=(kube-apiserver etcd kube-scheduler kwok) pids=() c0=()
+  for c in "${components[@]}"; do pids+=("$(cut -d' ' -f1 "$dir/pids/$c")"); done
+  pids+=("${rep_pid[@]}")
+  for pid in "${pids[@]}"; do c0+=("$(cpu_ticks "$pid" 2>/dev/null || echo 0)"); done
+  s0=$(metric "$KCM_TESTBED_SCHEDULER_PORT" scheduler_schedule_attempts_total 'result="scheduled"')
+  {
+    printf 's stored bound available'
+    printf ' cpu_s:%s' "${components[@]}" replicas
+    printf ' rss_mib:%s' "${components[@]}" replicas
+    echo
+  } >"$work/$run.samples"
+  while :; do
+    sleep "$SAMPLE_S"
+    stored=$($K get --raw '/api/v1/pods?limit=1' 2>/dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print(len(d["items"]) + int(d["metadata"].get("remainingItemCount", 0)))' 2>/dev/null || echo -)
+    scheduled=$(metric "$KCM_TESTBED_SCHEDULER_PORT" scheduler_schedule_attempts_total 'result="scheduled"')
+    available=$($K get deployments -A -l "$selector" \
+      -o 'jsonpath={range .items[*]}{.status.availableReplicas}{"\n"}{end}' 2>/dev/null |
+      awk '{n += $1} END {print n + 0}')
+    line="$(printf '%.0f' "$(echo "$(now) - $t0" | bc)") $stored $((${scheduled:-0} - ${s0:-0})) $available"
+    # Ticks and KiB per process, then seconds and MiB with the replicas summed.
+    local ticks=() kib=() i
+    for i in "${!pids[@]}"; do
+      ticks+=("$(($(cpu_ticks "${pids[$i]}" 2>/dev/null || echo "${c0[$i]}") - c0[i]))")
+      kib+=("$(awk '/VmRSS/ {print $2}' "/proc/${pids[$i]}/status" 2>/dev/null || echo 0)")
+    done
+    echo "$line $(echo "${ticks[*]}" | awk -v n=${#components[@]} -v hz="$tick" '{
+        for (i = 1; i <= n; i++) printf "%.1f ", $i / hz
+        for (i = n + 1; i <= NF; i++) r += $i; printf "%.1f", r / hz }') $(echo "${kib[*]}" |
+      awk -v n=${#components[@]} '{
+        for (i = 1; i <= n; i++) printf "%d ", $i / 1024
+        for (i = n + 1; i <= NF; i++) r += $i; printf "%d", r / 1024 }')" >>"$work/$run.samples"
+  done
+}
 # Creates the workload, waits for every Deployment to be complete and records the run's figures
 # as "<run>.<key> <value>" lines in $results.
 converge() {
@@ -232,6 +284,11 @@ converge() {
     done
   done
   t0=$(now)
+  local sampler=""
+  if [ "$SAMPLE_S" != 0 ]; then
+    sample "$run" "$t0" &
+    sampler=$!
+  fi
   $K create -f "$work/workload.yaml" >/dev/null
   while :; do
     if [ "$(complete_all)" = "$deployments" ]; then t_done=$(now); break; fi
@@ -242,6 +299,10 @@ converge() {
     fi
     sleep "$POLL_S"
   done
+  if [ -n "$sampler" ]; then
+    kill "$sampler" 2>/dev/null || true
+    wait "$sampler" 2>/dev/null || true
+  fi
   for i in "${!rep_pid[@]}"; do
     c1=$(cpu_ticks "${rep_pid[$i]}") rss=$(rss_kb "${rep_pid[$i]}")
     echo "$run.cpu.$i $(echo "($c1 - ${c0[$i]}) / $tick" | bc -l)" >>"$results"
@@ -345,7 +406,7 @@ if [[ " $RUNS " == *" sharded "* ]]; then
     live=("${rest[@]}")
     wait_gone_from_map "$victim"
   }
-  if [ "$REPLICAS" -ge 2 ]; then
+  if [ "$FAILOVERS" = 1 ] && [ "$REPLICAS" -ge 2 ]; then
     failover KILL "${live[@]}"
     if [ "$REPLICAS" -ge 3 ]; then
       wait_balanced "${live[@]}"
@@ -362,6 +423,12 @@ $K -n kube-system delete lease scale-bench-single scale-bench-sharded scale-benc
 # ---- the table --------------------------------------------------------------------------------
 echo "load at end $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "logs in $work"
+for run in single sharded; do
+  if [ -s "$work/$run.samples" ]; then
+    echo "$run: samples every $SAMPLE_S s"
+    column -t "$work/$run.samples"
+  fi
+done
 if [ -s "$work/moves" ]; then
   echo "sharded: namespaces moved while converging"
   cat "$work/moves"
