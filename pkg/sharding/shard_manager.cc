@@ -5,6 +5,7 @@
 #include <condition_variable>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <thread>
 
 #include "pkg/informers/shared_informer_factory.h"
@@ -73,8 +74,9 @@ struct ShardManager::Impl {
   MemberLeases member_leases;
   ShardMetrics metrics;
 
-  std::string bad_map_rv;        // the resourceVersion of an unreadable map, logged once
-  RebalanceGate rebalance_gate;  // Run's thread only
+  std::string bad_map_rv;              // the resourceVersion of an unreadable map, logged once
+  RebalanceGate rebalance_gate;        // Run's thread only
+  std::set<std::string> gate_members;  // whom rebalance_gate holds for; Run's thread only
   std::optional<Clock::time_point> work_published;         // Run's thread only
   std::shared_ptr<leaderelection::LeaseLock> member_lock;  // set by Run before the elector runs
   std::atomic<bool> coordinating{false};
@@ -158,7 +160,7 @@ struct ShardManager::Impl {
 
   // The map after this replica's moves: its pending handoffs (their calls stopped and joined
   // first), the ranges of dead owners, and, when coordinating a load that stayed uneven for
-  // three retry periods, requests for handoffs. `map` itself if the result is not a valid map.
+  // its hold (RebalanceGate), requests for handoffs. `map` itself if the result is not a valid map.
   ShardMap Plan(const ShardMap& map, const LiveMembers& live, const std::vector<uint64_t>& hashes) {
     const Placement placement = Place(live.members, hashes, live.work, map);
     ShardMap next = map;
@@ -171,12 +173,18 @@ struct ShardManager::Impl {
       CompleteHandoffs(next, config.identity);
     }
     AssignFree(next, placement.desired, live.may_serve);
-    if (!coordinating) {
+    if (!coordinating || live.members != gate_members) {
+      // A new coordinator, or a replica joined or left: balance again after the first hold.
       rebalance_gate.Reset();
-    } else if (rebalance_gate.Due(Uneven(placement, next, live.members, hashes), clock.Now()) &&
-               Rebalance(next, placement.desired, live.may_serve)) {
+      gate_members = live.members;
+    }
+    if (coordinating &&
+        rebalance_gate.Due(Uneven(placement, next, live.members, hashes),
+                           !placement.weights.empty(), clock.Now()) &&
+        Rebalance(next, placement.desired, live.may_serve)) {
       KLOG_INFOS("Rebalancing", "namespaces", hashes.size(), "replicas", live.members.size(), "by",
-                 placement.weights.empty() ? "namespace count" : "work");
+                 placement.weights.empty() ? "namespace count" : "work", "nextHold",
+                 rebalance_gate.hold());
     }
     if (auto valid = ShardMap::FromEntries(next.entries()); !valid.ok()) {
       KLOG_ERRORS(valid.error().ToString(),

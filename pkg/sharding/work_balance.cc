@@ -179,15 +179,25 @@ bool Uneven(const Placement& placement, const ShardMap& next, const std::set<std
   return WorkUnbalanced(WorkLoad(next, members, placement.weights));
 }
 
-bool RebalanceGate::Due(bool unbalanced, Clock::time_point now) {
+bool RebalanceGate::Due(bool unbalanced, bool by_work, Clock::time_point now) {
   if (!unbalanced) {
-    since_.reset();
+    uneven_since_.reset();
+    if (!even_since_) even_since_ = now;
+    if (now - *even_since_ >= kMaxHoldFactor * first_hold_) hold_ = first_hold_;
     return false;
   }
-  if (!since_) since_ = now;
-  if (now - *since_ < hold_) return false;
-  since_.reset();
+  even_since_.reset();
+  if (!uneven_since_) uneven_since_ = now;
+  if (now - *uneven_since_ < hold_) return false;
+  uneven_since_.reset();
+  hold_ = by_work ? std::min(2 * hold_, kMaxHoldFactor * first_hold_) : first_hold_;
   return true;
+}
+
+void RebalanceGate::Reset() {
+  hold_ = first_hold_;
+  uneven_since_.reset();
+  even_since_.reset();
 }
 
 }  // namespace kcm::sharding

@@ -66,20 +66,29 @@ Placement Place(const std::set<std::string>& members, const std::vector<uint64_t
 bool Uneven(const Placement& placement, const ShardMap& next, const std::set<std::string>& members,
             const std::vector<uint64_t>& hashes);
 
-// Hysteresis of re-placing: due only once the load has been uneven on every pass for `hold`
-// (three retry periods), so a load that wobbles around the threshold, or a move that is still
-// settling, does not make the map change again and again.
+// Hysteresis of re-placing: due only once the load has been uneven on every pass for the hold
+// (three retry periods at first), so a load that wobbles around the threshold, or a move that is
+// still settling, does not make the map change again and again. Each due answer by work doubles
+// the hold, up to kMaxHoldFactor times the first: while a cluster grows its pods appear faster
+// than moves settle, and every move re-lists the moved range (a 150,000-pod run re-placed every
+// 11 s, docs/benchmarks/sharding.md). The hold falls back to the first once the load has stayed
+// even for the longest hold, on a due answer by namespace count (a quiet cluster), and on Reset
+// (a change of membership, or not coordinating).
 class RebalanceGate {
  public:
-  explicit RebalanceGate(Clock::duration hold) : hold_(hold) {}
-  // One pass: whether to re-place now. Restarts the hold after each due answer and whenever the
-  // load is even.
-  bool Due(bool unbalanced, Clock::time_point now);
-  void Reset() { since_.reset(); }
+  static constexpr int kMaxHoldFactor = 32;
+  explicit RebalanceGate(Clock::duration hold) : first_hold_(hold), hold_(hold) {}
+  // One pass: whether to re-place now; `by_work`: the placement weighs published work. Restarts
+  // the hold after each due answer and whenever the load is even.
+  bool Due(bool unbalanced, bool by_work, Clock::time_point now);
+  Clock::duration hold() const { return hold_; }
+  void Reset();
 
  private:
-  const Clock::duration hold_;
-  std::optional<Clock::time_point> since_;
+  const Clock::duration first_hold_;
+  Clock::duration hold_;
+  std::optional<Clock::time_point> uneven_since_;
+  std::optional<Clock::time_point> even_since_;
 };
 
 }  // namespace kcm::sharding

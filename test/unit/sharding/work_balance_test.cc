@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <vector>
 
 namespace kcm::sharding {
 namespace {
@@ -104,14 +105,85 @@ TEST(WorkBalanceTest, GateOpensOnlyAfterTheLoadStayedUnevenForTheHold) {
   const Clock::duration r = std::chrono::seconds(2);
   RebalanceGate gate(3 * r);
   const Clock::time_point t0{};
-  EXPECT_FALSE(gate.Due(true, t0));
-  EXPECT_FALSE(gate.Due(true, t0 + r));
-  EXPECT_FALSE(gate.Due(true, t0 + 2 * r));
-  EXPECT_FALSE(gate.Due(false, t0 + 3 * r));  // even once: the hold starts over
-  EXPECT_FALSE(gate.Due(true, t0 + 4 * r));
-  EXPECT_FALSE(gate.Due(true, t0 + 6 * r));
-  EXPECT_TRUE(gate.Due(true, t0 + 7 * r));
-  EXPECT_FALSE(gate.Due(true, t0 + 8 * r));  // due once, then held again
+  EXPECT_FALSE(gate.Due(true, true, t0));
+  EXPECT_FALSE(gate.Due(true, true, t0 + r));
+  EXPECT_FALSE(gate.Due(true, true, t0 + 2 * r));
+  EXPECT_FALSE(gate.Due(false, true, t0 + 3 * r));  // even once: the hold starts over
+  EXPECT_FALSE(gate.Due(true, true, t0 + 4 * r));
+  EXPECT_FALSE(gate.Due(true, true, t0 + 6 * r));
+  EXPECT_TRUE(gate.Due(true, true, t0 + 7 * r));
+  EXPECT_FALSE(gate.Due(true, true, t0 + 8 * r));  // due once, then held again
+}
+
+// While a cluster grows its load stays uneven: each re-placement doubles the next hold, up to
+// kMaxHoldFactor times the first, so the map changes a few times over the growth rather than
+// once a hold.
+TEST(WorkBalanceTest, GateDoublesItsHoldAfterEachReplacementUpToTheLongest) {
+  const Clock::duration h = std::chrono::seconds(6);
+  RebalanceGate gate(h);
+  Clock::time_point t{};
+  std::vector<Clock::duration> waited;
+  for (int i = 0; i < 8; ++i) {
+    const Clock::time_point since = t;
+    EXPECT_FALSE(gate.Due(true, true, t));
+    do {
+      t += std::chrono::seconds(1);
+    } while (!gate.Due(true, true, t));
+    waited.push_back(t - since);
+    t += std::chrono::seconds(1);
+  }
+  const std::vector<Clock::duration> want = {h,      2 * h,  4 * h,  8 * h,
+                                             16 * h, 32 * h, 32 * h, 32 * h};
+  EXPECT_EQ(waited, want);
+  EXPECT_EQ(gate.hold(), RebalanceGate::kMaxHoldFactor * h);
+}
+
+// An even load shorter than the longest hold keeps the doubled hold (a move settling between two
+// uneven passes); an even load that lasts the longest hold, or a Reset, brings the first back.
+TEST(WorkBalanceTest, GateFallsBackToTheFirstHoldAfterALongEvenLoadOrAReset) {
+  const Clock::duration h = std::chrono::seconds(6);
+  const Clock::duration longest = RebalanceGate::kMaxHoldFactor * h;
+  RebalanceGate gate(h);
+  Clock::time_point t{};
+  EXPECT_FALSE(gate.Due(true, true, t));
+  EXPECT_TRUE(gate.Due(true, true, t + h));
+  EXPECT_FALSE(gate.Due(true, true, t + 2 * h));
+  EXPECT_TRUE(gate.Due(true, true, t + 4 * h));
+  EXPECT_EQ(gate.hold(), 4 * h);
+  t += 5 * h;
+  EXPECT_FALSE(gate.Due(false, true, t));
+  EXPECT_FALSE(gate.Due(false, true, t + longest - std::chrono::seconds(1)));
+  EXPECT_EQ(gate.hold(), 4 * h);
+  EXPECT_FALSE(gate.Due(true, true, t + longest));  // the even spell ended a second short
+  EXPECT_FALSE(gate.Due(false, true, t + longest + h));
+  EXPECT_FALSE(gate.Due(false, true, t + 2 * longest + h));
+  EXPECT_EQ(gate.hold(), h);
+  t += 3 * longest;
+  EXPECT_FALSE(gate.Due(true, true, t));
+  EXPECT_TRUE(gate.Due(true, true, t + h));
+  EXPECT_EQ(gate.hold(), 2 * h);
+  gate.Reset();
+  EXPECT_EQ(gate.hold(), h);
+  EXPECT_FALSE(gate.Due(true, true, t + 2 * h));
+  EXPECT_TRUE(gate.Due(true, true, t + 3 * h));
+  EXPECT_EQ(gate.hold(), 2 * h);
+}
+
+// A quiet cluster (no published work) is placed by namespace count: the hold stays the first, so
+// namespaces created one after another are placed as soon as today.
+TEST(WorkBalanceTest, GateKeepsTheFirstHoldWhenPlacingByNamespaceCount) {
+  const Clock::duration h = std::chrono::seconds(6);
+  RebalanceGate gate(h);
+  const Clock::time_point t{};
+  EXPECT_FALSE(gate.Due(true, true, t));
+  EXPECT_TRUE(gate.Due(true, true, t + h));
+  EXPECT_EQ(gate.hold(), 2 * h);
+  EXPECT_FALSE(gate.Due(true, false, t + 2 * h));
+  EXPECT_TRUE(gate.Due(true, false, t + 4 * h));
+  EXPECT_EQ(gate.hold(), h);
+  EXPECT_FALSE(gate.Due(true, false, t + 5 * h));
+  EXPECT_TRUE(gate.Due(true, false, t + 6 * h));
+  EXPECT_EQ(gate.hold(), h);
 }
 
 // A member whose annotation did not parse is absent from `work`: its namespaces weigh 1 each,
