@@ -71,7 +71,7 @@ bool Uneven(const Placement& placement, const ShardMap& next, const std::set<std
 // still settling, does not make the map change again and again. Each due answer by work doubles
 // the hold, up to kMaxHoldFactor times the first: while a cluster grows its pods appear faster
 // than moves settle, and every move re-lists the moved range (a 150,000-pod run re-placed every
-// 11 s, docs/benchmarks/sharding.md). The hold falls back to the first once the load has stayed
+// 13 s, docs/benchmarks/sharding.md). The hold falls back to the first once the load has stayed
 // even for the longest hold, on a due answer by namespace count (a quiet cluster), and on Reset
 // (a change of membership, or not coordinating).
 class RebalanceGate {
