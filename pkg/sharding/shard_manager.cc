@@ -74,9 +74,8 @@ struct ShardManager::Impl {
   MemberLeases member_leases;
   ShardMetrics metrics;
 
-  std::string bad_map_rv;              // the resourceVersion of an unreadable map, logged once
-  RebalanceGate rebalance_gate;        // Run's thread only
-  std::set<std::string> gate_members;  // whom rebalance_gate holds for; Run's thread only
+  std::string bad_map_rv;        // the resourceVersion of an unreadable map, logged once
+  RebalanceGate rebalance_gate;  // Run's thread only
   std::optional<Clock::time_point> work_published;         // Run's thread only
   std::shared_ptr<leaderelection::LeaseLock> member_lock;  // set by Run before the elector runs
   std::atomic<bool> coordinating{false};
@@ -173,10 +172,10 @@ struct ShardManager::Impl {
       CompleteHandoffs(next, config.identity);
     }
     AssignFree(next, placement.desired, live.may_serve);
-    if (!coordinating || live.members != gate_members) {
-      // A new coordinator, or a replica joined or left: balance again after the first hold.
-      rebalance_gate.Reset();
-      gate_members = live.members;
+    if (coordinating) {
+      rebalance_gate.SeeMembers(live.members);
+    } else {
+      rebalance_gate.Reset();  // a replica that becomes the coordinator starts at the first hold
     }
     if (coordinating &&
         rebalance_gate.Due(Uneven(placement, next, live.members, hashes),

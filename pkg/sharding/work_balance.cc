@@ -194,6 +194,12 @@ bool RebalanceGate::Due(bool unbalanced, bool by_work, Clock::time_point now) {
   return true;
 }
 
+void RebalanceGate::SeeMembers(const std::set<std::string>& members) {
+  if (members == members_) return;
+  Reset();
+  members_ = members;
+}
+
 void RebalanceGate::Reset() {
   hold_ = first_hold_;
   uneven_since_.reset();

@@ -72,8 +72,9 @@ bool Uneven(const Placement& placement, const ShardMap& next, const std::set<std
 // the hold, up to kMaxHoldFactor times the first: while a cluster grows its pods appear faster
 // than moves settle, and every move re-lists the moved range (a 150,000-pod run re-placed every
 // 13 s, docs/benchmarks/sharding.md). The hold falls back to the first once the load has stayed
-// even for the longest hold, on a due answer by namespace count (a quiet cluster), and on Reset
-// (a change of membership, or not coordinating).
+// even for the longest hold, on a due answer by namespace count (a quiet cluster), when the
+// members change (a replica joined or left: a new one gets its share after the first hold), and on
+// Reset (not coordinating).
 class RebalanceGate {
  public:
   static constexpr int kMaxHoldFactor = 32;
@@ -81,6 +82,9 @@ class RebalanceGate {
   // One pass: whether to re-place now; `by_work`: the placement weighs published work. Restarts
   // the hold after each due answer and whenever the load is even.
   bool Due(bool unbalanced, bool by_work, Clock::time_point now);
+  // Each pass while coordinating, before Due: resets the gate when `members` differs from the
+  // last pass's.
+  void SeeMembers(const std::set<std::string>& members);
   Clock::duration hold() const { return hold_; }
   void Reset();
 
@@ -89,6 +93,7 @@ class RebalanceGate {
   Clock::duration hold_;
   std::optional<Clock::time_point> uneven_since_;
   std::optional<Clock::time_point> even_since_;
+  std::set<std::string> members_;
 };
 
 }  // namespace kcm::sharding

@@ -169,6 +169,29 @@ TEST(WorkBalanceTest, GateFallsBackToTheFirstHoldAfterALongEvenLoadOrAReset) {
   EXPECT_EQ(gate.hold(), 2 * h);
 }
 
+// A replica joining or leaving starts the gate over at the first hold, however long the hold had
+// grown; the same members seen again keep it.
+TEST(WorkBalanceTest, GateStartsOverAtTheFirstHoldWhenTheMembersChange) {
+  const Clock::duration h = std::chrono::seconds(6);
+  RebalanceGate gate(h);
+  const Clock::time_point t{};
+  gate.SeeMembers({"a", "b"});
+  EXPECT_FALSE(gate.Due(true, true, t));
+  EXPECT_TRUE(gate.Due(true, true, t + h));
+  EXPECT_FALSE(gate.Due(true, true, t + 2 * h));
+  EXPECT_TRUE(gate.Due(true, true, t + 4 * h));
+  EXPECT_FALSE(gate.Due(true, true, t + 5 * h));  // uneven again, held for 4h from here
+  gate.SeeMembers({"a", "b"});
+  EXPECT_EQ(gate.hold(), 4 * h);
+  EXPECT_FALSE(gate.Due(true, true, t + 8 * h));
+  gate.SeeMembers({"a", "b", "c"});
+  EXPECT_EQ(gate.hold(), h);
+  EXPECT_FALSE(gate.Due(true, true, t + 9 * h));  // the hold starts over with the new members
+  EXPECT_TRUE(gate.Due(true, true, t + 10 * h));
+  gate.SeeMembers({"a", "c"});
+  EXPECT_EQ(gate.hold(), h);
+}
+
 // A quiet cluster (no published work) is placed by namespace count: the hold stays the first, so
 // namespaces created one after another are placed as soon as today.
 TEST(WorkBalanceTest, GateKeepsTheFirstHoldWhenPlacingByNamespaceCount) {
