@@ -5,10 +5,11 @@
 # Provides: metric <port> <name> [<label>], shard_map, replica_identity <log>, wait_balanced <index...>,
 # wait_gone_from_map <index>.
 
-# metric <port> <name> [<label>]: the sum of a metric's samples on a replica's /metrics, only
-# those whose labels hold <label> (say method="PUT") when given ("" if none).
+# metric <port> <name> [<label>]: the sum of a metric's samples on a replica's (or kube-scheduler's)
+# /metrics, only those whose labels hold <label> (say method="PUT") when given ("" if none; also
+# when the endpoint does not answer within 10 s).
 metric() {
-  curl -sk -H "Authorization: Bearer $KCM_TESTBED_ADMIN_TOKEN" "https://127.0.0.1:$1/metrics" \
+  curl -sk --max-time 10 -H "Authorization: Bearer $KCM_TESTBED_ADMIN_TOKEN" "https://127.0.0.1:$1/metrics" \
     2>/dev/null | awk -v name="$2" -v label="${3:-}" '
       ($1 == name || index($1, name "{") == 1) && (label == "" || index($1, label) > 0) {
         v += $NF; seen = 1

@@ -36,7 +36,8 @@
 # <logs>/<run>.samples and the table prints them: seconds since the create; pods stored (the
 # remainingItemCount of a one-item LIST of all pods: the cluster holds no other pods); pods bound
 # by kube-scheduler (scheduler_schedule_attempts_total{result="scheduled"} since the window
-# began); pods available (the sum of the Deployments' status.availableReplicas); CPU seconds since
+# began); pods available (the sum of the Deployments' status.availableReplicas at the last
+# convergence check, which lists them anyway: at most POLL_S old); CPU seconds since
 # the window began of kube-apiserver, etcd, kube-scheduler, KWOK and all replicas; and each one's
 # RSS (MiB, now). Which stage falls behind, and which process fills the cores, is what bounds a run
 # on this test bed (docs/benchmarks/sharding.md). FAILOVERS=0 skips the two failovers.
@@ -138,9 +139,12 @@ read -r probe_ns probe_name < <(awk '!first {first = $1 " " $2} $3 == 5 && !smal
 # Deployments (of the listing, or the one named) whose rollout is complete; see the header.
 complete_filter='$1 == $2 && $1 == $3 && $1 == $4 && $5 == $6 && $7 == "NewReplicaSetAvailable"'
 deployment_fields='{.spec.replicas} {.status.availableReplicas} {.status.updatedReplicas} {.status.replicas} {.metadata.generation} {.status.observedGeneration} {.status.conditions[?(@.type=="Progressing")].reason}'
+# complete_all [file]: prints how many; with a file, also writes there the sum of the Deployments'
+# available replicas (the sampler's, from the same listing).
 complete_all() {
   $K get deployments -A -l "$selector" -o "jsonpath={range .items[*]}$deployment_fields{\"\\n\"}{end}" \
-    2>/dev/null | awk "$complete_filter" | wc -l
+    2>/dev/null | awk -v out="${1:-}" "$complete_filter {n++} {a += \$2}
+      END {print n + 0; if (out != \"\") print a + 0 >out}"
 }
 complete_one() {
   $K -n "$1" get deployment "$2" -o "jsonpath=$deployment_fields" 2>/dev/null |
@@ -255,14 +259,12 @@ sample() {
   } >"$work/$run.samples"
   while :; do
     sleep "$SAMPLE_S"
-    stored=$($K get --raw '/api/v1/pods?limit=1' 2>/dev/null | python3 -c '
+    stored=$($K get --request-timeout=30s --raw '/api/v1/pods?limit=1' 2>/dev/null | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
 print(len(d["items"]) + int(d["metadata"].get("remainingItemCount", 0)))' 2>/dev/null || echo -)
     scheduled=$(metric "$KCM_TESTBED_SCHEDULER_PORT" scheduler_schedule_attempts_total 'result="scheduled"')
-    available=$($K get deployments -A -l "$selector" \
-      -o 'jsonpath={range .items[*]}{.status.availableReplicas}{"\n"}{end}' 2>/dev/null |
-      awk '{n += $1} END {print n + 0}')
+    available=$(cat "$work/$run.available" 2>/dev/null || echo -)
     line="$(printf '%.0f' "$(echo "$(now) - $t0" | bc)") $stored $((${scheduled:-0} - ${s0:-0})) $available"
     # Ticks and KiB per process, then seconds and MiB with the replicas summed.
     local ticks=() kib=() i
@@ -299,12 +301,13 @@ converge() {
   # One kubectl per part, at once (each creates its Deployments one after another).
   local creators=() k
   for ((k = 0; k < CREATE_JOBS; k++)); do
+    [ -s "$work/workload.$k.yaml" ] || continue # more jobs than Deployments
     $K create -f "$work/workload.$k.yaml" >/dev/null &
     creators+=($!)
   done
   for k in "${creators[@]}"; do wait "$k"; done
   while :; do
-    if [ "$(complete_all)" = "$deployments" ]; then t_done=$(now); break; fi
+    if [ "$(complete_all "$work/$run.available")" = "$deployments" ]; then t_done=$(now); break; fi
     if (($(echo "$(now) - $t0 > $TIMEOUT_S" | bc))); then
       echo "  $run: timed out at $(complete_all) of $deployments Deployments complete" >&2
       t_done=$(now)
