@@ -155,7 +155,7 @@ void SharedIndexInformer::Run(std::stop_token stop) {
     started_ = true;
   }
 
-  std::jthread processor_thread([this](std::stop_token st) { processor_.Run(st); });
+  processor_.Start();
   std::jthread reflector_thread([reflector](std::stop_token st) { reflector->Run(st); });
   {
     std::stop_callback close_queue(stop, [&fifo] { fifo->Close(); });
@@ -206,8 +206,7 @@ void SharedIndexInformer::Run(std::stop_token stop) {
   // Stop the producer before the consumers of what it produced.
   reflector_thread.request_stop();
   reflector_thread.join();
-  processor_thread.request_stop();
-  processor_thread.join();
+  processor_.Stop();
   std::lock_guard lock(mu_);
   stopped_ = true;
 }

@@ -92,23 +92,27 @@ void SharedProcessor::ResyncCheckPeriodChanged(Clock::duration check_period) {
   }
 }
 
-void SharedProcessor::Run(std::stop_token stop) {
-  std::unique_lock lock(mu_);
+void SharedProcessor::Start() {
+  std::lock_guard lock(mu_);
   running_ = true;
   for (auto& [key, entry] : listeners_) {
     entry.thread = StartThread(entry.listener);
   }
-  cv_.wait(lock, stop, [] { return false; });
-  running_ = false;
+}
+
+void SharedProcessor::Stop() {
   std::vector<std::jthread> threads;
-  for (auto& [key, entry] : listeners_) {
-    threads.push_back(std::move(entry.thread));
+  {
+    std::lock_guard lock(mu_);
+    running_ = false;
+    for (auto& [key, entry] : listeners_) {
+      threads.push_back(std::move(entry.thread));
+    }
   }
-  lock.unlock();
   for (std::jthread& t : threads) {
     t.request_stop();
   }
-  // Destructors join.
+  // Destructors join, outside the lock: a handler may be adding or removing a listener.
 }
 
 }  // namespace kcm::cache

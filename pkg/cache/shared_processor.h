@@ -1,13 +1,13 @@
 // SharedProcessor: fans an informer's notifications out to its listeners and runs one thread per
 // listener whose handler may block (behaviour 4.2, 4.3); a non-blocking handler is called by
-// Distribute itself. All methods are safe for concurrent use; Run is called once.
+// Distribute itself. All methods are safe for concurrent use; Start and Stop are called once each,
+// by the informer's own thread (SharedIndexInformer::Run), so the processor needs no thread of
+// its own to wait for the stop.
 #pragma once
 
-#include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
-#include <stop_token>
 #include <thread>
 #include <vector>
 
@@ -24,7 +24,7 @@ class SharedProcessor {
   SharedProcessor(const SharedProcessor&) = delete;
   SharedProcessor& operator=(const SharedProcessor&) = delete;
 
-  // Starts the listener's thread at once if Run is active.
+  // Starts the listener's thread at once if the processor is started.
   void AddListener(std::shared_ptr<ProcessorListener> listener);
   // Stops the listener's thread (pending notifications are dropped) and forgets it. Must not be
   // called from the handler being removed.
@@ -35,8 +35,10 @@ class SharedProcessor {
   // True if any listener's resync is due; remembers which, for the Distribute calls that follow.
   bool ShouldResync();
   void ResyncCheckPeriodChanged(Clock::duration check_period);
-  // Runs the listener threads until stop is requested, then stops and joins them.
-  void Run(std::stop_token stop);
+  // Starts the blocking listeners' threads, and from here on each added listener's at once.
+  void Start();
+  // Stops and joins the listeners' threads; a listener added later gets none.
+  void Stop();
 
  private:
   struct Entry {
@@ -48,7 +50,6 @@ class SharedProcessor {
 
   Clock& clock_;
   std::mutex mu_;
-  std::condition_variable_any cv_;
   std::map<const ResourceEventHandlerRegistration*, Entry> listeners_;
   // The listeners, copied on each change: Distribute takes a reference under mu_ and hands out
   // without it.
