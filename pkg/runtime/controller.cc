@@ -158,17 +158,26 @@ Status Controller::Start(std::stop_token stop) {
                        options_.max_concurrent_reconciles);
   metrics_->max_concurrent.Set(options_.max_concurrent_reconciles);
   {
+    // Upstream's Start waits for the stop and then shuts the queue down; here the stop's callback
+    // shuts it down, so the calling thread is free to be the last worker instead of a thread that
+    // only waits (with no workers it still only waits).
+    std::stop_callback shut_down(stop, [this] {
+      options_.logger.Info("Shutdown signal received, waiting for all workers to finish",
+                           "controller", options_.name);
+      queue_->ShutDown();
+    });
     std::vector<std::jthread> workers;
-    for (int i = 0; i < options_.max_concurrent_reconciles; ++i) {
+    for (int i = 1; i < options_.max_concurrent_reconciles; ++i) {
       workers.emplace_back([this, stop] { Worker(stop); });
     }
-    std::mutex m;
-    std::condition_variable_any cv;
-    std::unique_lock lock(m);
-    cv.wait(lock, stop, [] { return false; });
-    options_.logger.Info("Shutdown signal received, waiting for all workers to finish",
-                         "controller", options_.name);
-    queue_->ShutDown();
+    if (options_.max_concurrent_reconciles > 0) {
+      Worker(stop);
+    } else {
+      std::mutex m;
+      std::condition_variable_any cv;
+      std::unique_lock lock(m);
+      cv.wait(lock, stop, [] { return false; });
+    }
   }  // Workers join here: in-flight reconciles finish first.
   options_.logger.Info("All workers finished", "controller", options_.name);
   return OkStatus();

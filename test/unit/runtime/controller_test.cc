@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <atomic>
 #include <map>
+#include <mutex>
+#include <set>
 #include <thread>
 
 #include "pkg/metrics/first_write.h"
@@ -315,6 +317,37 @@ TEST(ControllerTest, ShutdownWaitsForInFlightReconcile) {
   EXPECT_TRUE(finished.load());
   EXPECT_TRUE(h->start_status.ok());
   EXPECT_EQ(calls.load(), 1);
+}
+
+// The thread that runs Start is one of the workers (it needs none of its own to wait for the stop):
+// two workers reconcile two keys at once, one of them on the starting thread.
+TEST(ControllerTest, TheStartingThreadIsTheLastWorker) {
+  FakeClock clock;
+  std::mutex mu;
+  std::set<std::thread::id> threads;
+  std::atomic<int> inside{0};
+  auto rec = std::make_shared<ReconcilerFunc>([&](const Request&, std::stop_token) {
+    {
+      std::lock_guard lock(mu);
+      threads.insert(std::this_thread::get_id());
+    }
+    ++inside;
+    // Both keys are in reconciles at once before either returns: two threads.
+    for (int i = 0; i < 5000 && inside.load() < 2; ++i) std::this_thread::sleep_for(1ms);
+    return Result<ReconcileResult>(Done());
+  });
+  auto h = std::make_unique<Harness>(Options("ctl-last-worker", &clock, /*workers=*/2), rec);
+  h->Run();
+  h->ctrl.queue()->Add("ns/a");
+  h->ctrl.queue()->Add("ns/b");
+  ASSERT_TRUE(Eventually([&] { return inside.load() == 2; }));
+  const std::thread::id runner = h->runner.get_id();
+  h->runner.request_stop();
+  h->runner.join();
+  EXPECT_TRUE(h->start_status.ok());
+  std::lock_guard lock(mu);
+  EXPECT_EQ(threads.size(), 2u);
+  EXPECT_EQ(threads.count(runner), 1u);
 }
 
 class NeverSyncs final : public Source {
