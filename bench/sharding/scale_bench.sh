@@ -15,7 +15,7 @@
 # For each run: time from the create to every Deployment complete (spec.replicas available and
 # updated, no extra pods, generation observed, Progressing reason NewReplicaSetAvailable); pods
 # created per second (pods / that time, and pods / the time to the last pod's creationTimestamp);
-# per replica, CPU seconds (utime + stime from /proc) over that window and peak RSS (VmHWM) at its
+# per replica, CPU seconds (utime + stime from /proc) over that window, peak RSS (VmHWM) and threads at its
 # end; the API requests of all replicas over that window, by method (rest_client_requests_total); the time for one fixed small
 # Deployment scaled up by SCALE_BY to be complete again with its replica alive. For the sharded run
 # also, per replica, controller_sharding_namespaces from its /metrics and the benchmark's namespaces
@@ -323,6 +323,7 @@ converge() {
     c1=$(cpu_ticks "${rep_pid[$i]}") rss=$(rss_kb "${rep_pid[$i]}")
     echo "$run.cpu.$i $(echo "($c1 - ${c0[$i]}) / $tick" | bc -l)" >>"$results"
     echo "$run.rss.$i $((rss / 1024))" >>"$results"
+    echo "$run.threads.$i $(awk '/^Threads/ {print $2}' "/proc/${rep_pid[$i]}/status")" >>"$results"
     # Over the window only, by method: which kind of request a sharded run sends more of.
     for m in $methods; do
       r=$(metric "${rep_port[$i]}" rest_client_requests_total "method=\"$m\"")
@@ -495,6 +496,9 @@ row("CPU s, per replica (ratio: busiest)", peak(cs), peak(cd), listed(cs, 2), li
 rs, rd = per("single", "rss"), per("sharded", "rss")
 row("peak RSS MiB, per replica (ratio: largest)", peak(rs), peak(rd), listed(rs, 0), listed(rd, 0), 0)
 row("peak RSS MiB, all replicas", total(rs), total(rd), digits=0)
+ts, td = per("single", "threads"), per("sharded", "threads")
+row("threads per replica at convergence (ratio: most)", peak(ts), peak(td), listed(ts, 0),
+    listed(td, 0), 0)
 methods = ("GET", "POST", "PUT", "PATCH", "DELETE")
 def requests(run, methods):
     return total([num(f"{run}.requests.{m}") for m in methods])
