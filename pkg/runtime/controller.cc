@@ -171,7 +171,10 @@ Status Controller::Start(std::stop_token stop) {
       workers.emplace_back([this, stop] { Worker(stop); });
     }
     if (options_.max_concurrent_reconciles > 0) {
-      Worker(stop);
+      // noexcept as a worker thread's body is: a reconcile's exception that is not recovered
+      // (recover_panic off) ends the process here too, rather than unwinding into the join of
+      // workers whose queue was never shut down.
+      [&]() noexcept { Worker(stop); }();
     } else {
       std::mutex m;
       std::condition_variable_any cv;
