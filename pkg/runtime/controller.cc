@@ -3,7 +3,6 @@
 #include <glog/logging.h>
 
 #include <algorithm>
-#include <condition_variable>
 #include <exception>
 #include <thread>
 #include <variant>
@@ -159,8 +158,8 @@ Status Controller::Start(std::stop_token stop) {
   metrics_->max_concurrent.Set(options_.max_concurrent_reconciles);
   {
     // Upstream's Start waits for the stop and then shuts the queue down; here the stop's callback
-    // shuts it down, so the calling thread is free to be the last worker instead of a thread that
-    // only waits (with no workers it still only waits).
+    // shuts it down, so the calling thread is free to be the last worker (there is at least one:
+    // the constructor raises 0 to 1, as upstream's New does) instead of a thread that only waits.
     std::stop_callback shut_down(stop, [this] {
       options_.logger.Info("Shutdown signal received, waiting for all workers to finish",
                            "controller", options_.name);
@@ -170,17 +169,10 @@ Status Controller::Start(std::stop_token stop) {
     for (int i = 1; i < options_.max_concurrent_reconciles; ++i) {
       workers.emplace_back([this, stop] { Worker(stop); });
     }
-    if (options_.max_concurrent_reconciles > 0) {
-      // noexcept as a worker thread's body is: a reconcile's exception that is not recovered
-      // (recover_panic off) ends the process here too, rather than unwinding into the join of
-      // workers whose queue was never shut down.
-      [&]() noexcept { Worker(stop); }();
-    } else {
-      std::mutex m;
-      std::condition_variable_any cv;
-      std::unique_lock lock(m);
-      cv.wait(lock, stop, [] { return false; });
-    }
+    // noexcept as a worker thread's body is: a reconcile's exception that is not recovered
+    // (recover_panic off) ends the process here too, rather than unwinding into the join of
+    // workers whose queue was never shut down.
+    [&]() noexcept { Worker(stop); }();
   }  // Workers join here: in-flight reconciles finish first.
   options_.logger.Info("All workers finished", "controller", options_.name);
   return OkStatus();
