@@ -15,8 +15,8 @@
 # For each run: time from the create to every Deployment complete (spec.replicas available and
 # updated, no extra pods, generation observed, Progressing reason NewReplicaSetAvailable); pods
 # created per second (pods / that time, and pods / the time to the last pod's creationTimestamp);
-# per replica, CPU seconds (utime + stime from /proc) over that window, peak RSS (VmHWM) and threads at its
-# end; the API requests of all replicas over that window, by method (rest_client_requests_total); the time for one fixed small
+# per replica, CPU seconds (utime + stime from /proc) over that window, peak RSS (VmHWM) and
+# threads at its end; the API requests of all replicas over that window, by method (rest_client_requests_total); the time for one fixed small
 # Deployment scaled up by SCALE_BY to be complete again with its replica alive. For the sharded run
 # also, per replica, controller_sharding_namespaces from its /metrics and the benchmark's namespaces
 # and pods it serves (FNV-1a 64 of each namespace name against the ranges of the Lease
@@ -143,8 +143,11 @@ deployment_fields='{.spec.replicas} {.status.availableReplicas} {.status.updated
 # available replicas (the sampler's, from the same listing).
 complete_all() {
   $K get deployments -A -l "$selector" -o "jsonpath={range .items[*]}$deployment_fields{\"\\n\"}{end}" \
-    2>/dev/null | awk -v out="${1:-}" "$complete_filter {n++} {a += \$2}
+    2>/dev/null | awk -v out="${1:+$1.tmp}" "$complete_filter {n++} {a += \$2}
       END {print n + 0; if (out != \"\") print a + 0 >out}"
+  # Renamed into place: the sampler reading it at the same moment sees the old sum or the new,
+  # never an empty file.
+  if [ -n "${1:-}" ] && [ -e "$1.tmp" ]; then mv -f "$1.tmp" "$1"; fi
 }
 complete_one() {
   $K -n "$1" get deployment "$2" -o "jsonpath=$deployment_fields" 2>/dev/null |
