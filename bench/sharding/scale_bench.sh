@@ -140,17 +140,20 @@ read -r probe_ns probe_name < <(awk '!first {first = $1 " " $2} $3 == 5 && !smal
 complete_filter='$1 == $2 && $1 == $3 && $1 == $4 && $5 == $6 && $7 == "NewReplicaSetAvailable"'
 deployment_fields='{.spec.replicas} {.status.availableReplicas} {.status.updatedReplicas} {.status.replicas} {.metadata.generation} {.status.observedGeneration} {.status.conditions[?(@.type=="Progressing")].reason}'
 # complete_all [file]: prints how many; with a file, also writes there the sum of the Deployments'
-# available replicas (the sampler's, from the same listing).
+# available replicas (the sampler's, from the same listing). The polls below are bounded in time
+# (a stalled API server counts as none complete and leaves the last sum), so TIMEOUT_S still ends
+# the wait.
 complete_all() {
-  $K get deployments -A -l "$selector" -o "jsonpath={range .items[*]}$deployment_fields{\"\\n\"}{end}" \
+  $K get --request-timeout=60s deployments -A -l "$selector" \
+    -o "jsonpath={range .items[*]}$deployment_fields{\"\\n\"}{end}" \
     2>/dev/null | awk -v out="${1:+$1.tmp}" "$complete_filter {n++} {a += \$2}
-      END {print n + 0; if (out != \"\") print a + 0 >out}"
+      END {print n + 0; if (out != \"\" && NR > 0) print a + 0 >out}"
   # Renamed into place: the sampler reading it at the same moment sees the old sum or the new,
   # never an empty file.
   if [ -n "${1:-}" ] && [ -e "$1.tmp" ]; then mv -f "$1.tmp" "$1"; fi
 }
 complete_one() {
-  $K -n "$1" get deployment "$2" -o "jsonpath=$deployment_fields" 2>/dev/null |
+  $K -n "$1" get --request-timeout=60s deployment "$2" -o "jsonpath=$deployment_fields" 2>/dev/null |
     awk "$complete_filter {ok = 1} END {exit !ok}"
 }
 # scale_and_wait <ns> <name> [command to run first]: runs the command, scales the Deployment up
