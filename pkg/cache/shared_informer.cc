@@ -1,6 +1,8 @@
 #include "pkg/cache/shared_informer.h"
 
 #include <algorithm>
+#include <condition_variable>
+#include <optional>
 #include <thread>
 
 #include "pkg/util/klog.h"
@@ -17,6 +19,30 @@ SharedIndexInformerOptions WithDefaults(SharedIndexInformerOptions options) {
   }
   return options;
 }
+
+// The indexer as one source knows it: only the keys the source owns.
+class FilteredKeys final : public KeyListerGetter {
+ public:
+  FilteredKeys(std::shared_ptr<const Indexer> indexer, SourceFilter owns)
+      : indexer_(std::move(indexer)), owns_(std::move(owns)) {}
+  std::vector<std::string> ListKeys() const override {
+    std::vector<std::string> keys;
+    ForEachKey([&](const std::string& key) { keys.push_back(key); });
+    return keys;
+  }
+  void ForEachKey(const std::function<void(const std::string&)>& fn) const override {
+    indexer_->ForEachKey([&](const std::string& key) {
+      if (owns_(key)) fn(key);
+    });
+  }
+  api::ObjectPtr GetByKey(const std::string& key) const override {
+    return owns_(key) ? indexer_->GetByKey(key) : nullptr;
+  }
+
+ private:
+  const std::shared_ptr<const Indexer> indexer_;
+  const SourceFilter owns_;
+};
 
 }  // namespace
 
@@ -123,6 +149,52 @@ Status SharedIndexInformer::AddIndexers(const Indexers& indexers) {
   return indexer_->AddIndexers(indexers);
 }
 
+std::unique_ptr<SharedIndexInformer::Source> SharedIndexInformer::NewSource(
+    std::string name, std::shared_ptr<ListerWatcher> lw, SourceFilter owns,
+    Clock::duration resync_period) {
+  auto source = std::make_unique<Source>();
+  source->name = std::move(name);
+  source->owns = std::move(owns);
+  // A source's relist deletes what it owns and did not list, nothing of another source's: its
+  // known objects are the indexer seen through its filter.
+  std::shared_ptr<const KeyListerGetter> known = indexer_;
+  if (source->owns) known = std::make_shared<FilteredKeys>(indexer_, source->owns);
+  source->fifo = std::make_shared<DeltaFIFO>(DeltaFIFOOptions{
+      .key_func = DeletionHandlingMetaNamespaceKeyFunc,
+      .known_objects = std::move(known),
+      .transform = transform_,
+      .on_store_sync_advanced = [this] { NotifyStoreSync(); },
+  });
+  source->reflector =
+      std::make_shared<Reflector>(std::move(lw), source->fifo,
+                                  ReflectorOptions{
+                                      .name = options_.name,
+                                      .expected_kind = options_.expected_kind,
+                                      .resync_period = resync_period,
+                                      .should_resync = [this] { return processor_.ShouldResync(); },
+                                      .use_watch_list = options_.use_watch_list,
+                                      .clock = &clock_,
+                                      .rand = options_.rand,
+                                  });
+  return source;
+}
+
+void SharedIndexInformer::StartSource(Source& source) {
+  source.reflector_thread =
+      std::jthread([reflector = source.reflector](std::stop_token st) { reflector->Run(st); });
+  source.processing_thread = std::jthread([this, fifo = source.fifo] { ProcessLoop(*fifo); });
+}
+
+void SharedIndexInformer::StopSource(Source& source) {
+  // The consumer first (it ends once the queue is closed), then the producer, as Run does.
+  source.fifo->Close();
+  if (source.processing_thread.joinable()) source.processing_thread.join();
+  if (source.reflector_thread.joinable()) {
+    source.reflector_thread.request_stop();
+    source.reflector_thread.join();
+  }
+}
+
 void SharedIndexInformer::Run(std::stop_token stop) {
   std::shared_ptr<DeltaFIFO> fifo;
   std::shared_ptr<Reflector> reflector;
@@ -133,82 +205,181 @@ void SharedIndexInformer::Run(std::stop_token stop) {
                     "informer", options_.name);
       return;
     }
-    fifo = std::make_shared<DeltaFIFO>(DeltaFIFOOptions{
-        .key_func = DeletionHandlingMetaNamespaceKeyFunc,
-        .known_objects = indexer_,
-        .transform = transform_,
-        .on_store_sync_advanced = [this] { NotifyStoreSync(); },
-    });
-    reflector = std::make_shared<Reflector>(
-        lister_watcher_, fifo,
-        ReflectorOptions{
-            .name = options_.name,
-            .expected_kind = options_.expected_kind,
-            .resync_period = resync_check_period_,
-            .should_resync = [this] { return processor_.ShouldResync(); },
-            .use_watch_list = options_.use_watch_list,
-            .clock = &clock_,
-            .rand = options_.rand,
-        });
-    fifo_ = fifo;
-    reflector_ = reflector;
+    if (lister_watcher_ != nullptr) {
+      std::unique_ptr<Source> own = NewSource("", lister_watcher_, nullptr, resync_check_period_);
+      fifo = own->fifo;
+      reflector = own->reflector;
+      fifo_ = fifo;
+      reflector_ = reflector;
+    }
     started_ = true;
   }
 
   processor_.Start();
-  std::jthread reflector_thread([reflector](std::stop_token st) { reflector->Run(st); });
-  {
-    std::stop_callback close_queue(stop, [&fifo] { fifo->Close(); });
-    std::vector<PendingNotification> notifications;  // reused: no allocation per event
-    // block_deltas_ is taken before the queue lock (never inside Pop's process, which runs under
-    // it): a handler called inline below holds block_deltas_ and may read HasSynced or
-    // LastStoreSyncResourceVersion, which take the queue lock. WaitForItem keeps the lock free
-    // while the queue is empty, so that AddEventHandler is not held up by a quiet informer.
-    for (;;) {
-      if (compactions_.empty()) {
-        if (!fifo->WaitForItem()) break;
-      } else {
-        // Once a second while compactions are pending, not at each one's due time: every update
-        // of a packed kind sets a due time of its own, and waking for each cost a context switch
-        // per update (docs/benchmarks/deployment-cpu.md); a compaction a second late
-        // changes nothing. A timed wait, not one until the due time: the Clock may be a test's
-        // fake one, which a condition variable cannot wait on. Pops run CompactDue too.
-        const Clock::duration wait = compactions_.front().due <= clock_.Now()
-                                         ? Clock::duration::zero()
-                                         : Clock::duration(std::chrono::seconds(1));
-        if (!fifo->WaitForItemFor(wait)) {
-          if (fifo->IsClosed()) break;
-          std::lock_guard block(block_deltas_);
-          CompactDue();
-          continue;
-        }
-      }
-      // The indexer changes first, the watermark next, the handlers last: a handler that reads
-      // the cache or LastStoreSyncResourceVersion sees at least what its event brought. Deltas
-      // and their notifications stay under block_deltas_ together (see AddEventHandler).
-      std::lock_guard block(block_deltas_);
-      Status s = fifo->Pop(
-          [&](const Deltas& deltas, bool is_in_initial_list) {
-            return ApplyDeltas(deltas, is_in_initial_list, notifications);
-          },
-          [&] {
-            for (const auto& [notification, is_sync] : notifications) {
-              processor_.Distribute(notification, is_sync);
-            }
-            notifications.clear();
-          });
-      if (!s.ok() && !fifo->IsClosed()) {
-        KLOG_ERRORS(s.error().ToString(), "Processing deltas failed", "informer", options_.name);
-      }
-      CompactDue();
+  if (fifo == nullptr) {
+    {
+      // Sources added before here start now; later ones as they are added (sources_started_).
+      std::lock_guard lock(mu_);
+      for (auto& source : sources_) StartSource(*source);
+      sources_started_ = true;
     }
+    ResyncSourcesLoop(stop);
+    std::vector<std::unique_ptr<Source>> sources;
+    {
+      std::lock_guard lock(mu_);
+      stopped_ = true;  // AddSource refuses from here
+      sources = std::move(sources_);
+    }
+    for (auto& source : sources) StopSource(*source);
+  } else {
+    std::jthread reflector_thread([reflector](std::stop_token st) { reflector->Run(st); });
+    {
+      std::stop_callback close_queue(stop, [&fifo] { fifo->Close(); });
+      ProcessLoop(*fifo);
+    }
+    // Stop the producer before the consumers of what it produced.
+    reflector_thread.request_stop();
+    reflector_thread.join();
   }
-  // Stop the producer before the consumers of what it produced.
-  reflector_thread.request_stop();
-  reflector_thread.join();
   processor_.Stop();
   std::lock_guard lock(mu_);
   stopped_ = true;
+}
+
+void SharedIndexInformer::ProcessLoop(DeltaFIFO& fifo) {
+  std::vector<PendingNotification> notifications;  // reused: no allocation per event
+  // block_deltas_ is taken before the queue lock (never inside Pop's process, which runs under
+  // it): a handler called inline below holds block_deltas_ and may read HasSynced or
+  // LastStoreSyncResourceVersion, which take the queue lock. WaitForItem keeps the lock free
+  // while the queue is empty, so that AddEventHandler is not held up by a quiet informer.
+  for (;;) {
+    // Sources' processing loops share the pending compactions: read under block_deltas_.
+    std::optional<Clock::duration> compaction_wait;
+    {
+      std::lock_guard block(block_deltas_);
+      if (!compactions_.empty()) {
+        // Once a second while compactions are pending, not at each one's due time: every update
+        // of a packed kind sets a due time of its own, and waking for each cost a context switch
+        // per update (docs/benchmarks/deployment-cpu.md); a compaction a second late changes
+        // nothing. A timed wait, not one until the due time: the Clock may be a test's fake
+        // one, which a condition variable cannot wait on. Pops run CompactDue too.
+        compaction_wait = compactions_.front().due <= clock_.Now()
+                              ? Clock::duration::zero()
+                              : Clock::duration(std::chrono::seconds(1));
+      }
+    }
+    if (!compaction_wait) {
+      if (!fifo.WaitForItem()) break;
+    } else if (!fifo.WaitForItemFor(*compaction_wait)) {
+      if (fifo.IsClosed()) break;
+      std::lock_guard block(block_deltas_);
+      CompactDue();
+      continue;
+    }
+    // The indexer changes first, the watermark next, the handlers last: a handler that reads
+    // the cache or LastStoreSyncResourceVersion sees at least what its event brought. Deltas
+    // and their notifications stay under block_deltas_ together (see AddEventHandler).
+    std::lock_guard block(block_deltas_);
+    Status s = fifo.Pop(
+        [&](const Deltas& deltas, bool is_in_initial_list) {
+          return ApplyDeltas(deltas, is_in_initial_list, notifications);
+        },
+        [&] {
+          for (const auto& [notification, is_sync] : notifications) {
+            processor_.Distribute(notification, is_sync);
+          }
+          notifications.clear();
+        });
+    if (!s.ok() && !fifo.IsClosed()) {
+      KLOG_ERRORS(s.error().ToString(), "Processing deltas failed", "informer", options_.name);
+    }
+    CompactDue();
+  }
+}
+
+void SharedIndexInformer::ResyncSourcesLoop(std::stop_token stop) {
+  Clock::duration period;
+  {
+    std::lock_guard lock(mu_);
+    period = resync_check_period_;
+  }
+  if (period <= Clock::duration::zero()) {
+    // No handler resyncs: only wait for the stop.
+    std::mutex m;
+    std::condition_variable_any cv;
+    std::unique_lock lock(m);
+    cv.wait(lock, stop, [] { return false; });
+    return;
+  }
+  while (clock_.SleepFor(period, stop)) {
+    if (!processor_.ShouldResync()) continue;
+    std::vector<std::shared_ptr<DeltaFIFO>> fifos;
+    {
+      std::lock_guard lock(mu_);
+      for (const auto& source : sources_) fifos.push_back(source->fifo);
+    }
+    for (const auto& fifo : fifos) {
+      if (Status s = fifo->Resync(); !s.ok()) {
+        KLOG_ERRORS(s.error().ToString(), "Resync failed", "informer", options_.name);
+      }
+    }
+  }
+}
+
+Status SharedIndexInformer::AddSource(const std::string& name,
+                                      std::shared_ptr<ListerWatcher> lister_watcher,
+                                      SourceFilter owns) {
+  if (lister_watcher == nullptr || !owns) {
+    return Error::Local("InvalidArgument", options_.name +
+                                               ": a source needs a lister-watcher "
+                                               "and a filter");
+  }
+  std::lock_guard lock(mu_);
+  if (lister_watcher_ != nullptr) {
+    return Error::Local("InvalidArgument",
+                        options_.name + ": an informer with a lister-watcher takes no source");
+  }
+  if (stopped_) {
+    return Error::Local("InformerStopped",
+                        options_.name + ": source not added because the informer has stopped");
+  }
+  for (const auto& source : sources_) {
+    if (source->name == name) {
+      return Error::Local("SourceExists", options_.name + ": source " + name + " exists");
+    }
+  }
+  // The sources' reflectors run no resync timer: ResyncSourcesLoop resyncs them all at once.
+  sources_.push_back(
+      NewSource(name, std::move(lister_watcher), std::move(owns), Clock::duration::zero()));
+  if (sources_started_) StartSource(*sources_.back());
+  return OkStatus();
+}
+
+Status SharedIndexInformer::RemoveSource(const std::string& name) {
+  std::unique_ptr<Source> source;
+  {
+    std::lock_guard lock(mu_);
+    auto it = std::find_if(sources_.begin(), sources_.end(),
+                           [&](const auto& s) { return s->name == name; });
+    if (it == sources_.end()) {
+      return Error::Local("NoSuchSource", options_.name + ": no source " + name);
+    }
+    source = std::move(*it);
+    sources_.erase(it);
+  }
+  // Nothing of the source is applied after this, so the deletes below are its objects' last word.
+  StopSource(*source);
+  std::lock_guard block(block_deltas_);
+  for (const std::string& key : indexer_->ListKeys()) {
+    if (!source->owns(key)) continue;
+    api::ObjectPtr obj = indexer_->GetByKey(key);
+    if (obj == nullptr) continue;
+    if (Status s = indexer_->Delete(obj); !s.ok()) return s;
+    processor_.Distribute(DeleteNotification{std::move(obj)}, /*sync=*/false);
+  }
+  // A source added later under the same name is a new stream: its watermark starts afresh.
+  NotifyStoreSync();
+  return OkStatus();
 }
 
 Status SharedIndexInformer::ApplyDeltas(const Deltas& deltas, bool is_in_initial_list,
@@ -328,10 +499,29 @@ void SharedIndexInformer::NotifyStoreSync() const {
 }
 
 bool SharedIndexInformer::HasSynced() const {
+  std::vector<std::shared_ptr<DeltaFIFO>> fifos;
+  {
+    std::lock_guard lock(mu_);
+    if (lister_watcher_ != nullptr) {
+      if (fifo_ == nullptr) return false;
+      fifos.push_back(fifo_);
+    } else {
+      if (!started_) return false;
+      for (const auto& source : sources_) fifos.push_back(source->fifo);
+    }
+  }
+  // Outside mu_: the queue's lock is taken after it nowhere else.
+  return std::all_of(fifos.begin(), fifos.end(), [](const auto& f) { return f->HasSynced(); });
+}
+
+bool SharedIndexInformer::SourceHasSynced(const std::string& name) const {
   std::shared_ptr<DeltaFIFO> fifo;
   {
     std::lock_guard lock(mu_);
-    fifo = fifo_;
+    if (!started_) return false;
+    for (const auto& source : sources_) {
+      if (source->name == name) fifo = source->fifo;
+    }
   }
   return fifo != nullptr && fifo->HasSynced();
 }
@@ -355,6 +545,24 @@ std::string SharedIndexInformer::LastStoreSyncResourceVersion() const {
   {
     std::lock_guard lock(mu_);
     fifo = fifo_;
+  }
+  return fifo ? fifo->LastStoreSyncResourceVersion() : "";
+}
+
+std::string SharedIndexInformer::LastStoreSyncResourceVersionFor(std::string_view key) const {
+  std::shared_ptr<DeltaFIFO> fifo;
+  {
+    std::lock_guard lock(mu_);
+    if (lister_watcher_ != nullptr) {
+      fifo = fifo_;
+    } else {
+      for (const auto& source : sources_) {
+        if (source->owns(key)) {
+          fifo = source->fifo;
+          break;
+        }
+      }
+    }
   }
   return fifo ? fifo->LastStoreSyncResourceVersion() : "";
 }

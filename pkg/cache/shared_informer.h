@@ -1,6 +1,11 @@
 // SharedIndexInformer: one Reflector → DeltaFIFO → Indexer pipeline per resource, shared by any
 // number of event handlers (behaviour 4). All methods are safe for concurrent use; Run is called
 // once and blocks until its stop token is set.
+//
+// An informer made without a ListerWatcher has sources instead (docs/design/sharding.md,
+// "Serving a share"): each source added at run time is a Reflector and a DeltaFIFO of
+// its own that feeds the one indexer with the keys its filter admits, and is removed with the
+// delete of each of its objects.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +16,8 @@
 #include <mutex>
 #include <stop_token>
 #include <string>
+#include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -56,8 +63,12 @@ struct SharedIndexInformerOptions {
   Clock::duration compact_after = std::chrono::seconds(10);
 };
 
+// Which keys ("namespace/name", or "name" for a cluster-scoped object) a source lists and watches.
+using SourceFilter = std::function<bool(std::string_view key)>;
+
 class SharedIndexInformer {
  public:
+  // With a null `lister_watcher` the informer has no objects of its own: AddSource gives it some.
   SharedIndexInformer(std::shared_ptr<ListerWatcher> lister_watcher,
                       SharedIndexInformerOptions options);
   ~SharedIndexInformer();
@@ -85,16 +96,36 @@ class SharedIndexInformer {
   Status AddIndexers(const Indexers& indexers);
 
   // Runs the reflector, the processing loop and the listeners until stop is requested; returns
-  // after every thread it started has been joined.
+  // after every thread it started has been joined. Without a ListerWatcher: runs the sources'
+  // resync timer and stops the sources at the end.
   void Run(std::stop_token stop);
 
-  // True once the first list has been fully delivered to the indexer (behaviour 3.5).
+  // Informers made without a ListerWatcher only; before or after Run (not once stopped). The
+  // source lists and watches through `lister_watcher`, which must answer only keys `owns` admits
+  // (informers::ShardedListerWatcher drops what a server answered beyond its shard), on a
+  // reflector thread and a processing thread of its own; its relists delete only what it owns.
+  // Sources own disjoint keys. Error when `name` is taken.
+  Status AddSource(const std::string& name, std::shared_ptr<ListerWatcher> lister_watcher,
+                   SourceFilter owns);
+  // Stops the source and joins its threads, then deletes each object it owns from the indexer
+  // and tells the handlers (OnDelete with the last state), so that nothing of it is left behind.
+  // Error when there is no such source.
+  Status RemoveSource(const std::string& name);
+
+  // True once the first list has been fully delivered to the indexer (behaviour 3.5); with
+  // sources, once Run has started and every source's has.
   bool HasSynced() const;
+  // Whether source `name` is there and its first list has been delivered.
+  bool SourceHasSynced(const std::string& name) const;
   bool IsStopped() const;
   std::string LastSyncResourceVersion() const;
   // How far the indexer has applied the watch stream (DeltaFIFO::LastStoreSyncResourceVersion):
   // an object written at RV r is in GetIndexer() (or superseded) once this is >= r. "" before Run.
   std::string LastStoreSyncResourceVersion() const;
+  // The same for the source that owns `key` (the ListerWatcher's when there are no sources): ""
+  // when no source owns it. Each source has its own stream, and one can stand still for a minute
+  // between bookmarks while another moves.
+  std::string LastStoreSyncResourceVersionFor(std::string_view key) const;
   // Objects waiting for options.compact (stale entries included until dropped): after each pop,
   // at most twice the keys that have one plus 1,024, however fast objects change.
   size_t PendingCompactions() const;
@@ -113,6 +144,27 @@ class SharedIndexInformer {
  private:
   // One notification for the handlers, and whether it is a resync.
   using PendingNotification = std::pair<Notification, bool>;
+  // A reflector and its DeltaFIFO. The ListerWatcher's (no filter) runs its processing loop on
+  // Run's thread; an added source's has a thread of its own.
+  struct Source {
+    std::string name;
+    SourceFilter owns;  // null: every key
+    std::shared_ptr<DeltaFIFO> fifo;
+    std::shared_ptr<Reflector> reflector;
+    std::jthread reflector_thread;
+    std::jthread processing_thread;
+  };
+  std::unique_ptr<Source> NewSource(std::string name, std::shared_ptr<ListerWatcher> lw,
+                                    SourceFilter owns, Clock::duration resync_period);
+  // Starts an added source's reflector and processing threads.
+  void StartSource(Source& source);
+  // Closes the source's queue and joins its threads. Not with mu_ or block_deltas_ held.
+  static void StopSource(Source& source);
+  // Pops `fifo` until it is closed: applies each key's deltas and hands their notifications out.
+  void ProcessLoop(DeltaFIFO& fifo);
+  // The sources' resync timer (behaviour 2.6 for an informer without a ListerWatcher): one timer
+  // for every source, so a due handler hears of each source's objects.
+  void ResyncSourcesLoop(std::stop_token stop);
   // Applies the deltas to the indexer and collects the notifications they make (in order) into
   // `out`, to be distributed once the FIFO's watermark counts them (DeltaFIFO::Pop).
   Status ApplyDeltas(const Deltas& deltas, bool is_in_initial_list,
@@ -140,6 +192,10 @@ class SharedIndexInformer {
   TransformFunc transform_;
   std::shared_ptr<DeltaFIFO> fifo_;
   std::shared_ptr<Reflector> reflector_;
+  // The added sources (informers without a ListerWatcher), and whether Run has started them: a
+  // source added from then on starts at once.
+  std::vector<std::unique_ptr<Source>> sources_;
+  bool sources_started_ = false;
 
   // Held while deltas are applied and handed out, and while a late handler gets its replay, so
   // that the replay and the live notifications neither overlap nor leave a gap (behaviour 4.5).
