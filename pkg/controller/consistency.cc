@@ -24,7 +24,7 @@ void ConsistencyStore::WroteAt(const std::string& owner, const std::string& owne
   // takes its informer's locks: called without ours.
   bool applied = false;
   if (auto store = stores_.find(resource); store != stores_.end() && store->second) {
-    const std::string read_rv = store->second();
+    const std::string read_rv = store->second(owner);
     Result<int> cmp = read_rv.empty() ? Result<int>(-1) : CompareResourceVersion(read_rv, rv);
     applied = cmp.ok() && *cmp >= 0;
   }
@@ -61,12 +61,13 @@ std::string ConsistencyError::Message() const {
          " for group resource " + group_resource;
 }
 
-std::optional<ConsistencyError> ConsistencyStore::Check(const Record& record) const {
+std::optional<ConsistencyError> ConsistencyStore::Check(const std::string& owner,
+                                                        const Record& record) const {
   for (const auto& [resource, wrote_rv] : record.versions) {
     auto store = stores_.find(resource);
     // No store could ever vouch for this write (upstream: "no store registered").
     if (store == stores_.end() || !store->second) return ConsistencyError{resource, "", wrote_rv};
-    std::string read_rv = store->second();
+    std::string read_rv = store->second(owner);
     // Nothing applied yet (cache not synced): not ready, in the safe direction.
     if (read_rv.empty()) return ConsistencyError{resource, "", wrote_rv};
     Result<int> cmp = CompareResourceVersion(wrote_rv, read_rv);
@@ -86,7 +87,7 @@ std::optional<ConsistencyError> ConsistencyStore::EnsureReady(const std::string&
     record = it->second;
   }
   // The getters take their informers' locks: call them without ours.
-  std::optional<ConsistencyError> stale = Check(record);
+  std::optional<ConsistencyError> stale = Check(owner, record);
   if (stale && wait) {
     {
       std::lock_guard lock(mu_);
@@ -95,7 +96,7 @@ std::optional<ConsistencyError> ConsistencyStore::EnsureReady(const std::string&
     }
     // A store may have caught up (and StoresAdvanced run) between the check and the insert:
     // check again now that a later advance will find the owner waiting.
-    stale = Check(record);
+    stale = Check(owner, record);
     std::lock_guard lock(mu_);
     if (stale) {
       // Still waiting, or StoresAdvanced found it ready after our check and woke it already.
@@ -137,7 +138,7 @@ void ConsistencyStore::StoresAdvanced() {
     }
   }
   for (auto& [owner, record] : candidates) {
-    if (Check(record)) continue;
+    if (Check(owner, record)) continue;
     {
       std::lock_guard lock(mu_);
       // Exactly once: EnsureReady's second check or another StoresAdvanced may have taken it.

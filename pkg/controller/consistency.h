@@ -43,8 +43,10 @@ struct ConsistencyError {
 
 class ConsistencyStore {
  public:
-  // The resourceVersion a store has applied up to ("" = none yet).
-  using LastSyncRVGetter = std::function<std::string()>;
+  // The resourceVersion a store has applied up to ("" = none yet), for `owner`'s objects: an
+  // informer with a source per shard has a watermark per source
+  // (SharedIndexInformer::LastStoreSyncResourceVersionFor).
+  using LastSyncRVGetter = std::function<std::string(std::string_view owner)>;
 
   // One getter per group resource ("replicasets.apps", "pods"). A write recorded for a resource
   // without a getter makes EnsureReady fail (as upstream: nothing could ever vouch for it).
@@ -88,7 +90,7 @@ class ConsistencyStore {
     std::map<std::string, std::string> versions;  // resource -> newest written RV
   };
   // The first store behind `record`'s writes, if any. Calls the getters: not under mu_.
-  std::optional<ConsistencyError> Check(const Record& record) const;
+  std::optional<ConsistencyError> Check(const std::string& owner, const Record& record) const;
 
   const std::map<std::string, LastSyncRVGetter> stores_;
   mutable std::mutex mu_;

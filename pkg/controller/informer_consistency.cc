@@ -8,7 +8,9 @@ InformerConsistency::InformerConsistency(
   for (const auto& [resource, informer] : informers) from_informers &= informer != nullptr;
   if (from_informers) {
     for (const auto& [resource, informer] : informers) {
-      getters[resource] = [informer] { return informer->LastStoreSyncResourceVersion(); };
+      getters[resource] = [informer](std::string_view owner) {
+        return informer->LastStoreSyncResourceVersionFor(owner);
+      };
     }
   }
   if (getters.empty()) return;

@@ -11,9 +11,27 @@ namespace {
 struct Stores {
   std::string rs_rv;
   std::string pod_rv;
-  ConsistencyStore store{
-      {{"replicasets.apps", [this] { return rs_rv; }}, {"pods", [this] { return pod_rv; }}}};
+  ConsistencyStore store{{{"replicasets.apps", [this](std::string_view) { return rs_rv; }},
+                          {"pods", [this](std::string_view) { return pod_rv; }}}};
 };
+
+// A store's watermark is asked for the owner's objects: with a source per shard, one shard's
+// stream can be far ahead of another's (SharedIndexInformer::LastStoreSyncResourceVersionFor).
+TEST(ConsistencyStoreTest, EachOwnerIsCheckedAgainstItsOwnWatermark) {
+  std::vector<std::string> asked;
+  ConsistencyStore store({{"pods", [&](std::string_view owner) {
+                             asked.emplace_back(owner);
+                             return std::string(owner.starts_with("fast/") ? "20" : "3");
+                           }}});
+  store.WroteAt("slow/rs", "uid-1", "pods", "8");
+  store.WroteAt("fast/rs", "uid-2", "pods", "8");  // applied already by its own store
+  std::optional<ConsistencyError> stale = store.EnsureReady("slow/rs");
+  ASSERT_TRUE(stale.has_value());
+  EXPECT_EQ(stale->read_rv, "3");
+  EXPECT_FALSE(store.EnsureReady("fast/rs").has_value());
+  EXPECT_EQ(store.Size(), 1u) << "only the slow owner has a record";
+  EXPECT_EQ(asked, (std::vector<std::string>{"slow/rs", "fast/rs", "slow/rs"}));
+}
 
 // Upstream consistencyStore.EnsureReady: ready once every store read at least the written RV.
 TEST(ConsistencyStoreTest, NotReadyUntilEveryStoreCaughtUpWithTheWrites) {
@@ -144,7 +162,8 @@ TEST(ConsistencyStoreTest, WithoutASinkNothingWaits) {
 // ahead now, and nothing is left waiting for a notification that already passed.
 TEST(ConsistencyStoreTest, CatchUpWhileRegisteringIsNotMissed) {
   int reads = 0;
-  ConsistencyStore store({{"pods", [&] { return ++reads == 1 ? std::string("5") : "12"; }}});
+  ConsistencyStore store(
+      {{"pods", [&](std::string_view) { return ++reads == 1 ? std::string("5") : "12"; }}});
   std::vector<std::string> woken;
   store.SetReadySink([&](const std::string& owner) { woken.push_back(owner); });
   store.WroteAt("ns/rs", "uid-1", "pods", "12");

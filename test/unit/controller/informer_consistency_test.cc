@@ -88,7 +88,8 @@ TEST(InformerConsistencyTest, GettersWinAMissingInformerLeavesNoStoreAndMovesKee
   FakeClock clock;
   RunningInformer pods(&clock);
   std::string rv = "7";
-  InformerConsistency given({{"pods", [&rv] { return rv; }}}, {{"pods", pods.informer}});
+  InformerConsistency given({{"pods", [&rv](std::string_view) { return rv; }}},
+                            {{"pods", pods.informer}});
   ASSERT_TRUE(given);
   given->WroteAt("ns/web", "uid-1", "pods", "8");
   EXPECT_TRUE(given->EnsureReady("ns/web").has_value());

@@ -84,8 +84,8 @@ class DeploymentControllerTest : public ::testing::Test {
     DeploymentControllerOptions opts;
     opts.clock = &clock_;
     opts.consistency_rv_getters = {
-        {api::kDeployments.GroupResource(), [this] { return d_store_rv_; }},
-        {api::kReplicaSets.GroupResource(), [this] { return rs_store_rv_; }}};
+        {api::kDeployments.GroupResource(), [this](std::string_view) { return d_store_rv_; }},
+        {api::kReplicaSets.GroupResource(), [this](std::string_view) { return rs_store_rv_; }}};
     controller_ = std::make_unique<DeploymentController>(
         informers::TypedInformer<api::Deployment>{nullptr, informers::DeploymentLister(d_index_)},
         informers::TypedInformer<api::ReplicaSet>{nullptr, informers::ReplicaSetLister(rs_index_)},

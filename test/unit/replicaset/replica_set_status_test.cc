@@ -210,8 +210,9 @@ TEST_F(ControllerTest, StaleControllerConsistencyWaitsForOwnWrites) {
   std::string rs_rv = "1";
   std::string pod_rv = "1";
   ReplicaSetControllerOptions options;
-  options.consistency_rv_getters = {{api::kReplicaSets.GroupResource(), [&] { return rs_rv; }},
-                                    {api::kPods.GroupResource(), [&] { return pod_rv; }}};
+  options.consistency_rv_getters = {
+      {api::kReplicaSets.GroupResource(), [&](std::string_view) { return rs_rv; }},
+      {api::kPods.GroupResource(), [&](std::string_view) { return pod_rv; }}};
   Rebuild(options);
   ASSERT_NE(controller_->consistency_store(), nullptr);
   rs_client_->NumberWritesFrom(100);
@@ -260,8 +261,9 @@ TEST_F(ControllerTest, StaleSyncIsWokenWhenTheInformersCatchUp) {
   std::string rs_rv = "1";
   std::string pod_rv = "1";
   ReplicaSetControllerOptions options;
-  options.consistency_rv_getters = {{api::kReplicaSets.GroupResource(), [&] { return rs_rv; }},
-                                    {api::kPods.GroupResource(), [&] { return pod_rv; }}};
+  options.consistency_rv_getters = {
+      {api::kReplicaSets.GroupResource(), [&](std::string_view) { return rs_rv; }},
+      {api::kPods.GroupResource(), [&](std::string_view) { return pod_rv; }}};
   Rebuild(options);
   controller::ConsistencyStore* store = controller_->consistency_store();
   ASSERT_NE(store, nullptr);
@@ -303,7 +305,7 @@ TEST_F(ControllerTest, StaleControllerConsistencyOffByGate) {
   ReplicaSetControllerOptions options;
   options.stale_controller_consistency = false;
   options.consistency_rv_getters = {
-      {api::kReplicaSets.GroupResource(), [] { return std::string(); }}};
+      {api::kReplicaSets.GroupResource(), [](std::string_view) { return std::string(); }}};
   Rebuild(options);
   EXPECT_EQ(controller_->consistency_store(), nullptr);
   rs_client_->NumberWritesFrom(100);
