@@ -1,6 +1,7 @@
 // FencedTypedClient<T>: a TypedClient decorator that refuses every write once the WriteFence is
-// closed (the leader lost its lease, or the daemon is shutting down), locally and before the
-// inner client is called; reads pass through. NewFencedClient builds the daemon's client: a
+// closed (the leader lost its lease, or the daemon is shutting down) or to a namespace it does
+// not admit, locally and before the inner client is called, and holds the admission until the
+// answer is in; reads pass through. NewFencedClient builds the daemon's client: a
 // RestTypedClient cancelled by the fence's token (so a rate-limiter wait or a request in flight
 // ends too) inside the fence. Thread-safe.
 #pragma once
@@ -28,27 +29,30 @@ class FencedTypedClient final : public TypedClient<T> {
     return inner_->Get(ns, name);
   }
   Result<Ptr> Create(std::string_view ns, std::string body) override {
-    if (Status f = fence_.Check(Describe("create", ns, "")); !f.ok()) return f.error();
+    auto pass = fence_.Admit(Describe("create", ns, ""), ns);
+    if (!pass.ok()) return pass.error();
     return inner_->Create(ns, std::move(body));
   }
   Result<Ptr> Update(std::string_view ns, std::string_view name, std::string body) override {
-    if (Status f = fence_.Check(Describe("update", ns, name)); !f.ok()) return f.error();
+    auto pass = fence_.Admit(Describe("update", ns, name), ns);
+    if (!pass.ok()) return pass.error();
     return inner_->Update(ns, name, std::move(body));
   }
   Result<Ptr> UpdateStatus(const T& obj, const StatusType& status) override {
-    if (Status f =
-            fence_.Check(Describe("update status of", obj.metadata.namespace_, obj.metadata.name));
-        !f.ok()) {
-      return f.error();
-    }
+    auto pass =
+        fence_.Admit(Describe("update status of", obj.metadata.namespace_, obj.metadata.name),
+                     obj.metadata.namespace_);
+    if (!pass.ok()) return pass.error();
     return inner_->UpdateStatus(obj, status);
   }
   Status Patch(std::string_view ns, std::string_view name, const std::string& patch) override {
-    if (Status f = fence_.Check(Describe("patch", ns, name)); !f.ok()) return f;
+    auto pass = fence_.Admit(Describe("patch", ns, name), ns);
+    if (!pass.ok()) return pass.error();
     return inner_->Patch(ns, name, patch);
   }
   Status Delete(std::string_view ns, std::string_view name, std::string_view uid) override {
-    if (Status f = fence_.Check(Describe("delete", ns, name)); !f.ok()) return f;
+    auto pass = fence_.Admit(Describe("delete", ns, name), ns);
+    if (!pass.ok()) return pass.error();
     return inner_->Delete(ns, name, uid);
   }
 

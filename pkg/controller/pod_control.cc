@@ -94,8 +94,10 @@ Status RealPodControl::CreatePods(std::string_view ns, const api::PodTemplate& p
   Result<std::string> body =
       GetPodFromTemplate(pod_template, ns, controller_object.Meta().name, &controller_ref);
   if (!body.ok()) return body.error();
-  if (Status f = fence_.Check("create pod in " + std::string(ns)); !f.ok()) return f;
-  return CreatedPod(ns, pods_->Create(ns, std::move(*body), {}, fence_.token()), controller_object,
+  auto pass = fence_.Admit("create pod in " + std::string(ns), ns);
+  if (!pass.ok()) return pass.error();
+  const AnyStop cancel(fence_.token(), WriteFence::TokenOf(*pass));
+  return CreatedPod(ns, pods_->Create(ns, std::move(*body), {}, cancel.token()), controller_object,
                     controller_ref);
 }
 
@@ -109,10 +111,10 @@ std::vector<WriteOutcome> RealPodControl::CreatePodsBatch(std::string_view ns,
   Result<std::string> body =
       GetPodFromTemplate(pod_template, ns, controller_object.Meta().name, &controller_ref);
   if (!body.ok()) return std::vector<WriteOutcome>(n, WriteOutcome{body.error()});
-  if (Status f = fence_.Check("create pod in " + std::string(ns)); !f.ok()) {
-    return std::vector<WriteOutcome>(n, WriteOutcome{f});
-  }
-  const AnyStop either(stop, fence_.token());
+  auto pass = fence_.Admit("create pod in " + std::string(ns), ns);
+  if (!pass.ok()) return std::vector<WriteOutcome>(n, WriteOutcome{pass.error()});
+  const AnyStop fenced(fence_.token(), WriteFence::TokenOf(*pass));
+  const AnyStop either(stop, fenced.token());
   return Outcomes(pods_->CreateMany(ns, *body, count, {}, either.token()),
                   [&](size_t, Result<std::string> created) {
                     return CreatedPod(ns, std::move(created), controller_object, controller_ref);
@@ -158,26 +160,26 @@ Status RealPodControl::CreatedPod(std::string_view ns, Result<std::string> creat
 
 Status RealPodControl::DeletePod(std::string_view ns, std::string_view name,
                                  const api::Object& controller_object) {
-  if (Status f = fence_.Check("delete pod " + std::string(ns) + "/" + std::string(name)); !f.ok()) {
-    return f;
-  }
+  auto pass = fence_.Admit("delete pod " + std::string(ns) + "/" + std::string(name), ns);
+  if (!pass.ok()) return pass.error();
   KLOG_V_INFOS(2, "Deleting pod", "controller", controller_object.Meta().name, "pod",
                klog::KRef(ns, name));
-  return DeletedPod(ns, name, pods_->Delete(ns, name, {}, fence_.token()), controller_object);
+  const AnyStop cancel(fence_.token(), WriteFence::TokenOf(*pass));
+  return DeletedPod(ns, name, pods_->Delete(ns, name, {}, cancel.token()), controller_object);
 }
 
 std::vector<WriteOutcome> RealPodControl::DeletePodsBatch(std::string_view ns,
                                                           std::span<const std::string> names,
                                                           const api::Object& controller_object,
                                                           std::stop_token stop) {
-  if (Status f = fence_.Check("delete pods in " + std::string(ns)); !f.ok()) {
-    return std::vector<WriteOutcome>(names.size(), WriteOutcome{f});
-  }
+  auto pass = fence_.Admit("delete pods in " + std::string(ns), ns);
+  if (!pass.ok()) return std::vector<WriteOutcome>(names.size(), WriteOutcome{pass.error()});
   for (const std::string& name : names) {
     KLOG_V_INFOS(2, "Deleting pod", "controller", controller_object.Meta().name, "pod",
                  klog::KRef(ns, name));
   }
-  const AnyStop either(stop, fence_.token());
+  const AnyStop fenced(fence_.token(), WriteFence::TokenOf(*pass));
+  const AnyStop either(stop, fenced.token());
   return Outcomes(pods_->DeleteMany(ns, names, {}, either.token()),
                   [&](size_t i, Result<std::string> deleted) {
                     return DeletedPod(ns, names[i], std::move(deleted), controller_object);
@@ -208,11 +210,11 @@ Status RealPodControl::DeletedPod(std::string_view ns, std::string_view name,
 
 Status RealPodControl::PatchPod(std::string_view ns, std::string_view name,
                                 const std::string& patch) {
-  if (Status f = fence_.Check("patch pod " + std::string(ns) + "/" + std::string(name)); !f.ok()) {
-    return f;
-  }
+  auto pass = fence_.Admit("patch pod " + std::string(ns) + "/" + std::string(name), ns);
+  if (!pass.ok()) return pass.error();
+  const AnyStop cancel(fence_.token(), WriteFence::TokenOf(*pass));
   Result<std::string> patched = pods_->Patch(ns, name, client::PatchType::kStrategicMergePatch,
-                                             patch, {}, "", fence_.token());
+                                             patch, {}, "", cancel.token());
   if (!patched.ok()) return patched.error();
   if (!on_write_) return OkStatus();
   Result<json::Value> pod = json::Parse(*patched);

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <stop_token>
 
 #include "pkg/controller/testing/fake_typed_client.h"
@@ -61,6 +62,67 @@ TEST(FencedTypedClientTest, ClosedFenceRefusesEveryWriteLocallyButNotReads) {
 
   EXPECT_TRUE(client.Get("ns", "rs").ok());
   EXPECT_EQ(fake->log().Of("get", "replicasets").size(), 1u);
+}
+
+// Forwards to the fake; on Create, first asks the fence to close the namespace at once, which it
+// must not manage while this very write holds its admission.
+class ClosingOnCreate final : public TypedClient<api::ReplicaSet> {
+ public:
+  ClosingOnCreate(std::shared_ptr<TypedClient<api::ReplicaSet>> inner,
+                  std::shared_ptr<NamespaceFence> fence)
+      : inner_(std::move(inner)), fence_(std::move(fence)) {}
+  Result<Ptr> Get(std::string_view ns, std::string_view name) override {
+    return inner_->Get(ns, name);
+  }
+  Result<Ptr> Create(std::string_view ns, std::string body) override {
+    const uint64_t h = api::ShardHash(ns);
+    settled_during_write = fence_->Close({{h, h}}, std::chrono::milliseconds(0));
+    return inner_->Create(ns, std::move(body));
+  }
+  Result<Ptr> Update(std::string_view ns, std::string_view name, std::string body) override {
+    return inner_->Update(ns, name, std::move(body));
+  }
+  Result<Ptr> UpdateStatus(const api::ReplicaSet& obj, const StatusType& status) override {
+    return inner_->UpdateStatus(obj, status);
+  }
+  Status Patch(std::string_view ns, std::string_view name, const std::string& patch) override {
+    return inner_->Patch(ns, name, patch);
+  }
+  Status Delete(std::string_view ns, std::string_view name, std::string_view uid) override {
+    return inner_->Delete(ns, name, uid);
+  }
+  bool settled_during_write = true;
+
+ private:
+  std::shared_ptr<TypedClient<api::ReplicaSet>> inner_;
+  std::shared_ptr<NamespaceFence> fence_;
+};
+
+// With a NamespaceFence (a sharded replica's), a write to a namespace it does not admit is refused
+// like a stopped one, and an admitted write holds its namespace until its answer is in: closing
+// the namespace meanwhile cannot report it settled.
+TEST(FencedTypedClientTest, NamespaceFenceRefusesUnservedNamespacesAndHoldsAdmittedWrites) {
+  auto fake = std::make_shared<testing::FakeReplicaSetClient>();
+  auto namespaces = std::make_shared<NamespaceFence>();
+  const uint64_t h = api::ShardHash("ns");
+  namespaces->Open({{h, h}});
+  auto probe = std::make_shared<ClosingOnCreate>(fake, namespaces);
+  std::stop_source leading;
+  FencedTypedClient<api::ReplicaSet> client(probe, WriteFence(leading.get_token(), namespaces));
+
+  Status elsewhere = client.Delete("other", "rs", "uid-rs");
+  ASSERT_FALSE(elsewhere.ok());
+  EXPECT_TRUE(IsStopped(elsewhere.error()));
+  EXPECT_NE(elsewhere.error().message.find("not served by this replica"), std::string::npos)
+      << elsewhere.error().message;
+  EXPECT_TRUE(fake->log().Actions().empty());
+
+  EXPECT_TRUE(client.Patch("ns", "rs", R"({"metadata":{}})").ok());
+  auto created = client.Create("ns", kRS);
+  ASSERT_TRUE(created.ok()) << created.error().ToString();
+  EXPECT_FALSE(probe->settled_during_write) << "the create held its admission";
+  EXPECT_TRUE(namespaces->Close({{h, h}}, std::chrono::milliseconds(0))) << "answered: settled";
+  EXPECT_FALSE(client.Update("ns", "rs", kRS).ok()) << "closed by the probe";
 }
 
 }  // namespace
