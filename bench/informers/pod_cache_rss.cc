@@ -194,7 +194,8 @@ int main(int argc, char** argv) {
   options.use_watch_list = watch_list;
   auto client = rest;
   kcm::informers::SharedInformerFactory factory(
-      [&lw, client, ns, consistent_pages](const kcm::informers::ResourceType& r) {
+      [&lw, client, ns, consistent_pages](const kcm::informers::ResourceType& r,
+                                          const kcm::api::ShardSelector*) {
         auto rc = std::make_shared<kcm::client::ResourceClient>(client, r.gvr, r.namespaced);
         lw = std::make_shared<InjectingListerWatcher>(
             std::make_shared<kcm::informers::ResourceListerWatcher>(rc, ns, *r.codec));

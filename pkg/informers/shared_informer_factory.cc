@@ -1,5 +1,6 @@
 #include "pkg/informers/shared_informer_factory.h"
 
+#include <algorithm>
 #include <memory>
 
 #include "pkg/api/shared_text.h"
@@ -18,6 +19,14 @@ bool PacksOnceUnchanged(const ResourceType& r) {
   return r.codec->pack_kept_text != nullptr;
 }
 
+// The keys ("namespace/name") of the namespaces `shard` selects.
+cache::SourceFilter KeysIn(const api::ShardSelector& shard) {
+  return [shard](std::string_view key) {
+    const size_t slash = key.find('/');
+    return slash != std::string_view::npos && shard.Matches(key.substr(0, slash));
+  };
+}
+
 }  // namespace
 
 std::string InformerKey(const ResourceType& resource) {
@@ -32,12 +41,16 @@ SharedInformerFactory::SharedInformerFactory(std::shared_ptr<client::RestClient>
     : SharedInformerFactory(
           [this, client, ns = options.namespace_, tweak = options.tweak_list_options,
            shard = options.shard_selector, observer = options.shard_filter_observer](
-              const ResourceType& r) -> std::shared_ptr<cache::ListerWatcher> {
+              const ResourceType& r,
+              const api::ShardSelector* source) -> std::shared_ptr<cache::ListerWatcher> {
             auto rc = std::make_shared<client::ResourceClient>(client, r.gvr, r.namespaced);
             // shutdown_ is set by Shutdown and by the stop token given to Start.
             auto lw = std::make_shared<ResourceListerWatcher>(
                 rc, r.namespaced ? ns : "", *r.codec, tweak, shutdown_.get_token(), interner_);
             if (PacksOnceUnchanged(r)) lw->set_pack_watched_objects(false);
+            if (source != nullptr) {
+              return std::make_shared<ShardedListerWatcher>(std::move(lw), *source, observer);
+            }
             if (shard && r.namespaced) {
               return std::make_shared<ShardedListerWatcher>(std::move(lw), *shard, observer);
             }
@@ -79,13 +92,20 @@ std::shared_ptr<cache::SharedIndexInformer> SharedInformerFactory::InformerFor(
     };
     o.compactable = resource.codec->kept_text_plain;
   }
-  auto informer =
-      std::make_shared<cache::SharedIndexInformer>(lister_watchers_(resource), std::move(o));
+  const bool sourced = options_.shard_sources && resource.namespaced;
+  auto informer = std::make_shared<cache::SharedIndexInformer>(
+      sourced ? nullptr : lister_watchers_(resource, nullptr), std::move(o));
   if (auto t = options_.transforms.find(resource.name); t != options_.transforms.end()) {
     // Cannot fail: the informer has not started.
     (void)informer->SetTransform(t->second);
   }
-  informers_.emplace(key, Entry{informer, false});
+  if (sourced) {
+    for (const auto& [name, shard] : shards_) {
+      // Cannot fail: a new informer, a new name.
+      (void)informer->AddSource(name, lister_watchers_(resource, &shard), KeysIn(shard));
+    }
+  }
+  informers_.emplace(key, Entry{informer, resource, false});
   return informer;
 }
 
@@ -143,6 +163,76 @@ std::map<std::string, bool> SharedInformerFactory::WaitForCacheSync(std::stop_to
     informer->RemoveStoreSyncListener(id);
   }
   return result;
+}
+
+std::vector<SharedInformerFactory::Entry*> SharedInformerFactory::ShardSourceOrderLocked() {
+  std::vector<Entry*> order;
+  for (const std::string& key : options_.shard_source_order) {
+    if (auto it = informers_.find(key); it != informers_.end() && it->second.resource.namespaced) {
+      order.push_back(&it->second);
+    }
+  }
+  for (auto& [key, entry] : informers_) {
+    if (!entry.resource.namespaced ||
+        std::find(order.begin(), order.end(), &entry) != order.end()) {
+      continue;
+    }
+    order.push_back(&entry);
+  }
+  return order;
+}
+
+Status SharedInformerFactory::AddShard(const std::string& name, const api::ShardSelector& shard,
+                                       std::stop_token stop) {
+  std::vector<std::pair<std::shared_ptr<cache::SharedIndexInformer>, ResourceType>> informers;
+  {
+    std::lock_guard lock(mu_);
+    if (!options_.shard_sources) {
+      return Error::Local("InvalidArgument", "the informer factory does not take shards");
+    }
+    if (shut_down_) return Error::Local("FactoryShutDown", "shard " + name + " not added");
+    if (!shards_.emplace(name, shard).second) {
+      return Error::Local("ShardExists", "shard " + name + " exists");
+    }
+    for (Entry* entry : ShardSourceOrderLocked()) {
+      informers.emplace_back(entry->informer, entry->resource);
+    }
+  }
+  // Without mu_: the waits below take as long as a list.
+  const AnyStop either(stop, shutdown_.get_token());
+  Clock& clock = options_.clock ? *options_.clock : RealClock::Get();
+  for (const auto& [informer, resource] : informers) {
+    if (Status s = informer->AddSource(name, lister_watchers_(resource, &shard), KeysIn(shard));
+        !s.ok()) {
+      return s;
+    }
+    auto waker = std::make_shared<cache::SyncWaker>();
+    const uint64_t id = informer->AddStoreSyncListener([waker] { waker->Wake(); });
+    const bool synced = cache::WaitForCacheSync(
+        either.token(), {[informer, &name] { return informer->SourceHasSynced(name); }}, clock,
+        waker.get());
+    informer->RemoveStoreSyncListener(id);
+    if (!synced) {
+      return Error::Local("ShardStopped", "shard " + name + " stopped before its caches synced");
+    }
+  }
+  return OkStatus();
+}
+
+Status SharedInformerFactory::RemoveShard(const std::string& name) {
+  std::vector<std::shared_ptr<cache::SharedIndexInformer>> informers;
+  {
+    std::lock_guard lock(mu_);
+    if (shards_.erase(name) == 0) return Error::Local("NoSuchShard", "no shard " + name);
+    for (Entry* entry : ShardSourceOrderLocked()) informers.push_back(entry->informer);
+  }
+  // Without mu_: a removal joins the source's threads, whose handlers may ask for informers. In
+  // the reverse order: an owner's objects leave before what it owns.
+  for (auto it = informers.rbegin(); it != informers.rend(); ++it) {
+    // NotFound: AddShard was stopped before it reached this informer.
+    (void)(*it)->RemoveSource(name);
+  }
+  return OkStatus();
 }
 
 void SharedInformerFactory::Shutdown() {

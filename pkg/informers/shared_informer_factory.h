@@ -33,7 +33,15 @@ struct SharedInformerFactoryOptions {
   // (ShardedListerWatcher); nullopt = every object. With the REST constructor only.
   std::optional<api::ShardSelector> shard_selector;
   ShardFilterObserver shard_filter_observer;  // told whether the server applied it
-  Clock* clock = nullptr;                     // null = RealClock
+  // Namespaced informers are made without objects of their own: AddShard gives each a source per
+  // shard, added and removed while they run (docs/design/sharding.md, "Serving a
+  // share"). Not with shard_selector.
+  bool shard_sources = false;
+  // The informers (by InformerKey) whose shard sources AddShard adds first, in this order, each
+  // synced before the next is added; RemoveShard removes them last, in reverse. The others come
+  // after them, and go before them.
+  std::vector<std::string> shard_source_order;
+  Clock* clock = nullptr;  // null = RealClock
 };
 
 // A resource's informer and its typed lister.
@@ -50,9 +58,10 @@ std::string InformerKey(const ResourceType& resource);
 
 class SharedInformerFactory {
  public:
-  // Makes a ResourceListerWatcher for a resource; tests swap in fakes.
-  using ListerWatcherFactory =
-      std::function<std::shared_ptr<cache::ListerWatcher>(const ResourceType&)>;
+  // Makes a ResourceListerWatcher for a resource, of one shard when `shard` is set (an informer's
+  // source, AddShard); tests swap in fakes.
+  using ListerWatcherFactory = std::function<std::shared_ptr<cache::ListerWatcher>(
+      const ResourceType&, const api::ShardSelector* shard)>;
 
   SharedInformerFactory(std::shared_ptr<client::RestClient> client, Clock::duration default_resync,
                         SharedInformerFactoryOptions options = {});
@@ -79,9 +88,22 @@ class SharedInformerFactory {
   // Stops every informer and waits for their threads (6.3). Idempotent.
   void Shutdown();
 
+  // With options.shard_sources: every namespaced informer, and each made later, lists and
+  // watches the namespaces `shard` selects through a source named `name`, which keeps only
+  // their objects. The sources are added one informer at a time (options.shard_source_order
+  // first), each once the one before has its first list in; returns when the last has, or with
+  // an error when `stop` came first (the sources added stay until RemoveShard). Error when the
+  // name is taken or the factory has shut down.
+  Status AddShard(const std::string& name, const api::ShardSelector& shard,
+                  std::stop_token stop = {});
+  // Stops the shard's sources, in the reverse order: its objects leave every cache, with a
+  // delete for the handlers. Error when there is no such shard.
+  Status RemoveShard(const std::string& name);
+
  private:
   struct Entry {
     std::shared_ptr<cache::SharedIndexInformer> informer;
+    ResourceType resource;
     bool started = false;
   };
 
@@ -91,6 +113,11 @@ class SharedInformerFactory {
 
   std::mutex mu_;
   std::map<std::string, Entry> informers_;
+  // The namespaced informers in the order AddShard adds their sources (guarded by mu_).
+  std::vector<Entry*> ShardSourceOrderLocked();
+
+  // AddShard's shards, by name: the sources of each namespaced informer.
+  std::map<std::string, api::ShardSelector> shards_;
   std::stop_source shutdown_;
   // One table for all informers' decoders (ResourceListerWatcher): equal label sets, owner
   // references and strings of different resources share one copy (a pod's labels and its

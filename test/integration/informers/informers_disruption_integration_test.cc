@@ -47,7 +47,8 @@ class InformersDisruption : public ::testing::Test {
     auto c = client_;
     auto ns = ns_;
     return std::make_unique<SharedInformerFactory>(
-        [c, ns, lw](const ResourceType& r) -> std::shared_ptr<cache::ListerWatcher> {
+        [c, ns, lw](const ResourceType& r,
+                    const api::ShardSelector*) -> std::shared_ptr<cache::ListerWatcher> {
           auto rc = std::make_shared<client::ResourceClient>(c, r.gvr, r.namespaced);
           *lw = std::make_shared<ObservedListerWatcher>(
               std::make_shared<ResourceListerWatcher>(rc, ns, *r.codec));

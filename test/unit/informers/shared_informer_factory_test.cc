@@ -99,12 +99,15 @@ class FakeListerWatchers {
     return calls_[name];
   }
   SharedInformerFactory::ListerWatcherFactory Factory() {
-    return [this](const ResourceType& r) -> std::shared_ptr<cache::ListerWatcher> {
+    return [this](const ResourceType& r,
+                  const api::ShardSelector* shard) -> std::shared_ptr<cache::ListerWatcher> {
+      // A shard's source: "pods shardRange(…)".
+      const std::string name = InformerKey(r) + (shard ? " " + shard->String() : "");
       {
         std::lock_guard lock(mu_);
-        ++calls_[InformerKey(r)];
+        ++calls_[name];
       }
-      return For(InformerKey(r));
+      return For(name);
     };
   }
 
@@ -168,6 +171,53 @@ TEST(SharedInformerFactoryTest, TransformIsApplied) {
   ASSERT_TRUE(WaitUntil([&] { return rs.informer->HasSynced(); }));
   EXPECT_EQ(rs.lister.List().size(), 1u);
   factory.Shutdown();
+}
+
+// The one shard of exactly namespace `ns`.
+api::ShardSelector OnlyNamespace(const std::string& ns) {
+  const uint64_t h = api::ShardHash(ns);
+  return api::ShardSelector(api::ShardField::kNamespace, {api::ShardRange{h, h}});
+}
+
+// With shard sources, a namespaced informer holds what its shards list: each shard a source of
+// its own, given to informers made before and after it, removed with its objects.
+TEST(SharedInformerFactoryTest, ShardsAreSourcesOfEveryNamespacedInformer) {
+  FakeListerWatchers lws;
+  SharedInformerFactoryOptions options;
+  options.shard_sources = true;
+  SharedInformerFactory factory(lws.Factory(), 0s, options);
+  auto pods = factory.Pods();
+  const api::ShardSelector a = OnlyNamespace("a");
+  const api::ShardSelector b = OnlyNamespace("b");
+  lws.For("pods " + a.String())->ScriptList({MakePod("a", "x", "5")}, "5");
+  lws.For("pods " + b.String())->ScriptList({MakePod("b", "y", "6")}, "6");
+  lws.For("replicasets.apps " + b.String())->ScriptList({MakeReplicaSet("b", "r", "7")}, "7");
+  std::stop_source stop;
+  factory.Start(stop.get_token());
+  ASSERT_TRUE(factory.AddShard("a", a).ok());
+  ASSERT_TRUE(factory.AddShard("b", b).ok());
+  EXPECT_FALSE(factory.AddShard("b", b).ok()) << "name taken";
+  ASSERT_TRUE(WaitUntil([&] { return pods.informer->HasSynced(); }));
+  EXPECT_EQ(pods.lister.List().size(), 2u);
+  EXPECT_EQ(lws.calls("pods"), 0) << "no lister-watcher of its own";
+
+  auto rs = factory.ReplicaSets();  // made after the shards: gets both as sources
+  EXPECT_EQ(lws.calls("replicasets.apps " + a.String()), 1);
+  EXPECT_EQ(lws.calls("replicasets.apps " + b.String()), 1);
+  factory.Start(stop.get_token());
+  ASSERT_TRUE(WaitUntil([&] { return rs.informer->HasSynced(); }));
+  EXPECT_EQ(rs.lister.List().size(), 1u);
+
+  ASSERT_TRUE(factory.RemoveShard("b").ok());
+  EXPECT_TRUE(rs.lister.List().empty());
+  ASSERT_EQ(pods.lister.List().size(), 1u);
+  EXPECT_EQ(pods.lister.List()[0]->Meta().name, "x");
+  EXPECT_FALSE(factory.RemoveShard("b").ok()) << "removed already";
+  factory.Shutdown();
+  EXPECT_FALSE(factory.AddShard("c", OnlyNamespace("c")).ok()) << "shut down";
+
+  SharedInformerFactory unsharded(lws.Factory(), 0s);
+  EXPECT_FALSE(unsharded.AddShard("a", a).ok());
 }
 
 // 6.2: resync = the resource's custom period, else the factory default. A FakeClock makes it
@@ -300,7 +350,8 @@ TEST(SharedInformerFactoryTest, WaitForCacheSyncWakesWhenTheCacheSyncs) {
   auto gated = std::make_shared<GatedListerWatcher>(inner);
   SharedInformerFactoryOptions options;
   options.clock = &clock;
-  SharedInformerFactory factory([gated](const ResourceType&) { return gated; }, 0s, options);
+  SharedInformerFactory factory(
+      [gated](const ResourceType&, const api::ShardSelector*) { return gated; }, 0s, options);
   auto pods = factory.Pods().informer;
   std::stop_source stop;
   factory.Start(stop.get_token());

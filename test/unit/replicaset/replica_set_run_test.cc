@@ -22,9 +22,8 @@ TEST(ReplicaSetControllerRunTest, SyncsThroughInformersAndRuntimeQueue) {
   rs_lw->ScriptList({NewReplicaSet("rs", 2)}, "10");
   pod_lw->ScriptList({}, "10");
   informers::SharedInformerFactory factory(
-      [&](const informers::ResourceType& r) -> std::shared_ptr<cache::ListerWatcher> {
-        return r.name == "pods" ? pod_lw : rs_lw;
-      },
+      [&](const informers::ResourceType& r, const api::ShardSelector*)
+          -> std::shared_ptr<cache::ListerWatcher> { return r.name == "pods" ? pod_lw : rs_lw; },
       0s);
   auto pod_control = std::make_shared<controller::testing::FakePodControl>();
   auto rs_client = std::make_shared<FakeReplicaSetClient>();
