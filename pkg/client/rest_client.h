@@ -110,7 +110,7 @@ class RestClient {
   // for (after their waits) the same way. Once `stop` is requested no request is sent any more:
   // those never sent come back with `sent` false. Reads in flight are canceled at once; writes in
   // flight get up to Options::write_settle_grace to answer: a canceled create may still be
-  // carried out by the server, and a serve call handing its namespaces over must not leave one
+  // carried out by the server, and a replica handing its namespaces over must not leave one
   // behind for the new owner's fresh caches to miss (a pod created twice). No `body_sink` (a
   // streamed LIST is read on its caller's thread: use Do).
   std::vector<CallAnswer> DoAll(std::span<const Request> requests, std::stop_token stop = {});

@@ -213,7 +213,7 @@ void EventBroadcaster::Run(std::stop_token stop) {
       queue_->cv.wait(lock, stop, [&] { return !queue_->items.empty() || queue_->closed; });
       if (stop.stop_requested()) {
         // Shutdown drops what is still queued, as upstream's eventBroadcasterImpl.Shutdown does:
-        // a serve call handing its namespaces over, or a replica losing its lease, must not wait
+        // a replica handing its namespaces over, or losing its lease, must not wait
         // for a backlog of up to queue_size writes behind the client's rate limiter.
         const size_t n = queue_->DropAllLocked();
         lock.unlock();

@@ -11,7 +11,7 @@ std::shared_ptr<void> ServedWork::Add(std::vector<std::shared_ptr<cache::Indexer
     std::lock_guard lock(mu_);
     it = registered_.insert(registered_.end(), std::move(caches));
   }
-  // The handle erases its entry; it must not outlive this ServedWork (the serve calls end before
+  // The handle erases its entry; it must not outlive this ServedWork (the controllers end before
   // the ShardManager that owns their config).
   return std::shared_ptr<void>(nullptr, [this, it](void*) {
     std::lock_guard lock(mu_);

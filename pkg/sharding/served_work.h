@@ -1,6 +1,6 @@
-// ServedWork: the objects a replica's serve calls hold in their informer caches, per namespace —
+// ServedWork: the objects a replica's controllers hold in their informer caches, per namespace —
 // what it publishes as its shard-work (shard_work.h, docs/design/sharding.md "Balance by work").
-// Each serve call registers its pod and ReplicaSet caches for as long as it runs; the
+// The controllers register their pod and ReplicaSet caches for as long as they run; the
 // ShardManager counts them at most every 10 s. Thread-safe.
 #pragma once
 

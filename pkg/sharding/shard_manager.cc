@@ -15,7 +15,6 @@
 #include "pkg/sharding/assignment.h"
 #include "pkg/sharding/map_lease.h"
 #include "pkg/sharding/membership.h"
-#include "pkg/sharding/serve_calls.h"
 #include "pkg/sharding/shard_map.h"
 #include "pkg/sharding/shard_work.h"
 #include "pkg/sharding/work_balance.h"
@@ -89,8 +88,8 @@ struct ShardManager::Impl {
   std::condition_variable_any cv;
   bool woken = false;                  // guarded by mu
   std::optional<Error> serve_failure;  // guarded by mu
-  // Run's thread only. Declared last: destroyed (its calls stopped) before what they call back.
-  ServeCalls calls;
+  // Run's thread only. Declared last: destroyed (its ranges stopped) before what they call back.
+  std::unique_ptr<Serving> serving;
 
   explicit Impl(ShardManagerConfig c)
       : config(std::move(c)),
@@ -99,7 +98,7 @@ struct ShardManager::Impl {
         member_leases(config.client, config.lease_namespace, config.name, config.identity, clock,
                       config.clock_skew, 2 * config.retry_period + std::chrono::seconds(1)),
         rebalance_gate(3 * config.retry_period),
-        calls(config.serve, [this](Error e) { ServeFailed(std::move(e)); }) {}
+        serving(config.new_serving([this](Error e) { ServeFailed(std::move(e)); })) {}
 
   void Wake() {
     {
@@ -154,10 +153,10 @@ struct ShardManager::Impl {
                   "shardMap", klog::KRef(config.lease_namespace, map_lease.name()));
       bad_map_rv = known.resource_version;
     }
-    calls.StopAll();
+    serving->StopAll();
   }
 
-  // The map after this replica's moves: its pending handoffs (their calls stopped and joined
+  // The map after this replica's moves: its pending handoffs (their ranges stopped
   // first), the ranges of dead owners, and, when coordinating a load that stayed uneven for
   // its hold (RebalanceGate), requests for handoffs. `map` itself if the result is not a valid map.
   ShardMap Plan(const ShardMap& map, const LiveMembers& live, const std::vector<uint64_t>& hashes) {
@@ -168,7 +167,7 @@ struct ShardManager::Impl {
       if (e.owner == config.identity && !e.next.empty()) owed.push_back(e.range);
     }
     if (!owed.empty()) {
-      calls.StopIntersecting(owed);
+      serving->StopIntersecting(owed);
       CompleteHandoffs(next, config.identity);
     }
     AssignFree(next, placement.desired, live.may_serve);
@@ -218,7 +217,7 @@ struct ShardManager::Impl {
 
   void Serve(const ShardMap& current, const std::vector<uint64_t>& hashes) {
     const std::vector<api::ShardRange> served = current.Served(config.identity);
-    calls.Reconcile(served);
+    serving->Reconcile(served);
     serving_all = true;
     int mine = 0;
     for (uint64_t h : hashes) {
@@ -238,7 +237,7 @@ struct ShardManager::Impl {
     if (!Subtract(was, now).empty()) metrics.changes.With({"released"}).Inc();
   }
 
-  // After a stop: hands every range on (the calls are stopped already). A few tries; a replica
+  // After a stop: hands every range on (the ranges are stopped already). A few tries; a replica
   // that cannot reach the server leaves its ranges to expire with its member Lease.
   void ReleaseAll(informers::SharedInformerFactory& factory) {
     std::stop_source own;  // the run's token has ended; the client's timeout bounds each try
@@ -333,7 +332,8 @@ struct ShardManager::Impl {
       woken = false;
     }
     serving_all = false;
-    calls.StopAll();
+    serving->StopForGood();
+    serving->StopAll();
     coordinator.request_stop();
     coordinator.join();
     ReleaseAll(factory);
@@ -348,7 +348,7 @@ Result<std::unique_ptr<ShardManager>> ShardManager::Create(ShardManagerConfig co
   if (config.client == nullptr || config.informer_client == nullptr) {
     return Error::Local("InvalidConfig", "no client");
   }
-  if (!config.serve) return Error::Local("InvalidConfig", "no serve function");
+  if (!config.new_serving) return Error::Local("InvalidConfig", "nothing to serve the ranges");
   if (config.identity.empty() || config.name.empty() || config.lease_namespace.empty()) {
     return Error::Local("InvalidConfig", "identity, lease name and namespace are required");
   }

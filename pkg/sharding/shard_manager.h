@@ -6,9 +6,8 @@
 //   assignment.h (a replica hands on its own ranges; anyone gives a dead replica's ranges to
 //   their desired owner; the coordinator — the holder of Lease `<name>` — asks for handoffs when
 //   the load is uneven);
-// - for its ranges a replica runs `serve` (the daemon: informers that list and watch only those
-//   namespaces, and the controllers), one call per contiguous set of ranges it gained at once,
-//   each stopped — and joined, so none of its writes is in flight — before a range is handed on.
+// - its ranges are served by a Serving (the daemon's: ServedRanges, the caches of the controllers
+//   it runs once), each range stopped — none of its writes in flight — before it is handed on.
 // Thread-safe: Run on one thread; Ready from any.
 #pragma once
 
@@ -20,8 +19,8 @@
 #include "pkg/api/shard_selector.h"
 #include "pkg/client/rest_client.h"
 #include "pkg/record/event_recorder.h"
-#include "pkg/sharding/serve_calls.h"
 #include "pkg/sharding/served_work.h"
+#include "pkg/sharding/serving.h"
 #include "pkg/util/clock.h"
 #include "pkg/util/result.h"
 
@@ -42,10 +41,12 @@ struct ShardManagerConfig {
   // How far the clocks of two replicas may disagree (Membership).
   Clock::duration clock_skew = std::chrono::seconds(2);
   std::shared_ptr<record::EventRecorder> recorder;  // events on the coordinator Lease; optional
-  ServeFunc serve;
-  // The objects the serve calls hold (each call registers its caches); published at most every
-  // 10 s as this replica's shard-work (docs/design/sharding.md, "Balance by work"). Null:
-  // nothing is published and this replica's namespaces count one each.
+  // Makes what serves the ranges, given what to call when serving failed (the ShardManager then
+  // stops, and Run returns the error).
+  std::function<std::unique_ptr<Serving>(std::function<void(Error)> failed)> new_serving;
+  // The objects of the served ranges (the controllers' caches); published at most every 10 s as
+  // this replica's shard-work (docs/design/sharding.md, "Balance by work"). Null: nothing is
+  // published and this replica's namespaces count one each.
   std::shared_ptr<ServedWork> served_work;
   Clock* clock = nullptr;  // null = RealClock
 };
@@ -59,7 +60,7 @@ class ShardManager {
 
   // Joins, serves this replica's share until `stop`, then stops serving, hands its ranges to the
   // other live replicas and gives its member Lease back. An error when the member Lease was lost
-  // (the process must exit, as upstream's controller manager does on a lost lease) or a serve call
+  // (the process must exit, as upstream's controller manager does on a lost lease) or serving
   // failed.
   Status Run(std::stop_token stop);
 

@@ -7,8 +7,8 @@
 // published, the sorted namespace hashes are cut into about four runs per replica of even weight
 // (a namespace heavier than a run is a run of its own), and the runs go, heaviest first, to the
 // replica that serves most of their weight when it stays near its even share, else to the
-// replica with the least weight so far: so a replica may serve a few ranges (its serve call
-// selects them all, joined with `||`), and a busy namespace may be a range of its own.
+// replica with the least weight so far: so a replica may serve a few ranges (each a source of
+// its caches), and a busy namespace may be a range of its own.
 #pragma once
 
 #include <cstdint>

@@ -16,6 +16,7 @@
 #include "cmd/kube-controller-manager/app/options.h"
 #include "pkg/client/rest_client.h"
 #include "pkg/client/rest_config.h"
+#include "pkg/controller/namespace_fence.h"
 #include "pkg/informers/shared_informer_factory.h"
 #include "pkg/record/event_broadcaster.h"
 #include "pkg/record/event_sink.h"
@@ -29,8 +30,7 @@ class ClientBuilder {
  public:
   // `use_service_account_credentials`: --use-service-account-credentials. `share_clients`: every
   // call with the same name (and timeout) returns the same client, so its token bucket is one per
-  // process — for --sharding=namespace, where each share a replica serves builds its controllers
-  // again, and --kube-api-qps must still bound the replica's controller, not each share's.
+  // process, whoever asks for it again.
   explicit ClientBuilder(client::RestConfig base, bool use_service_account_credentials = false,
                          bool share_clients = false)
       : base_(std::move(base)),
@@ -74,6 +74,8 @@ struct ControllerContext {
   std::stop_token stop;
   // Writes events with the daemon's events client (for NewControllerEventBroadcaster).
   std::shared_ptr<record::EventSink> events_sink;
+  // A sharded replica's: the namespaces its writers may write to (null = every namespace).
+  std::shared_ptr<controller::NamespaceFence> namespaces = nullptr;
 };
 
 // A controller's own event broadcaster, as upstream's Deployment and ReplicaSet controllers have

@@ -9,7 +9,7 @@ Result<std::unique_ptr<RunnableController>> StartDeploymentController(Controller
   auto rest = ctx.client_builder.ControllerClientFor("deployment-controller");
   if (!rest.ok()) return rest.error();
   // Every write is fenced with the leader's token: none goes out once the lease is lost.
-  const controller::WriteFence fence(ctx.stop);
+  const controller::WriteFence fence(ctx.stop, ctx.namespaces);
   // Its own broadcaster: events spend the controller's --kube-api-qps tokens, as upstream's.
   std::shared_ptr<record::EventBroadcaster> broadcaster = NewControllerEventBroadcaster(ctx, *rest);
   std::shared_ptr<record::EventRecorder> recorder =

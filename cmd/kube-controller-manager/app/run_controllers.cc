@@ -1,26 +1,28 @@
-// RunControllers: the work of a leader (or of a shard's serve call): informers, controllers,
-// their supervision until stop.
+// RunControllers: the work of a leader (or of a sharded replica): informers, controllers, their
+// supervision until stop.
 #include "cmd/kube-controller-manager/app/run_mode.h"
 #include "pkg/informers/shared_informer_factory.h"
 #include "pkg/util/klog.h"
 
 namespace kcm::app {
 
-Status RunControllers(const RunContext& rc, ControllerReadiness& ready, std::stop_token stop,
-                      const api::ShardSelector* shard,
-                      informers::ShardFilterObserver shard_observer,
-                      sharding::ServedWork* served_work) {
-  const Options& options = rc.options;
+Status RunControllers(const RunContext& rc, ControllerReadiness& ready, std::stop_token stop) {
   auto informer_client = rc.clients.ClientFor("shared-informers");
   if (!informer_client.ok()) return informer_client.error();
-  informers::SharedInformerFactoryOptions fo;
-  if (shard != nullptr) fo.shard_selector = *shard;
-  fo.shard_filter_observer = std::move(shard_observer);
   informers::SharedInformerFactory factory(*informer_client,
-                                           ResyncPeriod(options.min_resync_period), fo);
-  // `stop` is the leader's "leading" token: the controllers' writers are fenced with it.
-  ControllerContext ctx{options,          rc.clients, factory,       rc.broadcaster,
-                        RealClock::Get(), stop,       rc.events_sink};
+                                           ResyncPeriod(rc.options.min_resync_period));
+  return RunControllersWith(rc, ready, stop, factory, nullptr, nullptr);
+}
+
+Status RunControllersWith(const RunContext& rc, ControllerReadiness& ready, std::stop_token stop,
+                          informers::SharedInformerFactory& factory,
+                          std::shared_ptr<controller::NamespaceFence> namespaces,
+                          sharding::ServedWork* served_work) {
+  const Options& options = rc.options;
+  // `stop` is the leader's "leading" token: the controllers' writers are fenced with it (and,
+  // in a sharded replica, with the namespaces it serves).
+  ControllerContext ctx{options,          rc.clients, factory,        rc.broadcaster,
+                        RealClock::Get(), stop,       rc.events_sink, std::move(namespaces)};
 
   std::vector<NamedController> controllers;
   for (auto& [name, init] : NewControllerInitializers()) {
@@ -38,8 +40,8 @@ Status RunControllers(const RunContext& rc, ControllerReadiness& ready, std::sto
     KLOG_INFOS("Started controller", "controller", name);
   }
 
-  // The shard's pods and ReplicaSets are the work this replica publishes (docs/design/
-  // sharding.md, "Balance by work"), counted while these controllers run.
+  // The pods and ReplicaSets of the served ranges are the work this replica publishes
+  // (docs/design/sharding.md, "Balance by work"), counted while these controllers run.
   std::shared_ptr<void> counted;
   if (served_work != nullptr) {
     counted = served_work->Add(
@@ -56,17 +58,13 @@ Status RunControllers(const RunContext& rc, ControllerReadiness& ready, std::sto
         }
         ready.informers_synced = all_synced && !running.stop_requested();
         if (!ready.informers_synced) return;
-        // A serve call names its ranges: several run side by side in one sharded replica.
-        if (shard != nullptr) {
-          KLOG_INFOS("Caches are synced", "shardSelector", shard->String());
-        } else {
-          KLOG_INFOS("Caches are synced");
-        }
+        // A sharded replica's ranges say so as each syncs (ServedRanges).
+        KLOG_INFOS("Caches are synced");
       },
       ready, stop);
   counted.reset();
   KLOG_INFOS("Controllers stopped");
-  factory.Shutdown();
+  factory.Shutdown();  // idempotent: the caller's factory too
   ready.informers_synced = false;
   ready.enabled = 0;
   return s;

@@ -50,13 +50,16 @@ Result<std::unique_ptr<RunMode>> NewRunMode(const RunContext& ctx);
 
 // Builds the controllers, starts the informers and runs until stop, reporting into `ready`. An
 // error when a controller cannot be built or fails while running (upstream's StartControllers
-// error). With `shard` (null = every namespace), the informers list and watch only the
-// namespaces it selects, `stop` is that shard's serving token, and `served_work` counts its pods
-// and ReplicaSets as the work the replica publishes (run_controllers.cc).
-Status RunControllers(const RunContext& ctx, ControllerReadiness& ready, std::stop_token stop,
-                      const api::ShardSelector* shard = nullptr,
-                      informers::ShardFilterObserver shard_observer = {},
-                      sharding::ServedWork* served_work = nullptr);
+// error). The informers are those of a factory made here for every namespace
+// (run_controllers.cc).
+Status RunControllers(const RunContext& ctx, ControllerReadiness& ready, std::stop_token stop);
+// The same on `factory` (the caller's; it shuts it down), for a sharded replica: `namespaces`
+// admits its writers' writes, and `served_work` counts the pods and ReplicaSets of its caches as
+// the work the replica publishes.
+Status RunControllersWith(const RunContext& ctx, ControllerReadiness& ready, std::stop_token stop,
+                          informers::SharedInformerFactory& factory,
+                          std::shared_ptr<controller::NamespaceFence> namespaces,
+                          sharding::ServedWork* served_work);
 
 // The modes, for NewRunMode.
 Result<std::unique_ptr<RunMode>> NewLeaderElectedMode(const RunContext& ctx);

@@ -1,13 +1,15 @@
-// The sharded mode (--sharding=namespace): the replica's ShardManager serves each share of the
-// namespaces it gains with informers filtered to the share and controllers of their own
-// (docs/design/sharding.md). Its member Lease fences the replica's writes as the leader's Lease
-// does in the leader-elected mode.
+// The sharded mode (--sharding=namespace): one set of controllers for the replica's life, whose
+// caches and writes the ShardManager gives the ranges of namespaces the replica serves
+// (docs/design/sharding.md, "Serving a share"). Its member Lease fences the replica's writes as the
+// leader's Lease does in the leader-elected mode.
 #include <atomic>
+#include <thread>
 
 #include "cmd/kube-controller-manager/app/run_mode.h"
 #include "pkg/leaderelection/identity.h"
 #include "pkg/metrics/metrics.h"
 #include "pkg/server/secure_server.h"
+#include "pkg/sharding/served_ranges.h"
 #include "pkg/sharding/shard_manager.h"
 #include "pkg/util/klog.h"
 
@@ -40,8 +42,17 @@ informers::ShardFilterObserver NewServerSideFilteringObserver() {
 
 class ShardedMode final : public RunMode {
  public:
-  explicit ShardedMode(std::unique_ptr<sharding::ShardManager> shards)
-      : shards_(std::move(shards)) {}
+  ShardedMode(const RunContext& ctx, std::unique_ptr<informers::SharedInformerFactory> factory,
+              std::shared_ptr<controller::NamespaceFence> fence,
+              std::shared_ptr<sharding::ServedWork> served_work, std::stop_source controllers)
+      : ctx_(ctx),
+        factory_(std::move(factory)),
+        fence_(std::move(fence)),
+        served_work_(std::move(served_work)),
+        controllers_(std::move(controllers)) {}
+
+  // Made after the mode, since what serves its ranges holds the mode's factory and fence.
+  void SetShards(std::unique_ptr<sharding::ShardManager> shards) { shards_ = std::move(shards); }
 
   void AddChecks(server::SecureServer& server) override {
     // The member Lease fences this replica's writes as the leader's Lease does otherwise.
@@ -49,9 +60,38 @@ class ShardedMode final : public RunMode {
     server.AddReadyCheck({"shards", [this] { return shards_->Ready(); }});
   }
 
-  Status Run(std::stop_token stop) override { return shards_->Run(stop); }
+  // The controllers run once, for the replica's life; the ShardManager gives their caches and
+  // their writes the ranges the replica serves (ServedRanges). Either ending ends the other.
+  // The ShardManager stops the controllers (`controllers_`, their writers' token) when its member
+  // Lease is lost or it stops, before it hands the ranges on (ServedRanges::StopForGood).
+  Status Run(std::stop_token stop) override {
+    std::stop_source shards_stop;
+    std::stop_callback forward(stop, [&shards_stop] { shards_stop.request_stop(); });
+    Status controllers = OkStatus();
+    std::jthread run([&] {
+      controllers = RunControllersWith(ctx_, ready_, controllers_.get_token(), *factory_, fence_,
+                                       served_work_.get());
+      shards_stop.request_stop();
+    });
+    Status shards = shards_->Run(shards_stop.get_token());
+    controllers_.request_stop();  // had it not run at all
+    run.join();
+    if (!shards.ok()) return shards;
+    if (!controllers.ok()) return controllers;
+    if (!stop.stop_requested()) {
+      return Error::Local("ControllersStopped", "the controllers stopped before the replica did");
+    }
+    return OkStatus();
+  }
 
  private:
+  const RunContext ctx_;
+  ControllerReadiness ready_;  // the ShardManager reports readiness
+  const std::unique_ptr<informers::SharedInformerFactory> factory_;
+  const std::shared_ptr<controller::NamespaceFence> fence_;
+  const std::shared_ptr<sharding::ServedWork> served_work_;
+  std::stop_source controllers_;
+  // Last: stopped (its ranges too) before the factory and fence it serves them with go.
   std::unique_ptr<sharding::ShardManager> shards_;
 };
 
@@ -63,8 +103,26 @@ Result<std::unique_ptr<RunMode>> NewShardedMode(const RunContext& ctx) {
   if (!identity.ok()) return identity.error();
   auto informer_client = ctx.clients.ClientFor("sharding");
   if (!informer_client.ok()) return informer_client.error();
+  auto controllers_informer_client = ctx.clients.ClientFor("shared-informers");
+  if (!controllers_informer_client.ok()) return controllers_informer_client.error();
   KLOG_INFOS("Sharding by namespace", "identity", *identity, "leases",
              le.resource_namespace + "/" + le.resource_name + "*");
+  // The controllers' informers: a source per served range, pods first (ServedRanges).
+  informers::SharedInformerFactoryOptions fo;
+  fo.shard_sources = true;
+  fo.shard_source_order = {informers::InformerKey(informers::PodsResource()),
+                           informers::InformerKey(informers::ReplicaSetsResource()),
+                           informers::InformerKey(informers::DeploymentsResource())};
+  fo.shard_filter_observer = NewServerSideFilteringObserver();
+  auto factory = std::make_unique<informers::SharedInformerFactory>(
+      std::move(*controllers_informer_client), ResyncPeriod(ctx.options.min_resync_period), fo);
+  auto fence = std::make_shared<controller::NamespaceFence>();  // closed until a range is served
+  auto served_work = std::make_shared<sharding::ServedWork>();
+  informers::SharedInformerFactory& factory_ref = *factory;
+  std::stop_source controllers;
+  auto mode =
+      std::make_unique<ShardedMode>(ctx, std::move(factory), fence, served_work, controllers);
+
   sharding::ShardManagerConfig sc;
   sc.client = ctx.election_client;
   sc.informer_client = std::move(*informer_client);
@@ -75,15 +133,15 @@ Result<std::unique_ptr<RunMode>> NewShardedMode(const RunContext& ctx) {
   sc.renew_deadline = std::chrono::duration_cast<Clock::duration>(le.renew_deadline);
   sc.retry_period = std::chrono::duration_cast<Clock::duration>(le.retry_period);
   sc.recorder = ctx.broadcaster.NewRecorder({"kube-controller-manager", ""});
-  sc.served_work = std::make_shared<sharding::ServedWork>();
-  sc.serve = [ctx, observer = NewServerSideFilteringObserver(), served_work = sc.served_work](
-                 const api::ShardSelector& shard, std::stop_token stop) {
-    ControllerReadiness ready;  // the ShardManager reports readiness
-    return RunControllers(ctx, ready, stop, &shard, observer, served_work.get());
+  sc.served_work = served_work;
+  sc.new_serving = [&factory_ref, fence, controllers](std::function<void(Error)> failed) {
+    return std::unique_ptr<sharding::Serving>(std::make_unique<sharding::ServedRanges>(
+        factory_ref, fence, controllers, std::move(failed)));
   };
   auto shards = sharding::ShardManager::Create(std::move(sc));
   if (!shards.ok()) return shards.error();
-  return std::unique_ptr<RunMode>(std::make_unique<ShardedMode>(std::move(*shards)));
+  mode->SetShards(std::move(*shards));
+  return std::unique_ptr<RunMode>(std::move(mode));
 }
 
 }  // namespace kcm::app

@@ -213,7 +213,7 @@ inline int64_t NowMicros() {
 
 // A time a replica served a set of ranges: from its `"Serving shard ranges"
 // shardSelector="<selector>"` log line to its `"Stopping shard ranges" shardSelector="<selector>"`
-// line (ServeCalls::Start and ServeCalls::Stop), or to `end_us` when there is none (still
+// line (ServedRanges::Start and ServedRanges::Stop), or to `end_us` when there is none (still
 // serving, or killed then). A selector holds no double quote, so the quoted value is its text.
 struct Served {
   api::ShardSelector shard;
