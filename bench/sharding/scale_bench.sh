@@ -21,9 +21,8 @@
 # also, per replica, controller_sharding_namespaces from its /metrics and the benchmark's namespaces
 # and pods it serves (FNV-1a 64 of each namespace name against the ranges of the Lease
 # `<name>-shards`' annotation kube-controller-manager-cpp/shard-map), and whether the API server
-# filtered its informers (controller_sharding_server_side_filtering), and how many sets of informers
-# and controllers it runs (one per set of ranges it started serving, from its log; their clients,
-# and so their token buckets, are one per replica); and two failover
+# filtered its informers (controller_sharding_server_side_filtering), and how many ranges it serves
+# (from its log: each a source of its one set of controllers' informers); and two failover
 # times, from the signal to a Deployment in one of the victim's namespaces, scaled up by SCALE_BY
 # right after the signal, being complete again: kill -9 of the replica serving most of the
 # benchmark's namespaces (its ranges wait for its member Lease to expire, 15 s), then, once the map
@@ -335,8 +334,7 @@ converge() {
       r=$(metric "${rep_port[$i]}" rest_client_requests_total "method=\"$m\"")
       requests[$m]=$((${requests[$m]:-0} + ${r:-0} - ${req0[$i.$m]}))
     done
-    # Each set of ranges a replica started serving runs its own informers and controllers (their
-    # clients are shared within the replica: one write budget per replica).
+    # The ranges a replica serves: each a source of its controllers' informers (ServedRanges).
     if [ "$run" = sharded ]; then
       echo "$run.stacks.$i $(awk '/\] "Serving shard ranges" / {n++}
         /\] "Stopping shard ranges" / {n--} END {print n + 0}' "${rep_log[$i]}")" >>"$results"
@@ -514,7 +512,7 @@ for m in methods:
     row(f"  of which {m}", requests("single", [m]), requests("sharded", [m]), digits=0)
 row("namespaces served (controller_sharding_namespaces)", None, None, "all",
     listed(per("sharded", "namespaces"), 0))
-row("serve calls running (own informers and controllers)", None, None, "1",
+row("ranges served (a source of the informers each)", None, None, "-",
     listed(per("sharded", "stacks"), 0))
 row("server-side filtering (controller_sharding_server_side_filtering)", None, None, "-",
     listed(per("sharded", "filtering"), 0))
