@@ -47,7 +47,8 @@ void NamespaceFence::Open(const std::vector<api::ShardRange>& ranges) {
       auto prev = std::prev(it);
       if (prev->second >= first || (first > 0 && prev->second == first - 1)) it = prev;
     }
-    while (it != open_.end() && (it->first <= last || (last < UINT64_MAX && it->first == last + 1))) {
+    while (it != open_.end() &&
+           (it->first <= last || (last < UINT64_MAX && it->first == last + 1))) {
       first = std::min(first, it->first);
       last = std::max(last, it->second);
       it = open_.erase(it);

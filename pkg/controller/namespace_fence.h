@@ -29,7 +29,9 @@ class NamespaceFence {
   class Admission {
    public:
     Admission(Admission&& other) noexcept
-        : fence_(std::exchange(other.fence_, nullptr)), entry_(other.entry_), token_(other.token_) {}
+        : fence_(std::exchange(other.fence_, nullptr)),
+          entry_(other.entry_),
+          token_(other.token_) {}
     Admission& operator=(Admission&&) = delete;
     Admission(const Admission&) = delete;
     Admission& operator=(const Admission&) = delete;

@@ -11,8 +11,8 @@
 #include <cstdint>
 #include <functional>
 #include <list>
-#include <stop_token>
 #include <memory>
+#include <stop_token>
 #include <string>
 #include <thread>
 #include <vector>

@@ -113,8 +113,7 @@ TEST_F(SharedInformerSourcesTest, TheWatermarkForAKeyIsItsSourcesOwn) {
   ASSERT_TRUE(WaitUntil([&] { return informer_->LastStoreSyncResourceVersionFor("a/x") == "9"; }));
   EXPECT_EQ(informer_->LastStoreSyncResourceVersionFor("b/x"), "7");
   wb->PushBookmark("12");
-  ASSERT_TRUE(
-      WaitUntil([&] { return informer_->LastStoreSyncResourceVersionFor("b/y") == "12"; }));
+  ASSERT_TRUE(WaitUntil([&] { return informer_->LastStoreSyncResourceVersionFor("b/y") == "12"; }));
   EXPECT_EQ(informer_->LastStoreSyncResourceVersionFor("a/x"), "9");
   EXPECT_EQ(informer_->LastStoreSyncResourceVersionFor("c/x"), "") << "no source owns c";
 }

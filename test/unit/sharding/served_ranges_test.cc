@@ -61,8 +61,8 @@ class ServedRangesTest : public ::testing::Test {
  protected:
   ServedRangesTest() {
     factory_->Start(stop_.get_token());
-    served_ = std::make_unique<ServedRanges>(*factory_, fence_, controllers_,
-                                             [this](Error e) { failures_.push_back(e.ToString()); });
+    served_ = std::make_unique<ServedRanges>(
+        *factory_, fence_, controllers_, [this](Error e) { failures_.push_back(e.ToString()); });
   }
   ~ServedRangesTest() override {
     served_.reset();
@@ -84,7 +84,8 @@ class ServedRangesTest : public ::testing::Test {
   std::unique_ptr<informers::SharedInformerFactory> factory_ = MakeFactory();
   informers::TypedInformer<api::Pod> pods_ = factory_->Pods();
   informers::TypedInformer<api::ReplicaSet> rs_ = factory_->ReplicaSets();
-  std::shared_ptr<controller::NamespaceFence> fence_ = std::make_shared<controller::NamespaceFence>();
+  std::shared_ptr<controller::NamespaceFence> fence_ =
+      std::make_shared<controller::NamespaceFence>();
   std::stop_source controllers_;
   std::vector<std::string> failures_;
   std::unique_ptr<ServedRanges> served_;
