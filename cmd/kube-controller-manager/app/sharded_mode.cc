@@ -116,6 +116,12 @@ Result<std::unique_ptr<RunMode>> NewShardedMode(const RunContext& ctx) {
   fo.shard_filter_observer = NewServerSideFilteringObserver();
   auto factory = std::make_unique<informers::SharedInformerFactory>(
       std::move(*controllers_informer_client), ResyncPeriod(ctx.options.min_resync_period), fo);
+  // The controllers' informers exist before the first range is served: a range's sources are
+  // then added to all three in order, each synced before the next (an informer made later would
+  // get its source at once, in no order). The controllers take these same informers.
+  (void)factory->Pods();
+  (void)factory->ReplicaSets();
+  (void)factory->Deployments();
   auto fence = std::make_shared<controller::NamespaceFence>();  // closed until a range is served
   auto served_work = std::make_shared<sharding::ServedWork>();
   informers::SharedInformerFactory& factory_ref = *factory;
