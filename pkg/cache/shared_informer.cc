@@ -17,6 +17,12 @@ SharedIndexInformerOptions WithDefaults(SharedIndexInformerOptions options) {
   if (!options.rand) {
     options.rand = NewRandFunc();
   }
+  // Every source's reflector draws its jitter from it, each on its own thread, and a random
+  // engine is not safe for concurrent use: one lock for them (a draw per watch, uncontended).
+  options.rand = [rand = std::move(options.rand), mu = std::make_shared<std::mutex>()] {
+    std::lock_guard lock(*mu);
+    return rand();
+  };
   return options;
 }
 
