@@ -11,7 +11,7 @@
 # times the same with kill -9 instead of SIGTERM ("kill" moves: the ranges wait for the member
 # Lease to expire).
 #
-# From the replicas' logs (same clock, same machine): each serve call's "Serving shard ranges",
+# From the replicas' logs (same clock, same machine): each served range's "Serving shard ranges",
 # "Caches are synced", "Stopping shard ranges" and "Stopped shard ranges" lines, matched by their
 # shardSelector. A replica serves a namespace from its call's "Caches are synced" (its controllers'
 # informers hold the range; the workers start then) until its "Stopping shard ranges" (the call's
@@ -26,7 +26,7 @@
 #
 # Re-list cost: the testbed's audit log (KCM_TESTBED_AUDIT=lists: every LIST of pods, ReplicaSets
 # and Deployments) is read for the replicas' LISTs while the moves run; each is matched to the
-# serve call whose selector it carries, and counted with the objects of the namespaces that
+# served range whose selector it carries, and counted with the objects of the namespaces that
 # selector holds (pods, ReplicaSets, Deployments, counted once the workload converged), against
 # the cluster's whole count. A LIST without shardSelector would be a whole-cluster list.
 #
@@ -84,7 +84,7 @@ start_replica() {
   rep_pid+=($!) rep_port+=("$port") rep_log+=("$log")
   rep_id+=("$(replica_identity "$log")")
 }
-# Waits (≤ 10 s) until every live replica's serve calls have synced: as many "Caches are synced"
+# Waits (≤ 10 s) until every live replica's served ranges have synced: as many "Caches are synced"
 # lines as "Serving shard ranges" lines in its log.
 wait_synced_calls() {
   local i s c

@@ -495,7 +495,7 @@ class ShardingE2E : public ::testing::Test {
 
   // One writer per namespace at a time, from the replicas' own logs and the audit log: every
   // write by a replica in the test's namespaces (events aside: one may still be on its way when
-  // its serve call stops) falls within a time it served the namespace, or 500 ms after (requests
+  // its range is stopped) falls within a time it served the namespace, or 500 ms after (requests
   // in flight when it began stopping or was killed), and within no time another replica served
   // it. `killed_at`: when a replica was killed (its serving ends there, not at a log line).
   struct WriteCheck {

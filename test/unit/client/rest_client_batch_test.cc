@@ -286,7 +286,7 @@ TEST(RestClientDoAllTest, StopBeforeAdmissionSendsNothing) {
 }
 
 // A stop while writes are in flight: they are not abandoned but answered (a canceled create may
-// still be carried out by the server, and a serve call's new owner would miss it: a pod created
+// still be carried out by the server, and a range's new owner would miss it: a pod created
 // twice); the reads in flight are canceled at once. The server holds every answer until the test
 // opens its gate, after the stop.
 TEST(RestClientDoAllTest, AStopWaitsForTheWritesInFlight) {

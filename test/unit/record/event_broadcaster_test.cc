@@ -256,7 +256,7 @@ TEST(EventBroadcasterQueueTest, QueueFullOfWarningsDropsTheIncomingEvent) {
 }
 
 // Upstream's eventBroadcasterImpl.Shutdown cancels its context: the watcher goroutine stops and
-// what its channel still holds is never written. A serve call that hands its namespaces over must
+// what its channel still holds is never written. A replica that stops serving or stops must
 // not wait for a backlog of writes behind the rate limiter, nor for a server that does not answer.
 TEST_F(EventBroadcasterTest, ShutdownCancelsTheWriteUnderWayAndDropsTheQueue) {  // E3
   sink_->HoldWrites();

@@ -54,7 +54,7 @@ TEST(RateLimitedEventSinkTest, EventsSpendTheControllersTokens) {
 }
 
 // The broadcaster's Shutdown stops its call: the wait for a token ends and the write is canceled,
-// so a serve call's stop does not wait behind the client's queue of reserved tokens.
+// so a replica's stop does not wait behind the client's queue of reserved tokens.
 TEST(RateLimitedEventSinkTest, TheCallsStopEndsItsWaitAndCancelsItsWrite) {
   FakeClock clock;
   auto limiter = std::make_shared<client::TokenBucketRateLimiter>(1.0, 1, clock);

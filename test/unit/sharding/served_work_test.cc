@@ -30,7 +30,7 @@ TEST(ServedWorkTest, CountsEachNamespacesObjectsOverEveryRegisteredCache) {
   auto second = work.Add({CacheOf({{"b", "p9"}})});
   EXPECT_EQ(work.Count(), (std::map<std::string, int64_t>{{"a", 3}, {"b", 2}, {"c", 1}}));
 
-  second.reset();  // its serve call ended: its caches no longer count
+  second.reset();  // its controllers ended: their caches no longer count
   EXPECT_EQ(work.Count(), (std::map<std::string, int64_t>{{"a", 3}, {"b", 1}, {"c", 1}}));
   first.reset();
   EXPECT_TRUE(work.Count().empty());
